@@ -1,0 +1,42 @@
+/**
+ * Builds the `@upstash/redis` client nimbusq expects, from `UPSTASH_REDIS_REST_URL` /
+ * `UPSTASH_REDIS_REST_TOKEN` or explicit values.
+ */
+import { Redis } from "@upstash/redis";
+
+export interface CreateRedisOptions {
+  url?: string;
+  token?: string;
+  /** Per-request timeout in ms (a fresh AbortSignal per request; 0 disables). Default 10 s. */
+  timeoutMs?: number;
+  /** Environment to read the URL and token from (default `process.env` where it exists). */
+  env?: Record<string, string | undefined>;
+}
+
+function defaultEnv(): Record<string, string | undefined> {
+  const holder = globalThis as { process?: { env?: Record<string, string | undefined> } };
+  return holder.process?.env ?? {};
+}
+
+/**
+ * @example
+ * const redis = createRedis(); // reads UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN
+ */
+export function createRedis(options: CreateRedisOptions = {}): Redis {
+  const env = options.env ?? defaultEnv();
+  const url = options.url ?? env.UPSTASH_REDIS_REST_URL;
+  const token = options.token ?? env.UPSTASH_REDIS_REST_TOKEN;
+  if (!url) throw new TypeError("createRedis: url is missing (set UPSTASH_REDIS_REST_URL or pass { url })");
+  if (!token) throw new TypeError("createRedis: token is missing (set UPSTASH_REDIS_REST_TOKEN or pass { token })");
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  return new Redis({
+    url,
+    token,
+    // Job data, ids and counters are strings: the client must not turn "123" or "null" into values.
+    automaticDeserialization: false,
+    enableTelemetry: false,
+    // A function, not a signal object: a shared signal would stay aborted and silently null every
+    // later command (see the Upstash client notes).
+    ...(timeoutMs > 0 ? { signal: () => AbortSignal.timeout(timeoutMs) } : {}),
+  });
+}

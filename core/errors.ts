@@ -1,0 +1,73 @@
+/**
+ * Error classes. Each has a literal `name` (minifiers rename classes), says what happened, to which
+ * queue, job and operation — never the job's data — and keeps the underlying error as `cause`.
+ */
+
+export class QueueError extends Error {
+  override name: string = "QueueError";
+}
+
+/** A caller passed something nimbusq cannot accept; nothing was written. */
+export class ValidationError extends QueueError {
+  override name = "ValidationError" as const;
+  /** Dotted path of the offending input, e.g. `opts.priority` or `jobs[3].data`. */
+  readonly field: string;
+  /** What was expected, e.g. `an integer from 0 to 2097151`. */
+  readonly rule: string;
+
+  constructor(field: string, rule: string, context: string) {
+    super(`${context}: ${field} must be ${rule}`);
+    this.field = field;
+    this.rule = rule;
+  }
+}
+
+/** A job named as a parent does not exist (BullMQ's -5). */
+export class ParentNotFoundError extends QueueError {
+  override name = "ParentNotFoundError" as const;
+}
+
+/** A custom-id job already exists with another parent (BullMQ's -7). */
+export class ParentConflictError extends QueueError {
+  override name = "ParentConflictError" as const;
+}
+
+/** A job is leased by a worker and cannot be changed now (BullMQ's "locked"). */
+export class JobLockedError extends QueueError {
+  override name = "JobLockedError" as const;
+}
+
+/** Redis answered something the scripts never return: a bug or a foreign change to the data. */
+export class UnexpectedReplyError extends QueueError {
+  override name = "UnexpectedReplyError" as const;
+}
+
+/** Return codes shared by the scripts (BullMQ's numbering where BullMQ has one). */
+export const scriptCode = {
+  jobNotFound: -1,
+  lockMissing: -2,
+  notInState: -3,
+  pendingDependencies: -4,
+  parentNotFound: -5,
+  lockMismatch: -6,
+  parentConflict: -7,
+  jobLocked: -20,
+} as const;
+
+export type ScriptCode = (typeof scriptCode)[keyof typeof scriptCode];
+
+/** Turns a negative script code into the typed error for `operation`. */
+export function errorForCode(code: number, operation: string, subject: string): QueueError {
+  switch (code) {
+    case scriptCode.parentNotFound:
+      return new ParentNotFoundError(`${operation}: the parent of ${subject} does not exist`);
+    case scriptCode.parentConflict:
+      return new ParentConflictError(`${operation}: ${subject} already exists with another parent`);
+    case scriptCode.jobLocked:
+      return new JobLockedError(`${operation}: ${subject} is locked by a worker`);
+    case scriptCode.jobNotFound:
+      return new QueueError(`${operation}: ${subject} does not exist`);
+    default:
+      return new UnexpectedReplyError(`${operation}: ${subject}: unexpected script code ${code}`);
+  }
+}

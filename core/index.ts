@@ -1,0 +1,15 @@
+export { createRedis, type CreateRedisOptions } from "./client.ts";
+export type { AddOutcome } from "./add-jobs.ts";
+export {
+  JobLockedError,
+  ParentConflictError,
+  ParentNotFoundError,
+  QueueError,
+  UnexpectedReplyError,
+  ValidationError,
+} from "./errors.ts";
+export { FlowProducer, type FlowProducerOptions, type JobNode } from "./flow-producer.ts";
+export { Job } from "./job.ts";
+export { Queue, type QueueOptions } from "./queue.ts";
+export { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
+export type * from "./types.ts";

@@ -1,0 +1,151 @@
+/**
+ * A job as read from (or just written to) Redis, with BullMQ's field names and getters.
+ */
+import { type DecodedJob, decodeJob, hashFromFlat } from "./codec.ts";
+import { errorForCode, UnexpectedReplyError } from "./errors.ts";
+import { getDependencyCounts, getJobStates, removeJob } from "./generated/scripts.ts";
+import { jobKey, queueKeyPrefix, queueKeys } from "./keys.ts";
+import type { RedisPort } from "./redis-port.ts";
+import { runScript } from "./scripts.ts";
+import type { JobState } from "./types.ts";
+
+/** Where a job lives: enough to build its keys. */
+export interface JobLocation {
+  port: RedisPort;
+  prefix: string;
+  queueName: string;
+  clock: () => number;
+}
+
+export class Job<TData = unknown, TResult = unknown> {
+  readonly id: string;
+  name: string;
+  data: TData;
+  /** Options with their public (long) names. */
+  opts: Record<string, unknown>;
+  timestamp: number;
+  delay: number;
+  priority: number;
+  progress: unknown = 0;
+  returnvalue: TResult | undefined;
+  failedReason: string | undefined;
+  stacktrace: string[] = [];
+  attemptsMade = 0;
+  attemptsStarted = 0;
+  stalledCounter = 0;
+  processedOn: number | undefined;
+  finishedOn: number | undefined;
+  processedBy: string | undefined;
+  parentKey: string | undefined;
+  parent: { id: string; queueKey: string } | undefined;
+  repeatJobKey: string | undefined;
+  deduplicationId: string | undefined;
+  /** BullMQ's `defa`: the reason the next worker will fail this job with at once. */
+  deferredFailure: string | undefined;
+
+  /** @internal */
+  constructor(
+    readonly location: JobLocation,
+    id: string,
+    fields: Pick<DecodedJob, "name" | "data" | "opts" | "timestamp" | "delay" | "priority"> & Partial<DecodedJob>,
+  ) {
+    this.id = id;
+    this.name = fields.name;
+    this.data = fields.data as TData;
+    this.opts = fields.opts;
+    this.timestamp = fields.timestamp;
+    this.delay = fields.delay;
+    this.priority = fields.priority;
+    if (fields.progress !== undefined) this.progress = fields.progress;
+    this.returnvalue = fields.returnvalue as TResult | undefined;
+    this.failedReason = fields.failedReason;
+    if (fields.stacktrace) this.stacktrace = fields.stacktrace;
+    this.attemptsMade = fields.attemptsMade ?? 0;
+    this.attemptsStarted = fields.attemptsStarted ?? 0;
+    this.stalledCounter = fields.stalledCounter ?? 0;
+    this.processedOn = fields.processedOn;
+    this.finishedOn = fields.finishedOn;
+    this.processedBy = fields.processedBy;
+    this.parentKey = fields.parentKey;
+    this.parent = fields.parent;
+    this.repeatJobKey = fields.repeatJobKey;
+    this.deduplicationId = fields.deduplicationId;
+    this.deferredFailure = fields.deferredFailure;
+  }
+
+  /** @internal Decodes a stored hash (flat HGETALL reply); undefined when the hash is empty. */
+  static fromFlat<T = unknown, R = unknown>(location: JobLocation, id: string, flat: readonly string[]): Job<T, R> | undefined {
+    if (flat.length === 0) return undefined;
+    return new Job<T, R>(location, id, decodeJob(hashFromFlat(flat)));
+  }
+
+  get queueName(): string {
+    return this.location.queueName;
+  }
+
+  /** The queue as `<prefix>:<queueName>`, BullMQ's `queueQualifiedName`. */
+  get queueQualifiedName(): string {
+    return `${this.location.prefix}:${this.location.queueName}`;
+  }
+
+  /** `{P}<jobId>`, the job's hash key (what a parent's `:dependencies` set holds). */
+  get key(): string {
+    return jobKey(this.location.prefix, this.location.queueName, this.id);
+  }
+
+  /** The job's state, from the structure that holds it (BullMQ's `getState` order). */
+  async getState(): Promise<JobState> {
+    const keys = queueKeys(this.location.prefix, this.location.queueName);
+    const reply = await runScript(this.location.port, getJobStates, keys, { jobs: [{ id: this.id }] });
+    if (!Array.isArray(reply)) throw new UnexpectedReplyError(`getState of job "${this.id}": unexpected reply`);
+    return String(reply[0]) as JobState;
+  }
+
+  /** Children's return values by child key (`<prefix>:<queue>:<id>`), as BullMQ returns them. */
+  async getChildrenValues<T = unknown>(): Promise<Record<string, T>> {
+    const flat = await this.location.port.hgetall(`${this.key}:processed`);
+    const values: Record<string, T> = {};
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      const raw = flat[i + 1] as string;
+      try {
+        values[flat[i] as string] = JSON.parse(raw) as T;
+      } catch {
+        values[flat[i] as string] = raw as T;
+      }
+    }
+    return values;
+  }
+
+  /** How many children are pending, done, failed-but-ignored and failed. */
+  async getDependenciesCount(): Promise<{ processed: number; unprocessed: number; ignored: number; failed: number }> {
+    const key = this.key;
+    const reply = await runScript(
+      this.location.port,
+      getDependencyCounts,
+      {
+        dependencies: `${key}:dependencies`,
+        processed: `${key}:processed`,
+        failed: `${key}:failed`,
+        unsuccessful: `${key}:unsuccessful`,
+      },
+      {},
+    );
+    const [unprocessed, processed, ignored, failed] = (reply as number[]).map(Number);
+    return { processed: processed ?? 0, unprocessed: unprocessed ?? 0, ignored: ignored ?? 0, failed: failed ?? 0 };
+  }
+
+  /** Removes the job; refused (JobLockedError) while a worker holds it. */
+  async remove(): Promise<void> {
+    const { port, prefix, queueName, clock } = this.location;
+    const keys = queueKeys(prefix, queueName);
+    const code = Number(
+      await runScript(
+        port,
+        removeJob,
+        { ...keys, jobKey: this.key, lock: `${this.key}:lock` },
+        { prefix: queueKeyPrefix(prefix, queueName), jobId: this.id, now: clock() },
+      ),
+    );
+    if (code < 0) throw errorForCode(code, "remove", `job "${this.id}" in queue "${queueName}"`);
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * BullMQ 6's key names are a wire format: they are spelled here exactly as BullMQ spells them, and
+ * nowhere else. `{P}` below is the queue key prefix `<prefix>:<queueName>:`.
+ */
+
+/** The per-queue keys, by what they hold. */
+export const queueKeySuffix = {
+  /** STRING, job-id counter (INCR on every add attempt). */
+  idCounter: "id",
+  /** HASH, queue meta: `paused`, `concurrency`, `max`, `duration`, `opts.maxLenEvents`, `version`. */
+  meta: "meta",
+  /** LIST, ready job ids; LPUSH on add, the next job is the rightmost. */
+  wait: "wait",
+  /** LIST, legacy 5.x paused list; 6.x only migrates it on resume. */
+  legacyPaused: "paused",
+  /** LIST, leased jobs. */
+  active: "active",
+  /** ZSET, score `priority * 2^32 + (pc mod 2^32)`. */
+  prioritized: "prioritized",
+  /** STRING, priority insertion counter. */
+  priorityCounter: "pc",
+  /** ZSET, score `due * 4096 + seq`. */
+  delayed: "delayed",
+  /** ZSET, parents waiting for children; score = timestamp. */
+  waitingChildren: "waiting-children",
+  /** ZSET, score = finishedOn. */
+  completed: "completed",
+  /** ZSET, score = finishedOn. */
+  failed: "failed",
+  /** SET, the stalled checker's snapshot of `active`. */
+  stalled: "stalled",
+  /** STRING with PX, throttles the stalled check. */
+  stalledCheck: "stalled-check",
+  /** ZSET, wake-up signal for blocked BullMQ workers. */
+  marker: "marker",
+  /** STREAM, queue events. */
+  events: "events",
+  /** STRING, rate-limiter counter. */
+  limiter: "limiter",
+  /** ZSET, job schedulers by next run. */
+  repeat: "repeat",
+} as const;
+
+export type QueueKeyName = keyof typeof queueKeySuffix;
+export type QueueKeys = { readonly [K in QueueKeyName]: string };
+
+/** `<prefix>:<queueName>` — what BullMQ calls the queue key (used in `parent.queue`). */
+export function queueQualifiedName(prefix: string, queueName: string): string {
+  return `${prefix}:${queueName}`;
+}
+
+/** `{P}` = `<prefix>:<queueName>:`, the prefix of every key of one queue. */
+export function queueKeyPrefix(prefix: string, queueName: string): string {
+  return `${prefix}:${queueName}:`;
+}
+
+export function queueKeys(prefix: string, queueName: string): QueueKeys {
+  const p = queueKeyPrefix(prefix, queueName);
+  const keys = {} as Record<QueueKeyName, string>;
+  for (const [name, suffix] of Object.entries(queueKeySuffix) as [QueueKeyName, string][]) {
+    keys[name] = p + suffix;
+  }
+  return keys;
+}
+
+/** `{P}<jobId>`, the job hash; its `:lock`, `:logs`, `:dependencies`… keys append to it. */
+export function jobKey(prefix: string, queueName: string, jobId: string): string {
+  return queueKeyPrefix(prefix, queueName) + jobId;
+}
+
+/** `{P}de:<deduplicationId>`, owner of a deduplication window. */
+export function deduplicationKey(prefix: string, queueName: string, deduplicationId: string): string {
+  return `${queueKeyPrefix(prefix, queueName)}de:${deduplicationId}`;
+}
+
+/**
+ * nimbusq's own replay guard for one script call, `{P}nq-req:<token>`. Its job-id-like suffix has a
+ * single `:` and so can never be a valid BullMQ job id (BullMQ requires 0 or exactly 2 colons).
+ */
+export function replayGuardKey(prefix: string, queueName: string, token: string): string {
+  return `${queueKeyPrefix(prefix, queueName)}nq-req:${token}`;
+}

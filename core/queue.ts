@@ -1,0 +1,233 @@
+/**
+ * The producer side of a queue: adds jobs and reads them, with BullMQ's names and semantics, over a
+ * Redis HTTP client. Every write is one atomic script call that is safe to replay.
+ */
+import { type NewJob, placementOf, writeJobs } from "./add-jobs.ts";
+import { UnexpectedReplyError } from "./errors.ts";
+import { getJobCounts, getJobsInRange, pauseQueue } from "./generated/scripts.ts";
+import { Job, type JobLocation } from "./job.ts";
+import { jobKey, queueKeyPrefix, queueKeys, queueQualifiedName } from "./keys.ts";
+import { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
+import { runScript } from "./scripts.ts";
+import type { BulkJob, JobsOptions, JobType } from "./types.ts";
+import { Checker, checkJobOptions, checkPrefix, checkQueueName, defaultMaxDataBytes, serializeData } from "./validate.ts";
+
+export interface QueueOptions {
+  /** An `@upstash/redis` client built with `automaticDeserialization: false` (see `createRedis`). */
+  redis: UpstashRedisLike | RedisPort;
+  /** Key prefix, `bull` by default (BullMQ's default). */
+  prefix?: string;
+  /** Options merged under each job's own options. */
+  defaultJobOptions?: JobsOptions;
+  /** Largest serialized job data accepted, in bytes (default 512 KB). */
+  maxDataBytes?: number;
+  /** How long a call's replay guard lives (ms, default 10 minutes). */
+  replayGuardTtlMs?: number;
+  /** The clock (ms); injectable for tests. */
+  clock?: () => number;
+}
+
+const structureOf: Record<string, { suffix: keyof ReturnType<typeof queueKeys>; kind: "list" | "zset" }> = {
+  waiting: { suffix: "wait", kind: "list" },
+  wait: { suffix: "wait", kind: "list" },
+  paused: { suffix: "legacyPaused", kind: "list" },
+  active: { suffix: "active", kind: "list" },
+  prioritized: { suffix: "prioritized", kind: "zset" },
+  delayed: { suffix: "delayed", kind: "zset" },
+  completed: { suffix: "completed", kind: "zset" },
+  failed: { suffix: "failed", kind: "zset" },
+  "waiting-children": { suffix: "waitingChildren", kind: "zset" },
+};
+
+const defaultCountTypes = ["active", "completed", "delayed", "failed", "prioritized", "waiting", "waiting-children"];
+
+/**
+ * A queue in BullMQ 6's layout.
+ *
+ * @example
+ * const queue = new Queue("email", { redis: createRedis() });
+ * await queue.add("welcome", { to: "a@example.com" }, { attempts: 3, backoff: { type: "exponential", delay: 1000 } });
+ */
+export class Queue<TData = unknown> {
+  readonly name: string;
+  readonly prefix: string;
+  readonly keys: ReturnType<typeof queueKeys>;
+  protected readonly port: RedisPort;
+  protected readonly location: JobLocation;
+  private readonly options: QueueOptions;
+
+  constructor(name: string, options: QueueOptions) {
+    this.name = checkQueueName(name);
+    this.prefix = checkPrefix(options.prefix ?? "bull");
+    this.options = options;
+    this.port = toRedisPort(options.redis);
+    this.keys = queueKeys(this.prefix, this.name);
+    this.location = { port: this.port, prefix: this.prefix, queueName: this.name, clock: options.clock ?? Date.now };
+  }
+
+  /** `<prefix>:<queueName>`, the value a child's `parent.queue` names. */
+  get qualifiedName(): string {
+    return queueQualifiedName(this.prefix, this.name);
+  }
+
+  /** @internal Validates one job and shapes it for the add script. */
+  prepare(name: string, data: unknown, opts: JobsOptions | undefined, field: string, now: number): NewJob {
+    const check = new Checker(`Queue "${this.name}": add`);
+    const merged = checkJobOptions(check, `${field}opts`, { ...this.options.defaultJobOptions, ...opts }, now);
+    check.string(`${field}name`, name, { nonEmpty: false });
+    const limit = Math.min(this.options.maxDataBytes ?? defaultMaxDataBytes, merged.sizeLimit ?? Number.POSITIVE_INFINITY);
+    const dataText = serializeData(check, `${field}data`, data, limit);
+    const { jobId, ...stored } = merged;
+    return {
+      prefix: this.prefix,
+      queueName: this.name,
+      customId: jobId ?? "",
+      name,
+      data,
+      dataText,
+      opts: jobId === undefined ? stored : { ...stored, jobId },
+      timestamp: merged.timestamp ?? now,
+      placement: placementOf(merged, false),
+    };
+  }
+
+  /** @internal The Job object for a job this process just wrote. */
+  jobFromNew(job: NewJob, id: string): Job<TData> {
+    return new Job<TData>(this.location, id, {
+      name: job.name,
+      data: JSON.parse(job.dataText) as TData,
+      opts: job.opts as Record<string, unknown>,
+      timestamp: job.timestamp,
+      delay: job.opts.delay ?? 0,
+      priority: job.opts.priority ?? 0,
+    });
+  }
+
+  /** Adds one job. An existing custom `jobId` returns that job unchanged (and emits `duplicated`). */
+  async add(name: string, data: TData, opts?: JobsOptions): Promise<Job<TData>> {
+    const [job] = await this.addBulk([{ name, data, opts }]);
+    return job as Job<TData>;
+  }
+
+  /** Adds many jobs in one script call (per 1,000 jobs / 8 MB). */
+  async addBulk(jobs: BulkJob<TData>[]): Promise<Job<TData>[]> {
+    if (!Array.isArray(jobs)) new Checker(`Queue "${this.name}": addBulk`).fail("jobs", "an array", jobs);
+    const now = this.location.clock();
+    const prepared = jobs.map((job, i) => {
+      if (typeof job !== "object" || job === null) {
+        new Checker(`Queue "${this.name}": addBulk`).fail(`jobs[${i}]`, "an object { name, data, opts }", job);
+      }
+      return this.prepare(job.name, job.data, job.opts, jobs.length === 1 ? "" : `jobs[${i}].`, now);
+    });
+    if (prepared.length === 0) return [];
+    const ids = await writeJobs(this.port, prepared, now, this.options.replayGuardTtlMs ?? 600_000);
+    return prepared.map((job, i) => this.jobFromNew(job, (ids[i] as { id: string }).id));
+  }
+
+  /** Reads a job; undefined when it does not exist. */
+  async getJob(id: string): Promise<Job<TData> | undefined> {
+    const flat = await this.port.hgetall(jobKey(this.prefix, this.name, id));
+    return Job.fromFlat<TData>(this.location, id, flat);
+  }
+
+  private structures(types: readonly string[]): { key: string; kind: "list" | "zset"; type: string }[] {
+    const check: Checker = new Checker(`Queue "${this.name}": getJobs`);
+    const seen = new Set<string>();
+    const out: { key: string; kind: "list" | "zset"; type: string }[] = [];
+    for (const [i, type] of types.entries()) {
+      const structure = structureOf[type];
+      if (!structure) check.fail(`types[${i}]`, `one of ${Object.keys(structureOf).join(", ")}`, type);
+      if (seen.has(structure.suffix)) continue;
+      seen.add(structure.suffix);
+      out.push({ key: this.keys[structure.suffix], kind: structure.kind, type: type === "wait" ? "waiting" : type });
+    }
+    return out;
+  }
+
+  /** Counts by type; with no types, BullMQ 6's default set (no `paused`). */
+  async getJobCounts(...types: JobType[]): Promise<Record<string, number>> {
+    const structures = this.structures(types.length > 0 ? types : defaultCountTypes);
+    const reply = await runScript(
+      this.port,
+      getJobCounts,
+      { structures: structures.map((s) => ({ key: s.key })) },
+      { structures: structures.map((s) => ({ kind: s.kind })) },
+    );
+    if (!Array.isArray(reply)) throw new UnexpectedReplyError(`getJobCounts of queue "${this.name}": unexpected reply`);
+    return Object.fromEntries(structures.map((s, i) => [s.type, Number(reply[i])]));
+  }
+
+  /** Total of the given types (all default types when none are given). */
+  async count(...types: JobType[]): Promise<number> {
+    const counts = await this.getJobCounts(...types);
+    return Object.values(counts).reduce((sum, n) => sum + n, 0);
+  }
+
+  /**
+   * Jobs of the given types; `start`/`end` index each type's range, `asc` lists lists in processing
+   * order and sets by ascending score, as BullMQ's `getJobs`.
+   */
+  async getJobs(types: JobType | JobType[] = [], start = 0, end = -1, asc = false): Promise<Job<TData>[]> {
+    const list = typeof types === "string" ? [types] : types.length > 0 ? types : defaultCountTypes;
+    const check = new Checker(`Queue "${this.name}": getJobs`);
+    check.integer("start", start, 0);
+    check.integer("end", end, -1);
+    const structures = this.structures(list as string[]);
+    const reply = await runScript(
+      this.port,
+      getJobsInRange,
+      { structures: structures.map((s) => ({ key: s.key })) },
+      {
+        prefix: queueKeyPrefix(this.prefix, this.name),
+        start,
+        stop: end,
+        ascending: asc ? "1" : "0",
+        structures: structures.map((s) => ({ kind: s.kind })),
+      },
+    );
+    if (!Array.isArray(reply)) throw new UnexpectedReplyError(`getJobs of queue "${this.name}": unexpected reply`);
+    const jobs: Job<TData>[] = [];
+    for (let i = 0; i + 1 < reply.length; i += 2) {
+      const job = Job.fromFlat<TData>(this.location, String(reply[i]), (reply[i + 1] as unknown[]).map(String));
+      if (job) jobs.push(job);
+    }
+    return jobs;
+  }
+
+  getWaiting(start = 0, end = -1): Promise<Job<TData>[]> {
+    return this.getJobs(["waiting"], start, end, true);
+  }
+  getActive(start = 0, end = -1): Promise<Job<TData>[]> {
+    return this.getJobs(["active"], start, end, true);
+  }
+  getDelayed(start = 0, end = -1): Promise<Job<TData>[]> {
+    return this.getJobs(["delayed"], start, end, true);
+  }
+  getPrioritized(start = 0, end = -1): Promise<Job<TData>[]> {
+    return this.getJobs(["prioritized"], start, end, true);
+  }
+  getCompleted(start = 0, end = -1): Promise<Job<TData>[]> {
+    return this.getJobs(["completed"], start, end, false);
+  }
+  getFailed(start = 0, end = -1): Promise<Job<TData>[]> {
+    return this.getJobs(["failed"], start, end, false);
+  }
+  getWaitingChildren(start = 0, end = -1): Promise<Job<TData>[]> {
+    return this.getJobs(["waiting-children"], start, end, true);
+  }
+
+  /** Pauses the queue for every worker (BullMQ's global pause: only `meta.paused` changes). */
+  async pause(): Promise<void> {
+    await runScript(this.port, pauseQueue, this.keys, { pause: "1" });
+  }
+
+  async resume(): Promise<void> {
+    await runScript(this.port, pauseQueue, this.keys, { pause: "0" });
+  }
+
+  async isPaused(): Promise<boolean> {
+    const meta = await this.port.hgetall(this.keys.meta);
+    for (let i = 0; i < meta.length; i += 2) if (meta[i] === "paused") return true;
+    return false;
+  }
+}

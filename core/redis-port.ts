@@ -1,0 +1,53 @@
+/**
+ * The narrow port through which core/ talks to Redis: script calls and one plain read. Everything
+ * that changes state goes through a Lua script; the port is what an edge runtime, Lambda or Node all
+ * provide through `@upstash/redis`.
+ */
+
+export interface RedisPort {
+  /** EVALSHA; rejects with an error whose message contains NOSCRIPT when the script is not cached. */
+  evalsha(sha1: string, keys: string[], args: string[]): Promise<unknown>;
+  /** EVAL with the full source (after NOSCRIPT). */
+  eval(source: string, keys: string[], args: string[]): Promise<unknown>;
+  /** HGETALL as a flat `[field, value, …]` array (empty when the key does not exist). */
+  hgetall(key: string): Promise<string[]>;
+}
+
+/**
+ * The part of an `@upstash/redis` `Redis` client that nimbusq uses. Any entry point of the package
+ * (`@upstash/redis`, `/cloudflare`, `/fastly`) fits. The client must be built with
+ * `automaticDeserialization: false` (see `createRedis`): with it on, the client turns stored strings
+ * like `"123"` or `"null"` into other values.
+ */
+export interface UpstashRedisLike {
+  evalsha<TArgs extends unknown[], TData = unknown>(sha1: string, keys: string[], args: TArgs): Promise<TData>;
+  eval<TArgs extends unknown[], TData = unknown>(script: string, keys: string[], args: TArgs): Promise<TData>;
+  hgetall(key: string): Promise<unknown>;
+}
+
+function isPort(value: UpstashRedisLike | RedisPort): value is RedisPort {
+  return (value as { [portBrand]?: true })[portBrand] === true;
+}
+
+const portBrand = Symbol.for("nimbusq.redisPort");
+
+/** Wraps an `@upstash/redis` client (or returns a port as is). */
+export function toRedisPort(redis: UpstashRedisLike | RedisPort): RedisPort {
+  if (isPort(redis)) return redis;
+  const port: RedisPort & { [portBrand]: true } = {
+    [portBrand]: true,
+    evalsha: (sha1, keys, args) => redis.evalsha(sha1, keys, args),
+    eval: (source, keys, args) => redis.eval(source, keys, args),
+    hgetall: async (key) => {
+      const reply = await redis.hgetall(key);
+      if (reply === null || reply === undefined) return [];
+      if (!Array.isArray(reply)) {
+        throw new TypeError(
+          "the Redis client decoded HGETALL into an object: build it with automaticDeserialization: false (createRedis does)",
+        );
+      }
+      return reply.map(String);
+    },
+  };
+  return port;
+}

@@ -1,0 +1,63 @@
+/**
+ * Runs the generated Lua scripts: named KEYS/ARGV objects are flattened in the order the script's
+ * header declares, EVALSHA is tried first and EVAL follows only on NOSCRIPT.
+ */
+import type { RedisPort } from "./redis-port.ts";
+
+export interface ScriptLayout {
+  readonly fixed: readonly string[];
+  readonly group?: { readonly name: string; readonly fields: readonly string[] };
+}
+
+/** One generated script. The type parameters tie the named KEYS and ARGV shapes to it. */
+export interface ScriptDef<TKeys, TArgs> {
+  readonly name: string;
+  readonly sha1: string;
+  readonly source: string;
+  readonly keys: ScriptLayout;
+  readonly argv: ScriptLayout;
+  /** Phantom field: never set, only carries the types. */
+  readonly types?: { keys: TKeys; args: TArgs };
+}
+
+type Value = string | number;
+
+function toArg(script: string, name: string, value: unknown): string {
+  if (typeof value === "string") return value;
+  if (typeof value === "number" && Number.isFinite(value)) return String(value);
+  throw new TypeError(`script ${script}: "${name}" must be a string or a finite number, got ${typeof value}`);
+}
+
+export function flatten(script: string, layout: ScriptLayout, values: object): string[] {
+  const record = values as Record<string, unknown>;
+  const out = layout.fixed.map((name) => toArg(script, name, record[name]));
+  if (layout.group) {
+    const items = record[layout.group.name];
+    if (!Array.isArray(items)) throw new TypeError(`script ${script}: "${layout.group.name}" must be an array`);
+    for (const item of items as Record<string, Value>[]) {
+      for (const field of layout.group.fields) out.push(toArg(script, field, item[field]));
+    }
+  }
+  return out;
+}
+
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && /noscript/i.test(error.message);
+}
+
+/** Calls a script with EVALSHA, falling back to EVAL when Redis does not have it cached. */
+export async function runScript<TKeys extends object, TArgs extends object>(
+  port: RedisPort,
+  script: ScriptDef<TKeys, TArgs>,
+  keys: TKeys,
+  args: TArgs,
+): Promise<unknown> {
+  const flatKeys = flatten(script.name, script.keys, keys);
+  const flatArgs = flatten(script.name, script.argv, args);
+  try {
+    return await port.evalsha(script.sha1, flatKeys, flatArgs);
+  } catch (error) {
+    if (!isNoScript(error)) throw error;
+    return await port.eval(script.source, flatKeys, flatArgs);
+  }
+}

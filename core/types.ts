@@ -1,0 +1,95 @@
+/**
+ * Public types.
+ *
+ * Glossary
+ * - queue key prefix `{P}`: `<prefix>:<queueName>:`, the start of every key of a queue.
+ * - job key: `{P}<jobId>`, the job's hash; BullMQ's layout (see core/keys.ts, core/codec.ts).
+ * - marker: the `{P}marker` ZSET that wakes blocked BullMQ workers; nimbusq writes it, never waits on it.
+ * - replay guard: a short-lived key that makes a script call safe to run twice (the HTTP client
+ *   retries on network errors, so a call may execute again after its answer was lost).
+ * - lease: a job moved to `active` with a `:lock` token that expires; the worker that holds the token
+ *   is the only one whose result is written.
+ */
+
+/** Delay between attempts: a number means `{ type: "fixed", delay }`. */
+export type BackoffOptions = number | { type: string; delay?: number; jitter?: number };
+
+/**
+ * What to keep of finished jobs: `true` removes at once, `false`/undefined keeps all, a number keeps
+ * the newest N, an object keeps the newest `count` and/or removes jobs older than `age` seconds
+ * (at most `limit` per finish).
+ */
+export type KeepJobs = boolean | number | { count?: number; age?: number; limit?: number };
+
+export interface DeduplicationOptions {
+  /** Jobs with the same id are one job while the window lasts. */
+  id: string;
+  /** Window length in ms; without it the window lasts until the owning job finishes or is removed. */
+  ttl?: number;
+  /** Reset the window's TTL on each duplicate. */
+  extend?: boolean;
+  /** Replace the owning job if it is still delayed ("debounce"). */
+  replace?: boolean;
+}
+
+export interface ParentOptions {
+  /** The parent's job id. */
+  id: string;
+  /** The parent's queue as `<prefix>:<queueName>` (what BullMQ calls the queue key). */
+  queue: string;
+}
+
+/** Options of one job, with BullMQ's names and meanings. */
+export interface JobsOptions {
+  jobId?: string;
+  delay?: number;
+  priority?: number;
+  lifo?: boolean;
+  attempts?: number;
+  backoff?: BackoffOptions;
+  removeOnComplete?: KeepJobs;
+  removeOnFail?: KeepJobs;
+  deduplication?: DeduplicationOptions;
+  parent?: ParentOptions;
+  timestamp?: number;
+  stackTraceLimit?: number;
+  keepLogs?: number;
+  sizeLimit?: number;
+  failParentOnFailure?: boolean;
+  continueParentOnFailure?: boolean;
+  ignoreDependencyOnFailure?: boolean;
+  removeDependencyOnFailure?: boolean;
+  /** nimbusq: the per-attempt time limit in ms (the processor's `job.signal` fires at it). */
+  timeout?: number;
+}
+
+/** One job of `addBulk`. */
+export interface BulkJob<TData = unknown> {
+  name: string;
+  data: TData;
+  opts?: JobsOptions;
+}
+
+/** A node of a flow: a job and the children it waits for. */
+export interface FlowJob {
+  name: string;
+  queueName: string;
+  data?: unknown;
+  prefix?: string;
+  opts?: Omit<JobsOptions, "parent" | "deduplication"> & { deduplication?: DeduplicationOptions };
+  children?: FlowJob[];
+}
+
+/** The states a job can be in, as `getState` names them. */
+export type JobState =
+  | "completed"
+  | "failed"
+  | "delayed"
+  | "prioritized"
+  | "active"
+  | "waiting"
+  | "waiting-children"
+  | "unknown";
+
+/** The types `getJobs`/`getJobCounts` accept (`wait` is an alias of `waiting`). */
+export type JobType = Exclude<JobState, "unknown"> | "wait" | "paused";

@@ -1,0 +1,127 @@
+/**
+ * Parses the contract header every `lua/*.lua` script opens with (STYLE.md §4):
+ *
+ *   --[[
+ *   <name>: <purpose, one or more lines>
+ *
+ *   KEYS
+ *     <name>  <meaning>
+ *   KEYS repeated <group>
+ *     <name>  <meaning>
+ *   ARGV
+ *     <name>  <meaning>
+ *   ARGV repeated <group>
+ *     <name>  <meaning>
+ *   RETURNS
+ *     <free text>
+ *   EVENTS
+ *     <free text>
+ *   ]]
+ *
+ * A `repeated` section is a group of positions that repeats to the end of KEYS or ARGV (one group per
+ * queue, per job…). Item lines are indented two spaces; deeper indentation continues a description.
+ */
+
+export interface HeaderItem {
+  name: string;
+  doc: string;
+}
+
+export interface HeaderSection {
+  fixed: HeaderItem[];
+  /** The repeated group's name (a property name in TypeScript) and its items, if any. */
+  group?: { name: string; items: HeaderItem[] };
+}
+
+export interface ScriptHeader {
+  name: string;
+  purpose: string;
+  keys: HeaderSection;
+  argv: HeaderSection;
+  returns: string;
+  events: string;
+}
+
+const identifier = /^[a-z][A-Za-z0-9]*$/;
+
+export class HeaderError extends Error {
+  override readonly name = "HeaderError";
+}
+
+export function parseHeader(fileName: string, source: string): ScriptHeader {
+  const match = /^--\[\[\n([\s\S]*?)\n\]\]/.exec(source);
+  if (!match?.[1]) throw new HeaderError(`${fileName}: missing the --[[ … ]] contract header on line 1`);
+  const lines = match[1].split("\n");
+  const first = /^([a-zA-Z0-9]+): (.+)$/.exec(lines[0] ?? "");
+  if (!first?.[1] || !first[2]) throw new HeaderError(`${fileName}: header must start with "<name>: <purpose>"`);
+  const expectedName = fileName.replace(/\.lua$/, "");
+  if (first[1] !== expectedName) {
+    throw new HeaderError(`${fileName}: header names the script "${first[1]}", expected "${expectedName}"`);
+  }
+  const header: ScriptHeader = {
+    name: first[1],
+    purpose: first[2],
+    keys: { fixed: [] },
+    argv: { fixed: [] },
+    returns: "",
+    events: "",
+  };
+  let section: "purpose" | "keys" | "argv" | "returns" | "events" = "purpose";
+  let items: HeaderItem[] = [];
+  for (const [index, line] of lines.slice(1).entries()) {
+    const where = `${fileName}: header line ${index + 2}`;
+    const sectionMatch = /^(KEYS|ARGV|RETURNS|EVENTS)(?: repeated ([a-z][A-Za-z0-9]*))?$/.exec(line);
+    if (sectionMatch?.[1]) {
+      const kind = sectionMatch[1];
+      const group = sectionMatch[2];
+      if (kind === "RETURNS" || kind === "EVENTS") {
+        if (group) throw new HeaderError(`${where}: ${kind} cannot be repeated`);
+        section = kind === "RETURNS" ? "returns" : "events";
+        continue;
+      }
+      section = kind === "KEYS" ? "keys" : "argv";
+      const target = header[section];
+      if (group) {
+        if (target.group) throw new HeaderError(`${where}: only one repeated ${kind} group is allowed`);
+        target.group = { name: group, items: [] };
+        items = target.group.items;
+      } else {
+        if (target.fixed.length > 0 || target.group) {
+          throw new HeaderError(`${where}: fixed ${kind} must come once, before the repeated group`);
+        }
+        items = target.fixed;
+      }
+      continue;
+    }
+    if (section === "purpose") {
+      header.purpose += line.trim() ? ` ${line.trim()}` : "";
+      continue;
+    }
+    if (section === "returns" || section === "events") {
+      header[section] += `${line.trim()}\n`;
+      continue;
+    }
+    if (!line.trim()) continue;
+    const item = /^ {2}(\S+)(?:\s+(.*))?$/.exec(line);
+    if (item?.[1]) {
+      if (!identifier.test(item[1])) throw new HeaderError(`${where}: "${item[1]}" is not a camelCase name`);
+      const all = [...header[section].fixed, ...(header[section].group?.items ?? [])];
+      if (all.some((existing) => existing.name === item[1])) {
+        throw new HeaderError(`${where}: "${item[1]}" is declared twice`);
+      }
+      items.push({ name: item[1], doc: item[2]?.trim() ?? "" });
+      continue;
+    }
+    const last = items[items.length - 1];
+    if (/^ {4,}\S/.test(line) && last) {
+      last.doc += ` ${line.trim()}`;
+      continue;
+    }
+    throw new HeaderError(`${where}: expected "  <name>  <meaning>", got "${line}"`);
+  }
+  header.returns = header.returns.trim();
+  header.events = header.events.trim();
+  if (!header.returns) throw new HeaderError(`${fileName}: header has no RETURNS section`);
+  if (!header.events) throw new HeaderError(`${fileName}: header has no EVENTS section (write "none")`);
+  return header;
+}

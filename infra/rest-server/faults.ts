@@ -1,0 +1,68 @@
+/**
+ * Fault injection for tests of what a real network and a real Upstash do to a client: requests that
+ * never arrive, requests that ran but whose answer was lost (the client retries, so the command runs
+ * twice), slow answers and misbehaving proxies.
+ */
+
+/**
+ * - `fail-before`: destroy the socket without running anything (the client retries).
+ * - `drop-after`: run the command(s), then destroy the socket without answering.
+ * - `delay`: wait `delayMs` before running.
+ * - `status-500`: answer 500 with a JSON error, without running.
+ * - `status-503`: answer 503 with an HTML page (as a proxy would), without running.
+ *
+ * `times` is how many matching requests are affected (unlimited until cleared when absent); `command`
+ * limits the fault to requests containing a command of that name (case-insensitive).
+ */
+export type Fault =
+  | { kind: "fail-before" | "drop-after" | "status-500" | "status-503"; times?: number; command?: string }
+  | { kind: "delay"; delayMs: number; times?: number; command?: string };
+
+const KINDS = new Set(["fail-before", "drop-after", "status-500", "status-503", "delay"]);
+
+/** Validates a fault sent as JSON to the admin route; throws a message naming the problem. */
+export function parseFault(value: unknown): Fault | null {
+  if (value === null) return null;
+  if (typeof value !== "object" || Array.isArray(value)) throw new Error("a fault must be an object or null");
+  const { kind, times, command, delayMs } = value as Record<string, unknown>;
+  if (typeof kind !== "string" || !KINDS.has(kind)) {
+    throw new Error(`fault kind must be one of ${[...KINDS].join(", ")}`);
+  }
+  if (times !== undefined && !(Number.isInteger(times) && (times as number) > 0)) {
+    throw new Error("fault times must be a positive integer");
+  }
+  if (command !== undefined && (typeof command !== "string" || command === "")) {
+    throw new Error("fault command must be a non-empty string");
+  }
+  const scope: { times?: number; command?: string } = {};
+  if (typeof times === "number") scope.times = times;
+  if (typeof command === "string") scope.command = command;
+  if (kind === "delay") {
+    if (typeof delayMs !== "number" || !Number.isFinite(delayMs) || delayMs < 0) {
+      throw new Error("a delay fault needs delayMs >= 0");
+    }
+    return { kind, delayMs, ...scope };
+  }
+  return { kind: kind as Exclude<Fault["kind"], "delay">, ...scope };
+}
+
+export class FaultInjector {
+  private fault: Fault | null = null;
+  private remaining = Number.POSITIVE_INFINITY;
+
+  set(fault: Fault | null): void {
+    this.fault = fault;
+    this.remaining = fault?.times ?? Number.POSITIVE_INFINITY;
+  }
+
+  /** The fault to apply to a request carrying these commands, if any; uses up one of its `times`. */
+  take(commandNames: readonly string[]): Fault | null {
+    const fault = this.fault;
+    if (!fault) return null;
+    const wanted = fault.command?.toLowerCase();
+    if (wanted !== undefined && !commandNames.includes(wanted)) return null;
+    this.remaining -= 1;
+    if (this.remaining <= 0) this.fault = null;
+    return fault;
+  }
+}

@@ -1,0 +1,88 @@
+--[[
+addJobs: Adds a batch of jobs (Queue.add/addBulk, FlowProducer trees) in BullMQ 6's layout, in one
+atomic call that is safe to replay: a replayed call returns the first call's result and writes nothing.
+
+KEYS
+  replayGuard  nimbusq's replay guard for this call, {P}nq-req:<token> of the first queue
+KEYS repeated queues
+  idCounter  {P}id
+  meta  {P}meta
+  wait  {P}wait
+  active  {P}active
+  prioritized  {P}prioritized
+  priorityCounter  {P}pc
+  delayed  {P}delayed
+  marker  {P}marker
+  events  {P}events
+  waitingChildren  {P}waiting-children
+ARGV
+  guardTtl  how long the replay guard lives (ms)
+  now  the caller's clock (epoch ms)
+ARGV repeated jobs
+  queue  1-based index of the job's queue in KEYS
+  customId  the custom job id, or "" for the next counter value
+  name  job name
+  data  job data as JSON text
+  opts  job options as JSON text, BullMQ's short keys
+  timestamp  creation time (ms)
+  delay  delay (ms), 0 for none
+  priority  priority, 0 for none
+  placement  wait | lifo | prioritized | delayed | waiting-children
+  parentKey  full key of the parent job, or ""
+  parentField  the `parent` hash field (JSON), or ""
+  parentPrefix  the parent queue's key prefix <prefix>:<queue>:, or ""
+  dedupId  deduplication id, or ""
+  dedupTtl  deduplication window (ms), 0 for none
+  dedupExtend  "1" to reset the window on a duplicate
+  dedupReplace  "1" to replace an owner that is still delayed
+  repeatJobKey  job scheduler id (rjk), or ""
+RETURNS
+  Fresh call: a flat array {outcome, jobId, …} per job, outcome 1 created, 2 duplicated (custom id
+  exists), 3 deduplicated (jobId is the owner). Replayed call: the replay guard's text (the counters'
+  values, then "|" and the outcomes when any job was not simply created). {-5, index}: the parent of
+  job `index` does not exist; {-7, index}: that job exists with another parent. Nothing is written then.
+EVENTS
+  added, waiting, delayed, waiting-children, duplicated, deduplicated, removed (dedup replace);
+  waiting prev waiting-children on a parent's queue when a parent has nothing pending.
+]]
+-- @include checkNewJobs
+-- @include placeJobs
+
+local now = tonumber(ARGV[ARG.now])
+local jobs = {}
+for i = 1, ARG_GROUP_COUNT do
+  local job = {}
+  for field, offset in pairs(ARG_GROUP) do
+    if field ~= "first" and field ~= "size" then job[field] = groupArg(i, offset) end
+  end
+  job.queue = tonumber(job.queue)
+  jobs[i] = job
+end
+local queues = {}
+for g = 1, KEY_GROUP_COUNT do
+  local q = { counts = 0 }
+  for field, offset in pairs(KEY_GROUP) do
+    if field ~= "first" and field ~= "size" then q[field] = groupKey(g, offset) end
+  end
+  q.prefix = string.sub(q.idCounter, 1, -3)
+  queues[g] = q
+end
+
+local failure = checkNewJobs(jobs, queues)
+if failure then return failure end
+
+local counters = {}
+for g, q in ipairs(queues) do
+  if q.counts > 0 then q.last = redis.call("INCRBY", q.idCounter, q.counts) end
+  q.next = (q.last or 0) - q.counts + 1
+  counters[g] = q.last or 0
+end
+local guardValue = table.concat(counters, ",")
+local previous = redis.call("SET", KEYS[KEY.replayGuard], guardValue, "NX", "GET", "PX", ARGV[ARG.guardTtl])
+if previous then return previous end
+
+local result, outcomes = placeJobs(jobs, queues, now)
+if outcomes ~= "" then
+  redis.call("SET", KEYS[KEY.replayGuard], guardValue .. "|" .. outcomes, "XX", "KEEPTTL")
+end
+return result

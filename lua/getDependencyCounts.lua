@@ -1,0 +1,15 @@
+--[[
+getDependencyCounts: Counts a parent's children by outcome.
+
+KEYS
+  dependencies  {P}<jobId>:dependencies
+  processed  {P}<jobId>:processed
+  failed  {P}<jobId>:failed
+  unsuccessful  {P}<jobId>:unsuccessful
+RETURNS
+  {unprocessed, processed, ignored (failed but ignored or continued), failed (unsuccessful)}.
+EVENTS
+  none
+]]
+return { redis.call("SCARD", KEYS[KEY.dependencies]), redis.call("HLEN", KEYS[KEY.processed]),
+  redis.call("HLEN", KEYS[KEY.failed]), redis.call("ZCARD", KEYS[KEY.unsuccessful]) }

@@ -1,0 +1,21 @@
+--[[
+getJobCounts: Counts the jobs in each named structure of one queue.
+
+KEYS repeated structures
+  key  {P}wait, {P}active or one of the job ZSETs
+ARGV repeated structures
+  kind  list or zset
+RETURNS
+  One count per structure, in order.
+EVENTS
+  none
+]]
+local counts = {}
+for i = 1, KEY_GROUP_COUNT do
+  if groupArg(i, ARG_GROUP.kind) == "list" then
+    counts[i] = redis.call("LLEN", groupKey(i, KEY_GROUP.key))
+  else
+    counts[i] = redis.call("ZCARD", groupKey(i, KEY_GROUP.key))
+  end
+end
+return counts

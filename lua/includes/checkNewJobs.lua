@@ -1,0 +1,31 @@
+-- Read-only first pass over a batch, so that a rejected batch writes nothing: numbers each job
+-- within its queue (for auto ids), marks custom ids that already exist, and returns {-5, i} when
+-- job i's parent does not exist or {-7, i} when job i exists with another live parent.
+local function checkNewJobs(jobs, queues)
+  local seen = {}
+  for i, job in ipairs(jobs) do
+    local q = queues[job.queue]
+    q.counts = q.counts + 1
+    job.seq = q.counts
+    if job.customId ~= "" then
+      local key = q.prefix .. job.customId
+      if seen[key] then
+        job.exists = true
+      else
+        local found = redis.call("HMGET", key, "name", "parentKey")
+        if found[1] or found[2] then
+          job.exists = true
+          if job.parentKey ~= "" and found[2] and found[2] ~= job.parentKey
+              and redis.call("EXISTS", found[2]) == 1 then
+            return { -7, i }
+          end
+        end
+        seen[key] = true
+      end
+    end
+    if job.parentKey ~= "" and not seen[job.parentKey] and redis.call("EXISTS", job.parentKey) == 0 then
+      return { -5, i }
+    end
+  end
+  return nil
+end

@@ -1,0 +1,16 @@
+-- Writes what storeJob queued for one queue: one LPUSH, one RPUSH and one ZADD per structure (in
+-- chunks that stay under Lua's unpack limit), then the markers BullMQ's blocked workers wait on.
+-- @include setDelayedMarker
+local function flushQueue(q)
+  local function inChunks(command, key, items)
+    for from = 1, #items, 4000 do
+      redis.call(command, key, unpack(items, from, math.min(from + 3999, #items)))
+    end
+  end
+  inChunks("LPUSH", q.wait, q.leftPushes)
+  inChunks("RPUSH", q.wait, q.rightPushes)
+  inChunks("ZADD", q.prioritized, q.prioritizedAdds)
+  inChunks("ZADD", q.delayed, q.delayedAdds)
+  if q.ready and not q.blocked then redis.call("ZADD", q.marker, 0, "0") end
+  if #q.delayedAdds > 0 then setDelayedMarker(q.delayed, q.marker) end
+end

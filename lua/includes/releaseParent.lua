@@ -1,0 +1,30 @@
+-- Moves a parent out of its queue's waiting-children set once nothing is pending: to delayed (its
+-- own delay counted from now), prioritized or the head of wait (RPUSH), with a marker and a
+-- `waiting prev waiting-children` event on the parent's queue. No-op when it is not waiting there.
+-- @include isQueuePausedOrMaxed
+-- @include setDelayedMarker
+local function releaseParent(parentPrefix, parentId, parentKey, now)
+  if redis.call("ZREM", parentPrefix .. "waiting-children", parentId) == 0 then return end
+  local fields = redis.call("HMGET", parentKey, "delay", "priority")
+  local delay = tonumber(fields[1]) or 0
+  local priority = tonumber(fields[2]) or 0
+  local events = parentPrefix .. "events"
+  if delay > 0 then
+    local due = now + delay
+    -- BullMQ scores a released parent at exactly due * 4096 (no sequence number).
+    redis.call("ZADD", parentPrefix .. "delayed", due * 4096, parentId)
+    redis.call("XADD", events, "*", "event", "delayed", "jobId", parentId, "delay", due)
+    setDelayedMarker(parentPrefix .. "delayed", parentPrefix .. "marker")
+  else
+    if priority > 0 then
+      local counter = redis.call("INCR", parentPrefix .. "pc")
+      redis.call("ZADD", parentPrefix .. "prioritized", priority * 4294967296 + counter % 4294967296, parentId)
+    else
+      redis.call("RPUSH", parentPrefix .. "wait", parentId)
+    end
+    if not isQueuePausedOrMaxed(parentPrefix .. "meta", parentPrefix .. "active") then
+      redis.call("ZADD", parentPrefix .. "marker", 0, "0")
+    end
+  end
+  redis.call("XADD", events, "*", "event", "waiting", "jobId", parentId, "prev", "waiting-children")
+end

@@ -1,0 +1,42 @@
+-- Writes one new job's hash, its `added` event, its placement event, and queues its id for the
+-- batched LPUSH/RPUSH/ZADD that flushQueue writes; links it to its parent's dependencies.
+-- @include nextDelayedScore
+local function storeJob(q, job, id, now)
+  local key = q.prefix .. id
+  local fields = { "name", job.name, "data", job.data, "opts", job.opts, "timestamp", job.timestamp,
+    "delay", job.delay, "priority", job.priority }
+  if job.parentKey ~= "" then
+    table.insert(fields, "parentKey"); table.insert(fields, job.parentKey)
+    table.insert(fields, "parent"); table.insert(fields, job.parentField)
+  end
+  if job.repeatJobKey ~= "" then table.insert(fields, "rjk"); table.insert(fields, job.repeatJobKey) end
+  if job.dedupId ~= "" then table.insert(fields, "deid"); table.insert(fields, job.dedupId) end
+  redis.call("HSET", key, unpack(fields))
+  redis.call("XADD", q.events, "*", "event", "added", "jobId", id, "name", job.name)
+  local placement = job.placement
+  if placement == "delayed" then
+    local due = tonumber(job.timestamp) + tonumber(job.delay)
+    local base = due * 4096
+    local score = q.dueScores[base]
+    if score then score = math.min(score + 1, base + 4095) else score = nextDelayedScore(q.delayed, due) end
+    q.dueScores[base] = score
+    table.insert(q.delayedAdds, score); table.insert(q.delayedAdds, id)
+    redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "delayed", "jobId", id, "delay", due)
+  elseif placement == "waiting-children" then
+    redis.call("ZADD", q.waitingChildren, job.timestamp, id)
+    redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "waiting-children", "jobId", id)
+  else
+    if placement == "prioritized" then
+      local counter = redis.call("INCR", q.priorityCounter)
+      table.insert(q.prioritizedAdds, tonumber(job.priority) * 4294967296 + counter % 4294967296)
+      table.insert(q.prioritizedAdds, id)
+    elseif placement == "lifo" then
+      table.insert(q.rightPushes, id)
+    else
+      table.insert(q.leftPushes, id)
+    end
+    q.ready = true
+    redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "waiting", "jobId", id)
+  end
+  if job.parentKey ~= "" then redis.call("SADD", job.parentKey .. ":dependencies", key) end
+end

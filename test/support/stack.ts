@@ -1,0 +1,71 @@
+/**
+ * What core tests need: an `@upstash/redis` client through a REST server, a direct ioredis
+ * connection for BullMQ (the interop peer) and for looking at Redis without trusting nimbusq, and a
+ * fresh key prefix per test so tests never see each other's keys.
+ */
+import { Redis } from "@upstash/redis";
+import { Redis as IORedis } from "ioredis";
+import { inject } from "vitest";
+import { createRedis } from "../../core/client.ts";
+import { type RedisServer, startRedisServer } from "../../infra/redis-server.ts";
+import { type RestServer, startRestServer } from "../../infra/rest-server/server.ts";
+
+let counter = 0;
+
+/** A prefix no other test uses, e.g. `t-4f2a-3`. */
+export function uniquePrefix(label = "t"): string {
+  counter += 1;
+  return `${label}-${process.pid.toString(36)}-${Date.now().toString(36)}-${counter}`;
+}
+
+/** The shared REST server of the test run (global setup). */
+export function sharedRedis(): Redis {
+  return createRedis({ url: inject("restUrl"), token: inject("restToken") });
+}
+
+/** A direct TCP connection to the shared redis-server, as BullMQ wants it. */
+export function sharedConnection(): IORedis {
+  return new IORedis({ host: inject("redisHost"), port: inject("redisPort"), maxRetriesPerRequest: null });
+}
+
+export function sharedConnectionOptions(): { host: string; port: number } {
+  return { host: inject("redisHost"), port: inject("redisPort") };
+}
+
+/** Every key under a prefix, sorted (SCAN, not KEYS, so a big shared server is not blocked). */
+export async function keysUnder(direct: IORedis, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor = "0";
+  do {
+    const [next, batch] = await direct.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
+    cursor = next;
+    keys.push(...batch);
+  } while (cursor !== "0");
+  return keys.sort();
+}
+
+/** A private redis-server and REST server: for counting billed commands or injecting faults. */
+export interface PrivateStack {
+  redisServer: RedisServer;
+  rest: RestServer;
+  redis: Redis;
+  direct: IORedis;
+  stop(): Promise<void>;
+}
+
+export async function startPrivateStack(): Promise<PrivateStack> {
+  const redisServer = await startRedisServer();
+  const rest = await startRestServer({ redis: { host: redisServer.host, port: redisServer.port }, token: "private" });
+  const direct = new IORedis({ host: redisServer.host, port: redisServer.port, maxRetriesPerRequest: null });
+  return {
+    redisServer,
+    rest,
+    redis: createRedis({ url: rest.url, token: rest.token }),
+    direct,
+    stop: async () => {
+      direct.disconnect();
+      await rest.close();
+      await redisServer.stop();
+    },
+  };
+}
