@@ -19,6 +19,8 @@ export interface NewJob {
   queueName: string;
   /** Custom id, or "" for the next counter value. */
   customId: string;
+  /** The custom id was generated here (a flow node's UUID), so it cannot exist yet. */
+  generatedId?: boolean;
   name: string;
   data: unknown;
   dataText: string;
@@ -66,13 +68,24 @@ function chunks(jobs: NewJob[]): NewJob[][] {
 }
 
 /** Writes jobs (any number, any queues) and returns each job's resolved id, in input order. */
-export async function writeJobs(port: RedisPort, jobs: NewJob[], now: number, guardTtlMs: number): Promise<AddOutcome[]> {
+export interface WriteSettings {
+  now: number;
+  guardTtlMs: number;
+  /** The events stream cap (MAXLEN ~), BullMQ's `streams.events.maxLen`. */
+  maxLenEvents: number;
+}
+
+export async function writeJobs(
+  port: RedisPort,
+  jobs: NewJob[],
+  settings: WriteSettings,
+): Promise<AddOutcome[]> {
   const results: AddOutcome[] = [];
-  for (const chunk of chunks(jobs)) results.push(...(await writeChunk(port, chunk, now, guardTtlMs)));
+  for (const chunk of chunks(jobs)) results.push(...(await writeChunk(port, chunk, settings)));
   return results;
 }
 
-async function writeChunk(port: RedisPort, jobs: NewJob[], now: number, guardTtlMs: number): Promise<AddOutcome[]> {
+async function writeChunk(port: RedisPort, jobs: NewJob[], settings: WriteSettings): Promise<AddOutcome[]> {
   const queueIndex = new Map<string, number>();
   const queues: ReturnType<typeof queueKeys>[] = [];
   for (const job of jobs) {
@@ -92,8 +105,9 @@ async function writeChunk(port: RedisPort, jobs: NewJob[], now: number, guardTtl
       queues,
     },
     {
-      guardTtl: guardTtlMs,
-      now,
+      guardTtl: settings.guardTtlMs,
+      maxLenEvents: settings.maxLenEvents,
+      now: settings.now,
       jobs: jobs.map((job) => {
         const parent = job.opts.parent;
         const dedup = job.opts.deduplication;
@@ -101,6 +115,7 @@ async function writeChunk(port: RedisPort, jobs: NewJob[], now: number, guardTtl
         return {
           queue: queueIndex.get(queueQualifiedName(job.prefix, job.queueName)) as number,
           customId: job.customId,
+          generatedId: job.generatedId ? "1" : "",
           name: job.name,
           data: job.dataText,
           opts: encodeOptions(job.opts),
@@ -130,7 +145,8 @@ function subject(job: NewJob | undefined): string {
 
 function decodeReply(reply: unknown, jobs: NewJob[], queueIndex: Map<string, number>): AddOutcome[] {
   if (typeof reply === "string") return decodeReplay(reply, jobs, queueIndex);
-  if (!Array.isArray(reply)) throw new UnexpectedReplyError(`addJobs: unexpected reply of type ${typeof reply}`);
+  if (!Array.isArray(reply))
+    throw new UnexpectedReplyError(`addJobs: unexpected reply of type ${typeof reply}`);
   const head = Number(reply[0]);
   if (head < 0) {
     const job = jobs[Number(reply[1]) - 1];

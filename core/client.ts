@@ -27,7 +27,8 @@ export function createRedis(options: CreateRedisOptions = {}): Redis {
   const url = options.url ?? env.UPSTASH_REDIS_REST_URL;
   const token = options.token ?? env.UPSTASH_REDIS_REST_TOKEN;
   if (!url) throw new TypeError("createRedis: url is missing (set UPSTASH_REDIS_REST_URL or pass { url })");
-  if (!token) throw new TypeError("createRedis: token is missing (set UPSTASH_REDIS_REST_TOKEN or pass { token })");
+  if (!token)
+    throw new TypeError("createRedis: token is missing (set UPSTASH_REDIS_REST_TOKEN or pass { token })");
   const timeoutMs = options.timeoutMs ?? 10_000;
   return new Redis({
     url,

@@ -24,7 +24,8 @@ export function encodeOptions(opts: JobsOptions): string {
   for (const [key, value] of Object.entries(opts)) {
     if (value === undefined) continue;
     const short = (shortOptionKeys as Record<string, string>)[key];
-    stored[short ?? key] = key === "backoff" && typeof value === "number" ? { type: "fixed", delay: value } : value;
+    stored[short ?? key] =
+      key === "backoff" && typeof value === "number" ? { type: "fixed", delay: value } : value;
   }
   return JSON.stringify(stored);
 }
@@ -74,7 +75,8 @@ function parseOr<T>(text: string | undefined, fallback: T): T | unknown {
   }
 }
 
-const int = (text: string | undefined): number | undefined => (text === undefined ? undefined : Number.parseInt(text, 10));
+const int = (text: string | undefined): number | undefined =>
+  text === undefined ? undefined : Number.parseInt(text, 10);
 
 /** The readable fields of a stored job, decoded as BullMQ's `Job.fromJSON` decodes them. */
 export interface DecodedJob {

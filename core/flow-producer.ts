@@ -4,7 +4,7 @@
  */
 import { type NewJob, writeJobs } from "./add-jobs.ts";
 import type { Job } from "./job.ts";
-import { Queue } from "./queue.ts";
+import { Queue, writeSettings } from "./queue.ts";
 import { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
 import type { FlowJob, JobsOptions } from "./types.ts";
 import { Checker } from "./validate.ts";
@@ -14,6 +14,7 @@ export interface FlowProducerOptions {
   prefix?: string;
   maxDataBytes?: number;
   replayGuardTtlMs?: number;
+  streams?: { events?: { maxLen?: number } };
   clock?: () => number;
 }
 
@@ -56,7 +57,8 @@ export class FlowProducer {
 
   private plan(node: FlowJob, field: string, now: number, parent?: { id: string; queue: string }): Planned {
     const check = new Checker("FlowProducer: add");
-    if (typeof node !== "object" || node === null) check.fail(field || "flow", "an object { name, queueName, … }", node);
+    if (typeof node !== "object" || node === null)
+      check.fail(field || "flow", "an object { name, queueName, … }", node);
     check.string(`${field}queueName`, node.queueName);
     const children = node.children ?? [];
     if (!Array.isArray(children)) check.fail(`${field}children`, "an array", children);
@@ -69,7 +71,10 @@ export class FlowProducer {
     if (parent) opts.parent = parent;
     const newJob = queue.prepare(node.name, node.data, opts, field, now);
     // Flow nodes without a jobId get a UUID v4, as in BullMQ, so children can name their parent.
-    if (!newJob.customId) newJob.customId = crypto.randomUUID();
+    if (!newJob.customId) {
+      newJob.customId = crypto.randomUUID();
+      newJob.generatedId = true;
+    }
     newJob.opts = { ...newJob.opts };
     if (children.length > 0) newJob.placement = "waiting-children";
     const self = { id: newJob.customId, queue: queue.qualifiedName };
@@ -103,7 +108,7 @@ export class FlowProducer {
     const plans = flows.map((flow, i) => this.plan(flow, flows.length === 1 ? "" : `flows[${i}].`, now));
     const jobs: NewJob[] = [];
     for (const plan of plans) this.flattenPlan(plan, jobs);
-    const outcomes = await writeJobs(this.port, jobs, now, this.options.replayGuardTtlMs ?? 600_000);
+    const outcomes = await writeJobs(this.port, jobs, writeSettings(this.options, now));
     const ids = new Map(jobs.map((job, i) => [job, (outcomes[i] as { id: string }).id]));
     return plans.map((plan) => this.toNode(plan, ids));
   }

@@ -1,5 +1,5 @@
-export { createRedis, type CreateRedisOptions } from "./client.ts";
 export type { AddOutcome } from "./add-jobs.ts";
+export { type CreateRedisOptions, createRedis } from "./client.ts";
 export {
   JobLockedError,
   ParentConflictError,

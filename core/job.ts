@@ -47,7 +47,8 @@ export class Job<TData = unknown, TResult = unknown> {
   constructor(
     readonly location: JobLocation,
     id: string,
-    fields: Pick<DecodedJob, "name" | "data" | "opts" | "timestamp" | "delay" | "priority"> & Partial<DecodedJob>,
+    fields: Pick<DecodedJob, "name" | "data" | "opts" | "timestamp" | "delay" | "priority"> &
+      Partial<DecodedJob>,
   ) {
     this.id = id;
     this.name = fields.name;
@@ -74,7 +75,11 @@ export class Job<TData = unknown, TResult = unknown> {
   }
 
   /** @internal Decodes a stored hash (flat HGETALL reply); undefined when the hash is empty. */
-  static fromFlat<T = unknown, R = unknown>(location: JobLocation, id: string, flat: readonly string[]): Job<T, R> | undefined {
+  static fromFlat<T = unknown, R = unknown>(
+    location: JobLocation,
+    id: string,
+    flat: readonly string[],
+  ): Job<T, R> | undefined {
     if (flat.length === 0) return undefined;
     return new Job<T, R>(location, id, decodeJob(hashFromFlat(flat)));
   }
@@ -97,7 +102,8 @@ export class Job<TData = unknown, TResult = unknown> {
   async getState(): Promise<JobState> {
     const keys = queueKeys(this.location.prefix, this.location.queueName);
     const reply = await runScript(this.location.port, getJobStates, keys, { jobs: [{ id: this.id }] });
-    if (!Array.isArray(reply)) throw new UnexpectedReplyError(`getState of job "${this.id}": unexpected reply`);
+    if (!Array.isArray(reply))
+      throw new UnexpectedReplyError(`getState of job "${this.id}": unexpected reply`);
     return String(reply[0]) as JobState;
   }
 
@@ -117,7 +123,12 @@ export class Job<TData = unknown, TResult = unknown> {
   }
 
   /** How many children are pending, done, failed-but-ignored and failed. */
-  async getDependenciesCount(): Promise<{ processed: number; unprocessed: number; ignored: number; failed: number }> {
+  async getDependenciesCount(): Promise<{
+    processed: number;
+    unprocessed: number;
+    ignored: number;
+    failed: number;
+  }> {
     const key = this.key;
     const reply = await runScript(
       this.location.port,
@@ -131,7 +142,12 @@ export class Job<TData = unknown, TResult = unknown> {
       {},
     );
     const [unprocessed, processed, ignored, failed] = (reply as number[]).map(Number);
-    return { processed: processed ?? 0, unprocessed: unprocessed ?? 0, ignored: ignored ?? 0, failed: failed ?? 0 };
+    return {
+      processed: processed ?? 0,
+      unprocessed: unprocessed ?? 0,
+      ignored: ignored ?? 0,
+      failed: failed ?? 0,
+    };
   }
 
   /** Removes the job; refused (JobLockedError) while a worker holds it. */

@@ -10,7 +10,14 @@ import { jobKey, queueKeyPrefix, queueKeys, queueQualifiedName } from "./keys.ts
 import { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
 import { runScript } from "./scripts.ts";
 import type { BulkJob, JobsOptions, JobType } from "./types.ts";
-import { Checker, checkJobOptions, checkPrefix, checkQueueName, defaultMaxDataBytes, serializeData } from "./validate.ts";
+import {
+  Checker,
+  checkJobOptions,
+  checkPrefix,
+  checkQueueName,
+  defaultMaxDataBytes,
+  serializeData,
+} from "./validate.ts";
 
 export interface QueueOptions {
   /** An `@upstash/redis` client built with `automaticDeserialization: false` (see `createRedis`). */
@@ -21,6 +28,8 @@ export interface QueueOptions {
   defaultJobOptions?: JobsOptions;
   /** Largest serialized job data accepted, in bytes (default 512 KB). */
   maxDataBytes?: number;
+  /** The events stream's approximate cap, as BullMQ's Queue option of that name (default 10000). */
+  streams?: { events?: { maxLen?: number } };
   /** How long a call's replay guard lives (ms, default 10 minutes). */
   replayGuardTtlMs?: number;
   /** The clock (ms); injectable for tests. */
@@ -39,7 +48,28 @@ const structureOf: Record<string, { suffix: keyof ReturnType<typeof queueKeys>; 
   "waiting-children": { suffix: "waitingChildren", kind: "zset" },
 };
 
-const defaultCountTypes = ["active", "completed", "delayed", "failed", "prioritized", "waiting", "waiting-children"];
+/** @internal How adds are written, from Queue or FlowProducer options. */
+export function writeSettings(
+  options: Pick<QueueOptions, "replayGuardTtlMs" | "streams">,
+  now: number,
+): { now: number; guardTtlMs: number; maxLenEvents: number } {
+  const check = new Checker("Queue options");
+  const maxLenEvents = options.streams?.events?.maxLen ?? 10_000;
+  check.integer("streams.events.maxLen", maxLenEvents, 1);
+  const guardTtlMs = options.replayGuardTtlMs ?? 600_000;
+  check.integer("replayGuardTtlMs", guardTtlMs, 10_000);
+  return { now, guardTtlMs, maxLenEvents };
+}
+
+const defaultCountTypes = [
+  "active",
+  "completed",
+  "delayed",
+  "failed",
+  "prioritized",
+  "waiting",
+  "waiting-children",
+];
 
 /**
  * A queue in BullMQ 6's layout.
@@ -62,7 +92,12 @@ export class Queue<TData = unknown> {
     this.options = options;
     this.port = toRedisPort(options.redis);
     this.keys = queueKeys(this.prefix, this.name);
-    this.location = { port: this.port, prefix: this.prefix, queueName: this.name, clock: options.clock ?? Date.now };
+    this.location = {
+      port: this.port,
+      prefix: this.prefix,
+      queueName: this.name,
+      clock: options.clock ?? Date.now,
+    };
   }
 
   /** `<prefix>:<queueName>`, the value a child's `parent.queue` names. */
@@ -73,9 +108,17 @@ export class Queue<TData = unknown> {
   /** @internal Validates one job and shapes it for the add script. */
   prepare(name: string, data: unknown, opts: JobsOptions | undefined, field: string, now: number): NewJob {
     const check = new Checker(`Queue "${this.name}": add`);
-    const merged = checkJobOptions(check, `${field}opts`, { ...this.options.defaultJobOptions, ...opts }, now);
+    const merged = checkJobOptions(
+      check,
+      `${field}opts`,
+      { ...this.options.defaultJobOptions, ...opts },
+      now,
+    );
     check.string(`${field}name`, name, { nonEmpty: false });
-    const limit = Math.min(this.options.maxDataBytes ?? defaultMaxDataBytes, merged.sizeLimit ?? Number.POSITIVE_INFINITY);
+    const limit = Math.min(
+      this.options.maxDataBytes ?? defaultMaxDataBytes,
+      merged.sizeLimit ?? Number.POSITIVE_INFINITY,
+    );
     const dataText = serializeData(check, `${field}data`, data, limit);
     const { jobId, ...stored } = merged;
     return {
@@ -115,12 +158,16 @@ export class Queue<TData = unknown> {
     const now = this.location.clock();
     const prepared = jobs.map((job, i) => {
       if (typeof job !== "object" || job === null) {
-        new Checker(`Queue "${this.name}": addBulk`).fail(`jobs[${i}]`, "an object { name, data, opts }", job);
+        new Checker(`Queue "${this.name}": addBulk`).fail(
+          `jobs[${i}]`,
+          "an object { name, data, opts }",
+          job,
+        );
       }
       return this.prepare(job.name, job.data, job.opts, jobs.length === 1 ? "" : `jobs[${i}].`, now);
     });
     if (prepared.length === 0) return [];
-    const ids = await writeJobs(this.port, prepared, now, this.options.replayGuardTtlMs ?? 600_000);
+    const ids = await writeJobs(this.port, prepared, writeSettings(this.options, now));
     return prepared.map((job, i) => this.jobFromNew(job, (ids[i] as { id: string }).id));
   }
 
@@ -139,7 +186,11 @@ export class Queue<TData = unknown> {
       if (!structure) check.fail(`types[${i}]`, `one of ${Object.keys(structureOf).join(", ")}`, type);
       if (seen.has(structure.suffix)) continue;
       seen.add(structure.suffix);
-      out.push({ key: this.keys[structure.suffix], kind: structure.kind, type: type === "wait" ? "waiting" : type });
+      out.push({
+        key: this.keys[structure.suffix],
+        kind: structure.kind,
+        type: type === "wait" ? "waiting" : type,
+      });
     }
     return out;
   }
@@ -153,7 +204,8 @@ export class Queue<TData = unknown> {
       { structures: structures.map((s) => ({ key: s.key })) },
       { structures: structures.map((s) => ({ kind: s.kind })) },
     );
-    if (!Array.isArray(reply)) throw new UnexpectedReplyError(`getJobCounts of queue "${this.name}": unexpected reply`);
+    if (!Array.isArray(reply))
+      throw new UnexpectedReplyError(`getJobCounts of queue "${this.name}": unexpected reply`);
     return Object.fromEntries(structures.map((s, i) => [s.type, Number(reply[i])]));
   }
 
@@ -185,10 +237,15 @@ export class Queue<TData = unknown> {
         structures: structures.map((s) => ({ kind: s.kind })),
       },
     );
-    if (!Array.isArray(reply)) throw new UnexpectedReplyError(`getJobs of queue "${this.name}": unexpected reply`);
+    if (!Array.isArray(reply))
+      throw new UnexpectedReplyError(`getJobs of queue "${this.name}": unexpected reply`);
     const jobs: Job<TData>[] = [];
     for (let i = 0; i + 1 < reply.length; i += 2) {
-      const job = Job.fromFlat<TData>(this.location, String(reply[i]), (reply[i + 1] as unknown[]).map(String));
+      const job = Job.fromFlat<TData>(
+        this.location,
+        String(reply[i]),
+        (reply[i + 1] as unknown[]).map(String),
+      );
       if (job) jobs.push(job);
     }
     return jobs;

@@ -20,7 +20,11 @@ export interface RedisPort {
  * like `"123"` or `"null"` into other values.
  */
 export interface UpstashRedisLike {
-  evalsha<TArgs extends unknown[], TData = unknown>(sha1: string, keys: string[], args: TArgs): Promise<TData>;
+  evalsha<TArgs extends unknown[], TData = unknown>(
+    sha1: string,
+    keys: string[],
+    args: TArgs,
+  ): Promise<TData>;
   eval<TArgs extends unknown[], TData = unknown>(script: string, keys: string[], args: TArgs): Promise<TData>;
   hgetall(key: string): Promise<unknown>;
 }

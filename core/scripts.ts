@@ -33,7 +33,8 @@ export function flatten(script: string, layout: ScriptLayout, values: object): s
   const out = layout.fixed.map((name) => toArg(script, name, record[name]));
   if (layout.group) {
     const items = record[layout.group.name];
-    if (!Array.isArray(items)) throw new TypeError(`script ${script}: "${layout.group.name}" must be an array`);
+    if (!Array.isArray(items))
+      throw new TypeError(`script ${script}: "${layout.group.name}" must be an array`);
     for (const item of items as Record<string, Value>[]) {
       for (const field of layout.group.fields) out.push(toArg(script, field, item[field]));
     }

@@ -62,9 +62,11 @@ export class Checker {
   }
 
   object(field: string, value: unknown, allowed: readonly string[]): Record<string, unknown> {
-    if (typeof value !== "object" || value === null || Array.isArray(value)) this.fail(field, "an object", value);
+    if (typeof value !== "object" || value === null || Array.isArray(value))
+      this.fail(field, "an object", value);
     for (const key of Object.keys(value)) {
-      if (!allowed.includes(key)) this.fail(`${field}.${key}`, `one of the known keys (${allowed.join(", ")})`);
+      if (!allowed.includes(key))
+        this.fail(`${field}.${key}`, `one of the known keys (${allowed.join(", ")})`);
     }
     return value as Record<string, unknown>;
   }
@@ -73,7 +75,8 @@ export class Checker {
 function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
-  if (typeof value === "string") return value.length > 40 ? `a string of ${value.length} characters` : JSON.stringify(value);
+  if (typeof value === "string")
+    return value.length > 40 ? `a string of ${value.length} characters` : JSON.stringify(value);
   if (typeof value === "number" || typeof value === "boolean") return String(value);
   return `a value of type ${typeof value}`;
 }
@@ -94,7 +97,8 @@ export function checkPrefix(prefix: unknown, context = "Queue"): string {
 /** BullMQ's custom id rules: not an integer, `:` only in the 3-segment form, never `0` or `0:…`. */
 export function checkJobId(check: Checker, field: string, value: unknown): string {
   const id = check.string(field, value);
-  if (/^-?\d+$/.test(id)) check.fail(field, "a custom id that is not an integer (those are for the counter)", id);
+  if (/^-?\d+$/.test(id))
+    check.fail(field, "a custom id that is not an integer (those are for the counter)", id);
   if (id.includes(":") && id.split(":").length !== 3) {
     check.fail(field, 'an id without ":", or with exactly three ":"-separated segments', id);
   }
@@ -120,7 +124,8 @@ function checkBackoff(check: Checker, field: string, value: unknown): BackoffOpt
   if (backoff.delay !== undefined) check.integer(`${field}.delay`, backoff.delay, 0);
   if (backoff.jitter !== undefined) {
     const jitter = backoff.jitter;
-    if (typeof jitter !== "number" || !(jitter >= 0 && jitter <= 1)) check.fail(`${field}.jitter`, "a number from 0 to 1", jitter);
+    if (typeof jitter !== "number" || !(jitter >= 0 && jitter <= 1))
+      check.fail(`${field}.jitter`, "a number from 0 to 1", jitter);
   }
   return backoff as BackoffOptions;
 }
@@ -138,7 +143,8 @@ function checkParent(check: Checker, field: string, value: unknown): ParentOptio
   const parent = check.object(field, value, ["id", "queue"]);
   check.string(`${field}.id`, parent.id);
   const queue = check.string(`${field}.queue`, parent.queue);
-  if (!queue.includes(":") || queue.endsWith(":")) check.fail(`${field}.queue`, 'the parent queue as "<prefix>:<queueName>"', queue);
+  if (!queue.includes(":") || queue.endsWith(":"))
+    check.fail(`${field}.queue`, 'the parent queue as "<prefix>:<queueName>"', queue);
   return parent as unknown as ParentOptions;
 }
 
@@ -191,7 +197,11 @@ export function checkJobOptions(check: Checker, field: string, value: unknown, n
     check.fail(`${field}.deduplication`, "left out when a parent is set (BullMQ does not combine them)");
   }
   if ((typed.timestamp ?? now) + (typed.delay ?? 0) > maxDueTime) {
-    check.fail(`${field}.delay`, `small enough that timestamp + delay stays below ${maxDueTime} (2^41 ms)`, typed.delay);
+    check.fail(
+      `${field}.delay`,
+      `small enough that timestamp + delay stays below ${maxDueTime} (2^41 ms)`,
+      typed.delay,
+    );
   }
   return typed;
 }

@@ -6,9 +6,7 @@ KEYS
   replayGuard  nimbusq's replay guard for this call, {P}nq-req:<token> of the first queue
 KEYS repeated queues
   idCounter  {P}id
-  meta  {P}meta
   wait  {P}wait
-  active  {P}active
   prioritized  {P}prioritized
   priorityCounter  {P}pc
   delayed  {P}delayed
@@ -17,10 +15,12 @@ KEYS repeated queues
   waitingChildren  {P}waiting-children
 ARGV
   guardTtl  how long the replay guard lives (ms)
+  maxLenEvents  the events stream's approximate cap (MAXLEN ~), BullMQ's default is 10000
   now  the caller's clock (epoch ms)
 ARGV repeated jobs
   queue  1-based index of the job's queue in KEYS
   customId  the custom job id, or "" for the next counter value
+  generatedId  "1" when customId was just generated (a flow node's UUID): no need to look it up
   name  job name
   data  job data as JSON text
   opts  job options as JSON text, BullMQ's short keys
@@ -81,7 +81,7 @@ local guardValue = table.concat(counters, ",")
 local previous = redis.call("SET", KEYS[KEY.replayGuard], guardValue, "NX", "GET", "PX", ARGV[ARG.guardTtl])
 if previous then return previous end
 
-local result, outcomes = placeJobs(jobs, queues, now)
+local result, outcomes = placeJobs(jobs, queues, now, ARGV[ARG.maxLenEvents])
 if outcomes ~= "" then
   redis.call("SET", KEYS[KEY.replayGuard], guardValue .. "|" .. outcomes, "XX", "KEEPTTL")
 end

@@ -44,7 +44,12 @@ function prelude(header: ScriptHeader): string {
   ];
   for (const [section, name, array] of sections) {
     if (section.fixed.length > 0) {
-      lines.push(luaTable(name, section.fixed.map((item, i) => [item.name, i + 1])));
+      lines.push(
+        luaTable(
+          name,
+          section.fixed.map((item, i) => [item.name, i + 1]),
+        ),
+      );
     }
     if (section.group) {
       const first = section.fixed.length + 1;
@@ -64,7 +69,10 @@ export function buildScript(luaDir: string, fileName: string): BuiltScript {
   const raw = readFileSync(join(luaDir, fileName), "utf8");
   const header = parseHeader(fileName, raw);
   const body = raw.replace(/^--\[\[\n[\s\S]*?\n\]\]\n/, "");
-  const source = `${prelude(header)}\n${inlineIncludes(luaDir, body, new Set(), [])}`.replace(/\n{3,}/g, "\n\n");
+  const source = `${prelude(header)}\n${inlineIncludes(luaDir, body, new Set(), [])}`.replace(
+    /\n{3,}/g,
+    "\n\n",
+  );
   const sha1 = createHash("sha1").update(source).digest("hex");
   return { header, source, sha1 };
 }
@@ -93,6 +101,7 @@ function shape(typeName: string, section: HeaderSection, valueType: string): str
     groupType = `export interface ${groupName} {\n${section.group.items.map(field).join("\n")}\n}\n\n`;
     parts.push(`  ${section.group.name}: readonly ${groupName}[];`);
   }
+  if (parts.length === 0) return `export type ${typeName} = Record<string, never>;`;
   return `${groupType}export interface ${typeName} {\n${parts.join("\n")}\n}`;
 }
 

@@ -53,7 +53,8 @@ export function parseHeader(fileName: string, source: string): ScriptHeader {
   if (!match?.[1]) throw new HeaderError(`${fileName}: missing the --[[ … ]] contract header on line 1`);
   const lines = match[1].split("\n");
   const first = /^([a-zA-Z0-9]+): (.+)$/.exec(lines[0] ?? "");
-  if (!first?.[1] || !first[2]) throw new HeaderError(`${fileName}: header must start with "<name>: <purpose>"`);
+  if (!first?.[1] || !first[2])
+    throw new HeaderError(`${fileName}: header must start with "<name>: <purpose>"`);
   const expectedName = fileName.replace(/\.lua$/, "");
   if (first[1] !== expectedName) {
     throw new HeaderError(`${fileName}: header names the script "${first[1]}", expected "${expectedName}"`);

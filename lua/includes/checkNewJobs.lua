@@ -11,6 +11,8 @@ local function checkNewJobs(jobs, queues)
       local key = q.prefix .. job.customId
       if seen[key] then
         job.exists = true
+      elseif job.generatedId == "1" then
+        seen[key] = true
       else
         local found = redis.call("HMGET", key, "name", "parentKey")
         if found[1] or found[2] then

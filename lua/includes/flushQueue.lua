@@ -11,6 +11,6 @@ local function flushQueue(q)
   inChunks("RPUSH", q.wait, q.rightPushes)
   inChunks("ZADD", q.prioritized, q.prioritizedAdds)
   inChunks("ZADD", q.delayed, q.delayedAdds)
-  if q.ready and not q.blocked then redis.call("ZADD", q.marker, 0, "0") end
+  if q.ready then redis.call("ZADD", q.marker, 0, "0") end
   if #q.delayedAdds > 0 then setDelayedMarker(q.delayed, q.marker) end
 end

@@ -8,11 +8,11 @@
 -- @include deduplicateJob
 -- @include attachExistingChild
 -- @include releaseParent
-local function placeJobs(jobs, queues, now)
+local function placeJobs(jobs, queues, now, maxLen)
   local result, deviations, parents = {}, {}, {}
   for i, job in ipairs(jobs) do
     local q = queues[job.queue]
-    loadQueueMeta(q)
+    loadQueueMeta(q, maxLen)
     local id, outcome, create = job.customId, 1, true
     if id == "" then id = string.format("%d", q.last - q.counts + job.seq) end
     if job.exists then

@@ -29,7 +29,6 @@ describe("Queue.add", () => {
     expect(JSON.parse(hash.opts as string)).toEqual({ removeOnComplete: false, attempts: 0 });
     expect(await direct.lrange(`${prefix}:q:wait`, 0, -1)).toEqual(["1"]);
     expect(await direct.zrange(`${prefix}:q:marker`, 0, -1, "WITHSCORES")).toEqual(["0", "0"]);
-    expect(await direct.hget(`${prefix}:q:meta`, "opts.maxLenEvents")).toBe("10000");
     expect(await events(`${prefix}:q:events`)).toEqual([
       ["event", "added", "jobId", "1", "name", "ok"],
       ["event", "waiting", "jobId", "1"],
@@ -41,7 +40,9 @@ describe("Queue.add", () => {
     const delayed = await queue.add("later", {}, { delay: 60000, timestamp: 1795299784831 });
     const p5 = await queue.add("prio", {}, { priority: 5 });
     const p1 = await queue.add("prio", {}, { priority: 1 });
-    expect(await direct.zscore(`${prefix}:q:delayed`, delayed.id)).toBe(String((1795299784831 + 60000) * 4096));
+    expect(await direct.zscore(`${prefix}:q:delayed`, delayed.id)).toBe(
+      String((1795299784831 + 60000) * 4096),
+    );
     expect(await direct.zrange(`${prefix}:q:prioritized`, 0, -1, "WITHSCORES")).toEqual([
       p1.id,
       String(1 * 2 ** 32 + 2),

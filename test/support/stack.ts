@@ -3,7 +3,7 @@
  * connection for BullMQ (the interop peer) and for looking at Redis without trusting nimbusq, and a
  * fresh key prefix per test so tests never see each other's keys.
  */
-import { Redis } from "@upstash/redis";
+import type { Redis } from "@upstash/redis";
 import { Redis as IORedis } from "ioredis";
 import { inject } from "vitest";
 import { createRedis } from "../../core/client.ts";
@@ -55,7 +55,10 @@ export interface PrivateStack {
 
 export async function startPrivateStack(): Promise<PrivateStack> {
   const redisServer = await startRedisServer();
-  const rest = await startRestServer({ redis: { host: redisServer.host, port: redisServer.port }, token: "private" });
+  const rest = await startRestServer({
+    redis: { host: redisServer.host, port: redisServer.port },
+    token: "private",
+  });
   const direct = new IORedis({ host: redisServer.host, port: redisServer.port, maxRetriesPerRequest: null });
   return {
     redisServer,

@@ -1,0 +1,100 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { buildAllScripts, generatedModulePath, generateModule } from "../../infra/lua-build/generate.ts";
+import { HeaderError, parseHeader } from "../../infra/lua-build/header.ts";
+
+function luaFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory()
+      ? luaFiles(join(dir, entry.name))
+      : entry.name.endsWith(".lua")
+        ? [join(dir, entry.name)]
+        : [],
+  );
+}
+
+describe("the Lua build", () => {
+  it("has an up-to-date generated module (run `npm run build:lua` when this fails)", () => {
+    const fresh = generateModule(buildAllScripts("lua"));
+    expect(readFileSync(generatedModulePath, "utf8")).toBe(fresh);
+  });
+
+  it("keeps scripts to redis.call, strings and numbers (no libraries Upstash may lack, no clocks)", () => {
+    const forbidden = [
+      /\bcjson\./,
+      /\bcmsgpack\./,
+      /\bstruct\./,
+      /\bbit\./,
+      /redis\.pcall/,
+      /redis\.(replicate_commands|set_repl|setresp|sha1hex|breakpoint|debug)/,
+      /\bmath\.random/,
+      /["']TIME["']/,
+      /\bos\./,
+      /\bloadstring\b/,
+      /\bdofile\b/,
+    ];
+    const offenders: string[] = [];
+    for (const file of luaFiles("lua")) {
+      const code = readFileSync(file, "utf8")
+        .replace(/--\[\[[\s\S]*?\]\]/g, "")
+        .replace(/--.*$/gm, "");
+      for (const pattern of forbidden) if (pattern.test(code)) offenders.push(`${file}: ${pattern}`);
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it("keeps each script and include small", () => {
+    const long = luaFiles("lua")
+      .map((file) => ({ file, lines: readFileSync(file, "utf8").split("\n").length }))
+      .filter(({ lines }) => lines > 130);
+    expect(long).toEqual([]);
+  });
+
+  it("gives every script a contract header whose names the prelude exposes", () => {
+    for (const script of buildAllScripts("lua")) {
+      expect(script.source.startsWith(`-- nimbusq:${script.header.name}`)).toBe(true);
+      for (const item of script.header.keys.fixed) expect(script.source).toContain(`${item.name} = `);
+      expect(script.sha1).toMatch(/^[0-9a-f]{40}$/);
+    }
+  });
+});
+
+describe("parseHeader", () => {
+  const good = `--[[
+demo: Does a thing
+  over two lines.
+
+KEYS
+  first  the first key
+ARGV
+  now  the clock
+ARGV repeated jobs
+  id  a job id
+    continued here
+RETURNS
+  1
+EVENTS
+  none
+]]
+return 1`;
+
+  it("reads names, groups and continued descriptions", () => {
+    const header = parseHeader("demo.lua", good);
+    expect(header.purpose).toBe("Does a thing over two lines.");
+    expect(header.keys.fixed.map((i) => i.name)).toEqual(["first"]);
+    expect(header.argv.group).toEqual({
+      name: "jobs",
+      items: [{ name: "id", doc: "a job id continued here" }],
+    });
+  });
+
+  it("rejects a header for another file, a duplicate name or a missing RETURNS", () => {
+    expect(() => parseHeader("other.lua", good)).toThrow(HeaderError);
+    expect(() =>
+      parseHeader("demo.lua", good.replace("  now  the clock", "  now  the clock\n  now  again")),
+    ).toThrow(/declared twice/);
+    expect(() => parseHeader("demo.lua", good.replace("RETURNS\n  1\n", ""))).toThrow(/RETURNS/);
+    expect(() => parseHeader("demo.lua", "return 1")).toThrow(/contract header/);
+  });
+});
