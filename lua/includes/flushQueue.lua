@@ -1,6 +1,7 @@
 -- Writes what storeJob queued for one queue: one LPUSH, one RPUSH and one ZADD per structure (in
 -- chunks that stay under Lua's unpack limit), then the markers BullMQ's blocked workers wait on.
--- @include setDelayedMarker
+-- The delayed marker only ever moves earlier here (ZADD LT): an earlier job already has its own
+-- marker or a worker blocked until it, and a marker in the past just wakes a worker that re-reads.
 local function flushQueue(q)
   local function inChunks(command, key, items)
     for from = 1, #items, 4000 do
@@ -12,5 +13,5 @@ local function flushQueue(q)
   inChunks("ZADD", q.prioritized, q.prioritizedAdds)
   inChunks("ZADD", q.delayed, q.delayedAdds)
   if q.ready then redis.call("ZADD", q.marker, 0, "0") end
-  if #q.delayedAdds > 0 then setDelayedMarker(q.delayed, q.marker) end
+  if q.earliestScore then redis.call("ZADD", q.marker, "LT", q.earliestScore / 4096, "1") end
 end

@@ -20,6 +20,7 @@ local function storeJob(q, job, id, now)
     local score = q.dueScores[base]
     if score then score = math.min(score + 1, base + 4095) else score = nextDelayedScore(q.delayed, due) end
     q.dueScores[base] = score
+    if not q.earliestScore or score < q.earliestScore then q.earliestScore = score end
     table.insert(q.delayedAdds, score); table.insert(q.delayedAdds, id)
     redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "delayed", "jobId", id, "delay", due)
   elseif placement == "waiting-children" then
