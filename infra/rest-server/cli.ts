@@ -42,8 +42,9 @@ function parseRedisUrl(text: string): { host: string; port: number } {
   } catch {
     throw new UsageError(`--redis-url ${JSON.stringify(text)} is not a URL like redis://127.0.0.1:6379`);
   }
-  if (url.protocol !== "redis:")
+  if (url.protocol !== "redis:") {
     throw new UsageError(`--redis-url must start with redis:// (got ${url.protocol})`);
+  }
   // The backend connection speaks plain RESP without AUTH or SELECT; refuse rather than ignore them.
   if (url.username || url.password) throw new UsageError("--redis-url with credentials is not supported");
   if (url.pathname !== "" && url.pathname !== "/" && url.pathname !== "/0") {
@@ -75,9 +76,10 @@ function parseCliOptions(argv: string[], env: NodeJS.ProcessEnv): CliOptions | "
     throw new UsageError((error as Error).message);
   }
   if (values.help) return "help";
-  const redisUrl = values["redis-url"] ?? env.REDIS_URL;
+  // An empty environment variable means unset, as shells make it easy to export one by accident.
+  const redisUrl = values["redis-url"] ?? (env.REDIS_URL || undefined);
   const host = values.host ?? "127.0.0.1";
-  const token = values.token ?? env.UPSTASH_REDIS_REST_TOKEN ?? "dev-token";
+  const token = values.token ?? (env.UPSTASH_REDIS_REST_TOKEN || "dev-token");
   if (token === "") throw new UsageError("--token must not be empty");
   if (token === "dev-token" && !isLoopback(host)) {
     throw new UsageError(
@@ -87,7 +89,7 @@ function parseCliOptions(argv: string[], env: NodeJS.ProcessEnv): CliOptions | "
   const maxBody = values["max-body-bytes"];
   return {
     redis: redisUrl ? parseRedisUrl(redisUrl) : null,
-    port: parseInteger(values.port ?? env.PORT ?? "8079", "--port"),
+    port: parseInteger(values.port ?? (env.PORT || "8079"), "--port"),
     host,
     token,
     maxBodyBytes:

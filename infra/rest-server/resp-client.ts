@@ -74,23 +74,23 @@ export class RespParser {
       this.needed = data.length - offset + 1;
       return null;
     }
-    const type = data[offset];
+    const type = String.fromCharCode(data[offset] ?? 0);
     const line = data.toString("utf8", offset + 1, lineEnd);
     const next = lineEnd + 2;
     switch (type) {
-      case 0x2b: // "+"
+      case "+":
         this.complete({ kind: "status", text: line });
         return next;
-      case 0x2d: // "-"
+      case "-":
         this.complete({ kind: "error", text: line });
         return next;
-      case 0x3a: // ":"
-        if (!/^-?\d+$/.test(line))
+      case ":":
+        if (!/^-?\d+$/.test(line)) {
           throw new Error(`RESP protocol error: bad integer ${JSON.stringify(line)}`);
+        }
         this.complete({ kind: "integer", digits: line });
         return next;
-      case 0x24: {
-        // "$"
+      case "$": {
         const length = parseLength(line);
         if (length < 0) {
           this.complete({ kind: "nil" });
@@ -104,8 +104,7 @@ export class RespParser {
         this.complete({ kind: "bulk", bytes: Buffer.from(data.subarray(next, next + length)) });
         return next + length + 2;
       }
-      case 0x2a: {
-        // "*"
+      case "*": {
         const count = parseLength(line);
         if (count < 0) this.complete({ kind: "nil" });
         else if (count === 0) this.complete({ kind: "array", items: [] });
@@ -113,7 +112,7 @@ export class RespParser {
         return next;
       }
       default:
-        throw new Error(`RESP protocol error: unexpected type byte ${String(type)}`);
+        throw new Error(`RESP protocol error: unexpected type byte ${JSON.stringify(type)}`);
     }
   }
 
@@ -137,8 +136,9 @@ export class RespParser {
 
 function parseLength(text: string): number {
   const value = Number(text);
-  if (!Number.isSafeInteger(value))
+  if (!Number.isSafeInteger(value)) {
     throw new Error(`RESP protocol error: bad length ${JSON.stringify(text)}`);
+  }
   return value;
 }
 

@@ -163,7 +163,8 @@ async function handleCommands(
 }
 
 async function route(context: Context, request: IncomingMessage, response: ServerResponse): Promise<void> {
-  const url = new URL(request.url ?? "/", "http://localhost");
+  // Prefixed rather than resolved against a base, so "//pipeline" stays a path instead of becoming a host.
+  const url = new URL(`http://localhost${request.url ?? "/"}`);
   const path = url.pathname;
   const endpoint = ENDPOINTS[path];
   if (path === "/" && (request.method === "GET" || request.method === "HEAD")) {
@@ -225,13 +226,19 @@ export async function startRestServer(options: RestServerOptions): Promise<RestS
   server.requestTimeout = 0;
 
   const host = options.host ?? "127.0.0.1";
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off("error", reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port ?? 0, host, () => {
+        server.off("error", reject);
+        resolve();
+      });
     });
-  });
+  } catch (error) {
+    pool.close();
+    meter.close();
+    throw error;
+  }
   const { port } = server.address() as AddressInfo;
   const urlHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
 

@@ -63,7 +63,11 @@ describe.each(CLIENT_MODES)("client %#", (mode) => {
 
   it(`turns an error nested in a table into its text (${name})`, async () => {
     const redis = stack.client(mode);
-    const result = await redis.eval("return {1, redis.error_reply('MYERR nested'), {redis.pcall('NOPE')}}", [], []);
+    const result = await redis.eval(
+      "return {1, redis.error_reply('MYERR nested'), {redis.pcall('NOPE')}}",
+      [],
+      [],
+    );
     expect(result).toEqual([1, "MYERR nested", [expect.stringMatching(/Unknown Redis command/)]]);
   });
 });
