@@ -71,3 +71,33 @@ export function errorForCode(code: number, operation: string, subject: string): 
       return new UnexpectedReplyError(`${operation}: ${subject}: unexpected script code ${code}`);
   }
 }
+
+/** Thrown by a processor after `job.moveToDelayed(ts)`: the job waits until then, no attempt is used. */
+export class DelayedError extends QueueError {
+  override name = "DelayedError" as const;
+}
+
+/** Thrown by a processor after `worker.rateLimit(ms)`: the job goes back to the front of the line. */
+export class RateLimitError extends QueueError {
+  override name = "RateLimitError" as const;
+}
+
+/** Thrown by a processor after `job.moveToWaitingChildren()` returned true. */
+export class WaitingChildrenError extends QueueError {
+  override name = "WaitingChildrenError" as const;
+}
+
+/** Thrown by a processor to fail the job at once, whatever attempts remain. */
+export class UnrecoverableError extends QueueError {
+  override name = "UnrecoverableError" as const;
+}
+
+/** The attempt ran past its time limit (`opts.timeout` or the worker's default). */
+export class TimeoutError extends QueueError {
+  override name = "TimeoutError" as const;
+}
+
+/** The worker no longer holds the job's lease: another worker or the stalled check took it. */
+export class LeaseLostError extends QueueError {
+  override name = "LeaseLostError" as const;
+}

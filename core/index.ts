@@ -1,15 +1,31 @@
+export { ActiveJob } from "./active-job.ts";
 export type { AddOutcome } from "./add-jobs.ts";
+export type { BackoffStrategy } from "./backoff.ts";
 export { type CreateRedisOptions, createRedis } from "./client.ts";
 export {
+  DelayedError,
   JobLockedError,
+  LeaseLostError,
   ParentConflictError,
   ParentNotFoundError,
   QueueError,
+  RateLimitError,
+  TimeoutError,
   UnexpectedReplyError,
+  UnrecoverableError,
   ValidationError,
+  WaitingChildrenError,
 } from "./errors.ts";
 export { FlowProducer, type FlowProducerOptions, type JobNode } from "./flow-producer.ts";
 export { Job } from "./job.ts";
 export { Queue, type QueueOptions } from "./queue.ts";
 export { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
 export type * from "./types.ts";
+export {
+  type DrainSummary,
+  type Processor,
+  type StopReason,
+  Worker,
+  type WorkerEvents,
+  type WorkerOptions,
+} from "./worker.ts";

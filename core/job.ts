@@ -152,14 +152,14 @@ export class Job<TData = unknown, TResult = unknown> {
 
   /** Removes the job; refused (JobLockedError) while a worker holds it. */
   async remove(): Promise<void> {
-    const { port, prefix, queueName, clock } = this.location;
+    const { port, prefix, queueName } = this.location;
     const keys = queueKeys(prefix, queueName);
     const code = Number(
       await runScript(
         port,
         removeJob,
         { ...keys, jobKey: this.key, lock: `${this.key}:lock` },
-        { prefix: queueKeyPrefix(prefix, queueName), jobId: this.id, now: clock() },
+        { prefix: queueKeyPrefix(prefix, queueName), jobId: this.id },
       ),
     );
     if (code < 0) throw errorForCode(code, "remove", `job "${this.id}" in queue "${queueName}"`);

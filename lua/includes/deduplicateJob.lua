@@ -1,11 +1,24 @@
--- Deduplication for a job about to be created as `jobId` (BullMQ's `de` option). Returns the id the
--- add resolves to and whether the job must still be created:
---   simple / ttl mode: SET NX claims the window; a live owner wins (its TTL reset with `extend`);
---   replace mode: an owner still in `delayed` is removed and the new job takes its place;
---   a key without TTL whose owner hash is gone is stale and taken over.
+-- Deduplication for a job about to be created as `jobId` (BullMQ's `de` option), following BullMQ 6.7's
+-- deduplicateJob. Returns the id the add resolves to and whether the job must still be created:
+--   simple / ttl mode: SET NX claims the window; a live owner wins (`deduplicated` event);
+--   ttl + extend: a live owner wins and its window restarts;
+--   replace mode: an owner still in `delayed` is removed (`removed`, then `deduplicated` naming the
+--     new job) and the new job takes the window; any other live owner wins silently;
+--   a window without TTL whose owner hash is gone is stale and taken over.
+-- @include removeJobKeys
 local function deduplicateJob(prefix, eventsKey, maxLen, dedupId, jobId, ttl, extend, replace)
   local dedupKey = prefix .. "de:" .. dedupId
-  if not replace then
+  local function claim(owner)
+    if ttl > 0 then
+      redis.call("SET", dedupKey, owner, "PX", ttl)
+    else
+      redis.call("SET", dedupKey, owner)
+    end
+  end
+  local owner
+  if replace or (ttl > 0 and extend) then
+    owner = redis.call("GET", dedupKey)
+  else
     local claimed
     if ttl > 0 then
       claimed = redis.call("SET", dedupKey, jobId, "PX", ttl, "NX")
@@ -13,31 +26,33 @@ local function deduplicateJob(prefix, eventsKey, maxLen, dedupId, jobId, ttl, ex
       claimed = redis.call("SET", dedupKey, jobId, "NX")
     end
     if claimed then return jobId, true end
+    owner = redis.call("GET", dedupKey)
   end
-  local owner = redis.call("GET", dedupKey)
-  if owner and replace and redis.call("ZSCORE", prefix .. "delayed", owner) then
-    redis.call("ZREM", prefix .. "delayed", owner)
-    redis.call("DEL", prefix .. owner, prefix .. owner .. ":logs")
+  if not owner then
+    claim(jobId)
+    return jobId, true
+  end
+  if replace and redis.call("ZREM", prefix .. "delayed", owner) > 0 then
+    removeJobKeys(prefix .. owner)
     redis.call("XADD", eventsKey, "*", "event", "removed", "jobId", owner, "prev", "delayed")
     redis.call("XADD", eventsKey, "MAXLEN", "~", maxLen, "*", "event", "deduplicated", "jobId", jobId,
       "deduplicationId", dedupId, "deduplicatedJobId", owner)
-    if ttl > 0 and extend then
-      redis.call("SET", dedupKey, jobId, "PX", ttl)
-    else
+    redis.call("DEL", prefix .. "dn:" .. dedupId)
+    if ttl > 0 and not extend then
       redis.call("SET", dedupKey, jobId, "KEEPTTL")
+    else
+      claim(jobId)
     end
     return jobId, true
   end
-  if owner and not (redis.call("PTTL", dedupKey) == -1 and redis.call("EXISTS", prefix .. owner) == 0) then
-    if ttl > 0 and extend then redis.call("PEXPIRE", dedupKey, ttl) end
-    redis.call("XADD", eventsKey, "MAXLEN", "~", maxLen, "*", "event", "deduplicated", "jobId", owner,
-      "deduplicationId", dedupId, "deduplicatedJobId", jobId)
-    return owner, false
+  if redis.call("PTTL", dedupKey) == -1 and redis.call("EXISTS", prefix .. owner) == 0 then
+    redis.call("DEL", prefix .. "dn:" .. dedupId)
+    claim(jobId)
+    return jobId, true
   end
-  if ttl > 0 then
-    redis.call("SET", dedupKey, jobId, "PX", ttl)
-  else
-    redis.call("SET", dedupKey, jobId)
-  end
-  return jobId, true
+  if replace then return owner, false end
+  if ttl > 0 and extend then claim(owner) end
+  redis.call("XADD", eventsKey, "MAXLEN", "~", maxLen, "*", "event", "deduplicated", "jobId", owner,
+    "deduplicationId", dedupId, "deduplicatedJobId", jobId)
+  return owner, false
 end

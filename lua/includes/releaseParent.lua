@@ -1,6 +1,8 @@
 -- Moves a parent out of its queue's waiting-children set once nothing is pending: to delayed (its
--- own delay counted from now), prioritized or the head of wait (RPUSH), with a marker and a
--- `waiting prev waiting-children` event on the parent's queue. No-op when it is not waiting there.
+-- own delay counted from now, with a `delayed` event and the delay marker), or to prioritized or the
+-- head of wait (RPUSH) with a marker and a `waiting prev waiting-children` event, all on the parent's
+-- queue (BullMQ's moveParentToWait: a delayed parent gets no `waiting` event). No-op when it is not
+-- waiting there.
 -- @include isQueuePausedOrMaxed
 -- @include setDelayedMarker
 local function releaseParent(parentPrefix, parentId, parentKey, now)
@@ -25,6 +27,6 @@ local function releaseParent(parentPrefix, parentId, parentKey, now)
     if not isQueuePausedOrMaxed(parentPrefix .. "meta", parentPrefix .. "active") then
       redis.call("ZADD", parentPrefix .. "marker", 0, "0")
     end
+    redis.call("XADD", events, "*", "event", "waiting", "jobId", parentId, "prev", "waiting-children")
   end
-  redis.call("XADD", events, "*", "event", "waiting", "jobId", parentId, "prev", "waiting-children")
 end

@@ -1,0 +1,175 @@
+/**
+ * Decides what the ack writes for one attempt: BullMQ's retry rules (attempts = runs in total,
+ * UnrecoverableError fails at once, backoff to delayed or straight back to wait), the processor's own
+ * moves, and removeOnComplete/removeOnFail. Pure, so it is unit-tested without Redis.
+ */
+import type { ActiveJob } from "./active-job.ts";
+import { type BackoffStrategy, backoffDelay } from "./backoff.ts";
+import { DelayedError, RateLimitError, UnrecoverableError, WaitingChildrenError } from "./errors.ts";
+import type { BackoffOptions, KeepJobs } from "./types.ts";
+
+/** How an attempt ended, before it is written. */
+export type Settled =
+  | { kind: "returned"; value: unknown }
+  | { kind: "threw"; error: Error }
+  /** Not run at all, or stopped by the worker's deadline: back to the front of the line. */
+  | { kind: "handed-back" };
+
+export type AckOutcome = "completed" | "failed" | "delayed" | "waiting" | "returned";
+
+/** One job's entry in the ack call (the ackJobs script's ARGV group). */
+export interface AckEntry {
+  id: string;
+  token: string;
+  outcome: AckOutcome;
+  value: string;
+  stacktrace: string;
+  attemptsMade: string;
+  due: number;
+  priority: number;
+  lifo: string;
+  keepCount: number;
+  keepAge: number;
+  keepLimit: number;
+  attempts: number;
+  parentKey: string;
+  parentPrefix: string;
+  parentPolicy: string;
+  dedupId: string;
+  deferred: string;
+}
+
+export interface OutcomeSettings {
+  now: number;
+  removeOnComplete?: KeepJobs;
+  removeOnFail?: KeepJobs;
+  backoffStrategies?: Record<string, BackoffStrategy>;
+  random?: () => number;
+}
+
+/** What the ack decided, for the worker's summary and events. */
+export interface Decision {
+  entry: AckEntry | undefined;
+  /** completed, failed (for good), retried, delayed (by the processor), handed-back, waiting-children */
+  result: "completed" | "failed" | "retried" | "delayed" | "handed-back" | "waiting-children";
+  error?: Error;
+  returnValue?: unknown;
+}
+
+function keep(option: KeepJobs | undefined): { count: number; age: number; limit: number } {
+  if (option === undefined || option === false) return { count: -1, age: 0, limit: 0 };
+  if (option === true) return { count: 0, age: 0, limit: 0 };
+  if (typeof option === "number") return { count: option, age: 0, limit: 0 };
+  return { count: option.count ?? -1, age: option.age ?? 0, limit: option.limit ?? 0 };
+}
+
+function policyOf(parent: ActiveJob["parent"]): string {
+  const flags = (parent ?? {}) as Record<string, unknown>;
+  for (const flag of ["fpof", "cpof", "idof", "rdof"]) if (flags[flag]) return flag;
+  return "";
+}
+
+function stacktraceWith(job: ActiveJob, error: Error): string {
+  const limit = Number(job.opts.stackTraceLimit ?? 0);
+  const traces = [...job.stacktrace, error.stack ?? `${error.name}: ${error.message}`];
+  return JSON.stringify(limit > 0 ? traces.slice(-limit) : traces);
+}
+
+function baseEntry(job: ActiveJob, outcome: AckOutcome, keepJobs: KeepJobs | undefined): AckEntry {
+  const kept = keep(keepJobs);
+  return {
+    id: job.id,
+    token: job.token,
+    outcome,
+    value: "",
+    stacktrace: "",
+    attemptsMade: "",
+    due: 0,
+    priority: job.priority,
+    lifo: job.opts.lifo ? "1" : "",
+    keepCount: kept.count,
+    keepAge: kept.age,
+    keepLimit: kept.limit,
+    attempts: Number(job.opts.attempts ?? 0),
+    parentKey: job.parentKey ?? "",
+    parentPrefix: job.parent ? `${job.parent.queueKey}:` : "",
+    parentPolicy: policyOf(job.parent),
+    dedupId: job.deduplicationId ?? "",
+    deferred: job.deferredFailure !== undefined ? "1" : "",
+  };
+}
+
+/** Turns an attempt's end into the ack entry and what to report. */
+export function decide(job: ActiveJob, settled: Settled, settings: OutcomeSettings): Decision {
+  const removeOnComplete = (job.opts.removeOnComplete as KeepJobs | undefined) ?? settings.removeOnComplete;
+  const removeOnFail = (job.opts.removeOnFail as KeepJobs | undefined) ?? settings.removeOnFail;
+  if (settled.kind === "handed-back")
+    return { entry: baseEntry(job, "returned", undefined), result: "handed-back" };
+  if (job.intent?.kind === "delayed") {
+    const entry = { ...baseEntry(job, "delayed", undefined), due: job.intent.due };
+    return { entry, result: "delayed" };
+  }
+  if (settled.kind === "returned") {
+    let text: string | undefined;
+    let problem: unknown;
+    try {
+      text = JSON.stringify(settled.value === undefined ? null : settled.value);
+    } catch (error) {
+      problem = error;
+    }
+    if (text !== undefined) {
+      const entry = { ...baseEntry(job, "completed", removeOnComplete), value: text };
+      entry.attemptsMade = String(job.attemptsMade + 1);
+      return { entry, result: "completed", returnValue: settled.value };
+    }
+    const reason = problem instanceof Error ? problem.message : "the value has no JSON form";
+    return decide(
+      job,
+      { kind: "threw", error: new Error(`the processor's return value cannot be stored as JSON: ${reason}`) },
+      settings,
+    );
+  }
+  const error = settled.error;
+  if (error instanceof WaitingChildrenError) return { entry: undefined, result: "waiting-children" };
+  if (error instanceof DelayedError)
+    return { entry: baseEntry(job, "returned", undefined), result: "handed-back" };
+  if (error instanceof RateLimitError)
+    return { entry: baseEntry(job, "returned", undefined), result: "handed-back" };
+  const attemptsMade = job.attemptsMade + 1;
+  const failure = {
+    value: error.message,
+    stacktrace: stacktraceWith(job, error),
+    attemptsMade: String(attemptsMade),
+  };
+  const finalFailure = (): Decision => ({
+    entry: { ...baseEntry(job, "failed", removeOnFail), ...failure },
+    result: "failed",
+    error,
+  });
+  const attempts = Number(job.opts.attempts ?? 0);
+  if (error instanceof UnrecoverableError || job.deferredFailure !== undefined || attemptsMade >= attempts) {
+    return finalFailure();
+  }
+  let wait: number;
+  try {
+    wait = backoffDelay(job.opts.backoff as BackoffOptions | undefined, {
+      attemptsMade,
+      error,
+      job,
+      strategies: settings.backoffStrategies,
+      random: settings.random,
+    });
+  } catch (strategyError) {
+    failure.value = `${error.message} (and the backoff failed: ${(strategyError as Error).message})`;
+    return finalFailure();
+  }
+  if (wait < 0) return finalFailure();
+  if (wait > 0) {
+    return {
+      entry: { ...baseEntry(job, "delayed", undefined), ...failure, due: settings.now + wait },
+      result: "retried",
+      error,
+    };
+  }
+  return { entry: { ...baseEntry(job, "waiting", undefined), ...failure }, result: "retried", error };
+}

@@ -1,0 +1,45 @@
+--[[
+moveToWaitingChildren: A running parent asks to wait for its children: while any is pending it
+leaves active for waiting-children (its lock released); otherwise it keeps running.
+
+KEYS
+  job  {P}<jobId>
+  lock  {P}<jobId>:lock
+  dependencies  {P}<jobId>:dependencies
+  unsuccessful  {P}<jobId>:unsuccessful
+  active  {P}active
+  waitingChildren  {P}waiting-children
+  stalled  {P}stalled
+  events  {P}events
+ARGV
+  jobId  job id
+  token  the lock token the job was leased with
+  now  the caller's clock (ms)
+  child  a child key to wait for specifically, or ""
+RETURNS
+  1 moved (or already moved by a replay of this call), 0 nothing pending, -9 a child failed
+  (failParentOnFailure), -2 lock gone, -6 another token owns the lock.
+EVENTS
+  waiting-children {jobId, prev: active}
+]]
+local id = ARGV[ARG.jobId]
+if redis.call("ZCARD", KEYS[KEY.unsuccessful]) > 0 then return -9 end
+local lock = redis.call("GET", KEYS[KEY.lock])
+if not lock then
+  if redis.call("ZSCORE", KEYS[KEY.waitingChildren], id) then return 1 end
+  return -2
+end
+if lock ~= ARGV[ARG.token] then return -6 end
+local pending
+if ARGV[ARG.child] ~= "" then
+  pending = redis.call("SISMEMBER", KEYS[KEY.dependencies], ARGV[ARG.child]) == 1
+else
+  pending = redis.call("SCARD", KEYS[KEY.dependencies]) > 0
+end
+if not pending then return 0 end
+redis.call("DEL", KEYS[KEY.lock])
+redis.call("SREM", KEYS[KEY.stalled], id)
+redis.call("LREM", KEYS[KEY.active], -1, id)
+redis.call("ZADD", KEYS[KEY.waitingChildren], ARGV[ARG.now], id)
+redis.call("XADD", KEYS[KEY.events], "*", "event", "waiting-children", "jobId", id, "prev", "active")
+return 1

@@ -1,0 +1,37 @@
+--[[
+updateJob: What a processor does to its own job while it runs: progress (with its event), a log
+line (trimmed to keepLogs) or new data. The job must still exist.
+
+KEYS
+  job  {P}<jobId>
+  logs  {P}<jobId>:logs
+  events  {P}events
+  meta  {P}meta
+ARGV
+  jobId  job id
+  kind  progress | log | data
+  value  progress JSON, the log line, or data JSON
+  keepLogs  for a log line: keep only the newest N lines, 0 keeps all
+RETURNS
+  1 (progress, data) or the number of log lines; -1 when the job does not exist.
+EVENTS
+  progress {jobId, data}
+]]
+if redis.call("EXISTS", KEYS[KEY.job]) == 0 then return -1 end
+local kind, value = ARGV[ARG.kind], ARGV[ARG.value]
+if kind == "progress" then
+  local maxLen = redis.call("HGET", KEYS[KEY.meta], "opts.maxLenEvents") or "10000"
+  redis.call("HSET", KEYS[KEY.job], "progress", value)
+  redis.call("XADD", KEYS[KEY.events], "MAXLEN", "~", maxLen, "*", "event", "progress", "jobId", ARGV[ARG.jobId], "data", value)
+  return 1
+elseif kind == "data" then
+  redis.call("HSET", KEYS[KEY.job], "data", value)
+  return 1
+end
+local count = redis.call("RPUSH", KEYS[KEY.logs], value)
+local keep = tonumber(ARGV[ARG.keepLogs]) or 0
+if keep > 0 and count > keep then
+  redis.call("LTRIM", KEYS[KEY.logs], -keep, -1)
+  return keep
+end
+return count
