@@ -14,66 +14,19 @@ import { queueKeys } from "./keys.ts";
 import { type Decision, decide } from "./outcome.ts";
 import { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
 import { runBatch } from "./run-batch.ts";
+import {
+  type DrainSummary,
+  type Processor,
+  sleep,
+  type WorkerEvents,
+  type WorkerOptions,
+} from "./worker-types.ts";
+
+export type { DrainSummary, Processor, StopReason, WorkerEvents, WorkerOptions } from "./worker-types.ts";
+
 import { runScript } from "./scripts.ts";
-import type { KeepJobs } from "./types.ts";
 import { Checker, checkPrefix, checkQueueName } from "./validate.ts";
 import { ackBatch, extendBatch, leaseBatch, runStalledCheck } from "./worker-calls.ts";
-
-export type Processor<TData = unknown, TResult = unknown> = (
-  job: ActiveJob<TData, TResult>,
-) => Promise<TResult>;
-
-export interface WorkerOptions {
-  redis: UpstashRedisLike | RedisPort;
-  prefix?: string;
-  /** Most jobs leased per call (default 10). */
-  batchSize?: number;
-  /** Most jobs run at once (default: batchSize). */
-  concurrency?: number;
-  /** Lock time-to-live (ms, default 30000); extended every third of it while jobs run. */
-  leaseMs?: number;
-  limiter?: { max: number; duration: number };
-  /** Written to each job's `processedBy`. */
-  name?: string;
-  maxStalledCount?: number;
-  stalledInterval?: number;
-  removeOnComplete?: KeepJobs;
-  removeOnFail?: KeepJobs;
-  backoffStrategies?: Record<string, BackoffStrategy>;
-  /** BullMQ's `settings.backoffStrategy`: used for backoff types not found in backoffStrategies. */
-  settings?: { backoffStrategy?: BackoffStrategy };
-  /** Default per-attempt time limit (ms) for jobs without `opts.timeout`. */
-  jobTimeoutMs?: number;
-  /** `run` polls an idle queue with a backoff from min to max (ms, default 100 → 5000). */
-  poll?: { minMs?: number; maxMs?: number };
-  clock?: () => number;
-  random?: () => number;
-}
-
-export type StopReason = "empty" | "deadline" | "paused" | "rate-limited" | "aborted";
-
-export interface DrainSummary {
-  leased: number;
-  completed: number;
-  failed: number;
-  retried: number;
-  delayed: number;
-  handedBack: number;
-  lostLeases: number;
-  stoppedBecause: StopReason;
-  /** When more work is due (ms): the earliest delayed job, or when the rate limit ends. */
-  nextDueAt?: number;
-}
-
-export interface WorkerEvents {
-  active: (job: ActiveJob, prev: string) => void;
-  progress: (job: ActiveJob, progress: unknown) => void;
-  completed: (job: ActiveJob, result: unknown, prev: string) => void;
-  failed: (job: ActiveJob | undefined, error: Error, prev: string) => void;
-  error: (error: Error) => void;
-  stalled: (jobId: string, prev: string) => void;
-  drained: () => void;
-}
 
 export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEvents> {
   readonly name: string;
@@ -248,7 +201,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
     return rateLimited;
   }
 
-  private strategies(): Record<string, import("./backoff.ts").BackoffStrategy> | undefined {
+  private strategies(): Record<string, BackoffStrategy> | undefined {
     const fallback = this.options.settings?.backoffStrategy;
     if (!fallback) return this.options.backoffStrategies;
     return new Proxy(this.options.backoffStrategies ?? {}, {
@@ -309,17 +262,4 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
       await sleep(wait, options.signal);
     }
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }

@@ -1,0 +1,77 @@
+/**
+ * The worker's public types: options, the processor, the drain summary and the local events.
+ */
+import type { ActiveJob } from "./active-job.ts";
+import type { BackoffStrategy } from "./backoff.ts";
+import type { RedisPort, UpstashRedisLike } from "./redis-port.ts";
+import type { KeepJobs } from "./types.ts";
+
+export type Processor<TData = unknown, TResult = unknown> = (
+  job: ActiveJob<TData, TResult>,
+) => Promise<TResult>;
+
+export interface WorkerOptions {
+  redis: UpstashRedisLike | RedisPort;
+  prefix?: string;
+  /** Most jobs leased per call (default 10). */
+  batchSize?: number;
+  /** Most jobs run at once (default: batchSize). */
+  concurrency?: number;
+  /** Lock time-to-live (ms, default 30000); extended every third of it while jobs run. */
+  leaseMs?: number;
+  limiter?: { max: number; duration: number };
+  /** Written to each job's `processedBy`. */
+  name?: string;
+  maxStalledCount?: number;
+  stalledInterval?: number;
+  removeOnComplete?: KeepJobs;
+  removeOnFail?: KeepJobs;
+  backoffStrategies?: Record<string, BackoffStrategy>;
+  /** BullMQ's `settings.backoffStrategy`: used for backoff types not found in backoffStrategies. */
+  settings?: { backoffStrategy?: BackoffStrategy };
+  /** Default per-attempt time limit (ms) for jobs without `opts.timeout`. */
+  jobTimeoutMs?: number;
+  /** `run` polls an idle queue with a backoff from min to max (ms, default 100 → 5000). */
+  poll?: { minMs?: number; maxMs?: number };
+  clock?: () => number;
+  random?: () => number;
+}
+
+export type StopReason = "empty" | "deadline" | "paused" | "rate-limited" | "aborted";
+
+export interface DrainSummary {
+  leased: number;
+  completed: number;
+  failed: number;
+  retried: number;
+  delayed: number;
+  handedBack: number;
+  lostLeases: number;
+  stoppedBecause: StopReason;
+  /** When more work is due (ms): the earliest delayed job, or when the rate limit ends. */
+  nextDueAt?: number;
+}
+
+export interface WorkerEvents {
+  active: (job: ActiveJob, prev: string) => void;
+  progress: (job: ActiveJob, progress: unknown) => void;
+  completed: (job: ActiveJob, result: unknown, prev: string) => void;
+  failed: (job: ActiveJob | undefined, error: Error, prev: string) => void;
+  error: (error: Error) => void;
+  stalled: (jobId: string, prev: string) => void;
+  drained: () => void;
+}
+
+/** Resolves after `ms`, or at once when the signal fires. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
