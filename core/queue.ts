@@ -70,6 +70,8 @@ const defaultCountTypes = [
   "waiting",
   "waiting-children",
 ];
+/** What BullMQ's `count()` sums: the jobs still to be processed. */
+const pendingTypes: JobType[] = ["waiting", "delayed", "prioritized", "waiting-children"];
 
 /**
  * A queue in BullMQ 6's layout.
@@ -177,27 +179,35 @@ export class Queue<TData = unknown> {
     return Job.fromFlat<TData>(this.location, id, flat);
   }
 
-  private structures(types: readonly string[]): { key: string; kind: "list" | "zset"; type: string }[] {
-    const check: Checker = new Checker(`Queue "${this.name}": getJobs`);
+  /**
+   * The structure of each type, in order. `perType` keeps one entry per distinct type name (as
+   * BullMQ's counts do: `wait` and `waiting` are both counted); otherwise types naming the same
+   * structure are listed once (as BullMQ's getJobs does).
+   */
+  private structures(
+    types: readonly string[],
+    perType = false,
+  ): { key: string; kind: "list" | "zset"; type: string }[] {
+    const check: Checker = new Checker(`Queue "${this.name}": ${perType ? "getJobCounts" : "getJobs"}`);
     const seen = new Set<string>();
     const out: { key: string; kind: "list" | "zset"; type: string }[] = [];
     for (const [i, type] of types.entries()) {
       const structure = structureOf[type];
       if (!structure) check.fail(`types[${i}]`, `one of ${Object.keys(structureOf).join(", ")}`, type);
-      if (seen.has(structure.suffix)) continue;
-      seen.add(structure.suffix);
-      out.push({
-        key: this.keys[structure.suffix],
-        kind: structure.kind,
-        type: type === "wait" ? "waiting" : type,
-      });
+      const identity = perType ? type : structure.suffix;
+      if (seen.has(identity)) continue;
+      seen.add(identity);
+      out.push({ key: this.keys[structure.suffix], kind: structure.kind, type });
     }
     return out;
   }
 
-  /** Counts by type; with no types, BullMQ 6's default set (no `paused`). */
+  /**
+   * Counts by type, keyed by the type names asked for (BullMQ keeps `wait` as `wait`); with no types,
+   * BullMQ 6's default set (no `paused`).
+   */
   async getJobCounts(...types: JobType[]): Promise<Record<string, number>> {
-    const structures = this.structures(types.length > 0 ? types : defaultCountTypes);
+    const structures = this.structures(types.length > 0 ? types : defaultCountTypes, true);
     const reply = await runScript(
       this.port,
       getJobCounts,
@@ -209,9 +219,12 @@ export class Queue<TData = unknown> {
     return Object.fromEntries(structures.map((s, i) => [s.type, Number(reply[i])]));
   }
 
-  /** Total of the given types (all default types when none are given). */
+  /**
+   * Total of the given types; with none, of the jobs still to be processed (waiting, delayed,
+   * prioritized, waiting-children), as BullMQ's `count()`.
+   */
   async count(...types: JobType[]): Promise<number> {
-    const counts = await this.getJobCounts(...types);
+    const counts = await this.getJobCounts(...(types.length > 0 ? types : pendingTypes));
     return Object.values(counts).reduce((sum, n) => sum + n, 0);
   }
 

@@ -50,15 +50,17 @@ local meta = redis.call("HMGET", KEYS[KEY.meta], "paused", "concurrency", "max",
 promoteDelayedJobs(prefix, KEYS[KEY.delayed], KEYS[KEY.wait], KEYS[KEY.prioritized], KEYS[KEY.priorityCounter],
   KEYS[KEY.events], now, 1000)
 local maxJobs = tonumber(meta[3]) or tonumber(ARGV[ARG.limiterMax]) or 0
-if maxJobs > 0 then
-  local used = tonumber(redis.call("GET", KEYS[KEY.limiter])) or 0
+-- The limiter is read even without a configured max: a manual rate limit (Queue/Worker.rateLimit)
+-- sets it to 2^53 - 1, which no max reaches, so it holds every worker back until it expires.
+local used = tonumber(redis.call("GET", KEYS[KEY.limiter])) or 0
+if maxJobs > 0 or used >= 9007199254740991 then
   if used >= maxJobs then
     local ttl = redis.call("PTTL", KEYS[KEY.limiter])
     if ttl > 0 then return { 2, ttl } end
     redis.call("DEL", KEYS[KEY.limiter])
     used = 0
   end
-  count = math.min(count, maxJobs - used)
+  if maxJobs > 0 then count = math.min(count, maxJobs - used) end
 end
 if meta[1] then return { 1, 0 } end
 if meta[2] then

@@ -71,10 +71,6 @@ if fields[3] then
   end
 end
 removeJobKeys(jobKey)
-local maxLen = redis.call("HGET", KEYS[KEY.meta], "opts.maxLenEvents")
-if not maxLen then
-  maxLen = "10000"
-  redis.call("HSET", KEYS[KEY.meta], "opts.maxLenEvents", maxLen)
-end
+local maxLen = redis.call("HGET", KEYS[KEY.meta], "opts.maxLenEvents") or "10000"
 redis.call("XADD", KEYS[KEY.events], "MAXLEN", "~", maxLen, "*", "event", "removed", "jobId", jobId, "prev", prev)
 return 1
