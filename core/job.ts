@@ -150,7 +150,10 @@ export class Job<TData = unknown, TResult = unknown> {
     };
   }
 
-  /** Removes the job; refused (JobLockedError) while a worker holds it. */
+  /**
+   * Removes the job, as BullMQ's `remove({ removeChildren: false })`: its children stay, and a parent
+   * left with nothing pending goes to the end of wait. Refused (JobLockedError) while a worker holds it.
+   */
   async remove(): Promise<void> {
     const { port, prefix, queueName } = this.location;
     const keys = queueKeys(prefix, queueName);

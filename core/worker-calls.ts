@@ -103,20 +103,36 @@ export async function extendBatch(
   return new Set(jobs.filter((_, i) => Number(reply[i]) !== 1).map((job) => job.id));
 }
 
-/** Acks a batch; returns one code per entry (1 done, -2 lock gone, -6 other owner, -3 not active). */
+export interface AckResult {
+  /** One code per entry: 1 done, -2 lock gone, -6 another owner, -3 not active. */
+  codes: number[];
+  /** Whether wait or prioritized still held jobs after the ack (unknown after a replay: true). */
+  readyLeft: boolean;
+  /** When no job was ready: the earliest delayed job's due time (ms), or 0. */
+  nextDue: number;
+}
+
+/** Acks a batch in one call. */
 export async function ackBatch(
   location: JobLocation,
   entries: AckEntry[],
   batchToken: string,
-): Promise<number[]> {
-  if (entries.length === 0) return [];
+  maxLenEvents = 10_000,
+): Promise<AckResult> {
+  if (entries.length === 0) return { codes: [], readyLeft: true, nextDue: 0 };
   const { port, prefix, queueName, clock } = location;
   const keys = queueKeys(prefix, queueName);
   const reply = await runScript(
     port,
     ackJobs,
     { ...keys, replayGuard: replayGuardKey(prefix, queueName, `ack-${batchToken}`) },
-    { prefix: queueKeyPrefix(prefix, queueName), now: clock(), guardTtl: guardTtlMs, jobs: entries },
+    {
+      prefix: queueKeyPrefix(prefix, queueName),
+      now: clock(),
+      guardTtl: guardTtlMs,
+      maxLenEvents,
+      jobs: entries,
+    },
   );
   if (!Array.isArray(reply)) throw new UnexpectedReplyError(`ack on queue "${queueName}": unexpected reply`);
   if (reply[0] === "replayed") {
@@ -125,9 +141,9 @@ export async function ackBatch(
       const [index, code] = part.split(":");
       if (index && code) codes[Number(index) - 1] = Number(code);
     }
-    return codes;
+    return { codes, readyLeft: true, nextDue: 0 };
   }
-  return reply.map(Number);
+  return { readyLeft: Number(reply[0]) === 1, nextDue: Number(reply[1]), codes: reply.slice(2).map(Number) };
 }
 
 export interface StalledCheck {

@@ -29,6 +29,8 @@ export interface WorkerOptions {
   backoffStrategies?: Record<string, BackoffStrategy>;
   /** BullMQ's `settings.backoffStrategy`: used for backoff types not found in backoffStrategies. */
   settings?: { backoffStrategy?: BackoffStrategy };
+  /** The events stream's approximate cap, as BullMQ's `streams.events.maxLen` (default 10000). */
+  streams?: { events?: { maxLen?: number } };
   /** Default per-attempt time limit (ms) for jobs without `opts.timeout`. */
   jobTimeoutMs?: number;
   /** `run` polls an idle queue with a backoff from min to max (ms, default 100 → 5000). */

@@ -12,7 +12,7 @@ import { setRateLimit } from "./generated/scripts.ts";
 import type { JobLocation } from "./job.ts";
 import { queueKeys } from "./keys.ts";
 import { type Decision, decide } from "./outcome.ts";
-import { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
+import { toRedisPort } from "./redis-port.ts";
 import { runBatch } from "./run-batch.ts";
 import {
   type DrainSummary,
@@ -123,19 +123,28 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
         return { ...summary, stoppedBecause: "empty", ...(nextDueAt ? { nextDueAt } : {}) };
       }
       summary.leased += lease.jobs.length;
-      const rateLimited = await this.processBatch(lease.jobs, token, deadline, options.signal, summary);
-      if (rateLimited) return { ...summary, stoppedBecause: "rate-limited" };
+      const after = await this.processBatch(lease.jobs, token, deadline, options.signal, summary);
+      if (after.rateLimited) return { ...summary, stoppedBecause: "rate-limited" };
+      // The ack saw nothing left to take: stop here instead of paying for an empty lease.
+      if (!after.readyLeft) {
+        this.emit("drained");
+        return {
+          ...summary,
+          stoppedBecause: "empty",
+          ...(after.nextDue > 0 ? { nextDueAt: after.nextDue } : {}),
+        };
+      }
     }
   }
 
-  /** Runs one leased batch and acks it; true when a processor hit the rate limit. */
+  /** Runs one leased batch and acks it. */
   private async processBatch(
     jobs: ActiveJob[],
     token: string,
     deadline: number,
     signal: AbortSignal | undefined,
     summary: DrainSummary,
-  ): Promise<boolean> {
+  ): Promise<{ rateLimited: boolean; readyLeft: boolean; nextDue: number }> {
     for (const job of jobs) {
       job.hooks = { onProgress: (j, progress) => this.emit("progress", j, progress) };
     }
@@ -174,15 +183,17 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
       );
     }
     const toAck = [...decisions].filter(([, decision]) => decision.entry);
-    const codes = await ackBatch(
+    const ack = await ackBatch(
       this.location,
       toAck.map(([, decision]) => decision.entry as NonNullable<Decision["entry"]>),
       token,
+      this.options.streams?.events?.maxLen,
     );
     summary.lostLeases += lost.size;
     for (const id of lost)
       this.emit("error", new LeaseLostError(`lease lost on job "${id}" in queue "${this.name}"`));
     let rateLimited = false;
+    const codes = ack.codes;
     for (const [i, [job, decision]] of toAck.entries()) {
       if (codes[i] !== 1) {
         summary.lostLeases += 1;
@@ -198,7 +209,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
         if (error instanceof RateLimitError) rateLimited = true;
       }
     }
-    return rateLimited;
+    return { rateLimited, readyLeft: ack.readyLeft, nextDue: ack.nextDue };
   }
 
   private strategies(): Record<string, BackoffStrategy> | undefined {

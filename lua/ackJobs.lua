@@ -4,7 +4,6 @@ or wait) or handed back. A job is only touched while this batch's token still ow
 others are reported back. A replayed call returns the first call's answer and writes nothing.
 
 KEYS
-  meta  {P}meta
   wait  {P}wait
   active  {P}active
   prioritized  {P}prioritized
@@ -20,6 +19,7 @@ ARGV
   prefix  the queue key prefix {P}
   now  the caller's clock (ms), becomes finishedOn
   guardTtl  how long the replay guard lives (ms)
+  maxLenEvents  the events stream's approximate cap (MAXLEN ~)
 ARGV repeated jobs
   id  job id
   token  the lock token the job was leased with
@@ -40,8 +40,10 @@ ARGV repeated jobs
   dedupId  the job's deduplication id, or ""
   deferred  "1" when the job carried `defa`
 RETURNS
-  One code per job: 1 done, -2 its lock is gone, -6 another token owns it, -3 not active. A replayed
-  call: {"replayed", <text>} where text lists the non-1 codes as "index:code;".
+  {readyLeft, nextDue, code…}: readyLeft 1 when wait or prioritized still hold jobs; nextDue the
+  earliest delayed job's due time (ms) when none are ready, else 0; one code per job: 1 done, -2 its
+  lock is gone, -6 another token owns it, -3 not active. A replayed call: {"replayed", <text>} where
+  text lists the non-1 codes as "index:code;".
 EVENTS
   completed, failed, retries-exhausted, delayed, waiting prev active, drained; waiting prev
   waiting-children on a released parent's queue.
@@ -52,11 +54,12 @@ EVENTS
 local prefix, now = ARGV[ARG.prefix], tonumber(ARGV[ARG.now])
 local previous = redis.call("SET", KEYS[KEY.replayGuard], "", "NX", "GET", "PX", ARGV[ARG.guardTtl])
 if previous then return { "replayed", previous } end
-local meta = redis.call("HMGET", KEYS[KEY.meta], "paused", "concurrency", "opts.maxLenEvents")
+-- Like adds, acks read nothing from meta: the events cap is the caller's (every event here is
+-- written with MAXLEN ~, which bounds the stream as BullMQ's XTRIM before finishing does), and the
+-- "ready" marker for requeued jobs is written even while paused (a spurious wake-up for BullMQ).
 local q = { prefix = prefix, events = KEYS[KEY.events], delayed = KEYS[KEY.delayed], wait = KEYS[KEY.wait],
-  prioritized = KEYS[KEY.prioritized], priorityCounter = KEYS[KEY.priorityCounter], maxLen = meta[3] or "10000",
-  finished = { completed = {}, failed = {} }, prunes = {} }
-redis.call("XTRIM", q.events, "MAXLEN", "~", q.maxLen)
+  prioritized = KEYS[KEY.prioritized], priorityCounter = KEYS[KEY.priorityCounter], maxLen = ARGV[ARG.maxLenEvents],
+  finished = { completed = {}, failed = {} }, prunes = {}, dueScores = {}, delayedAdds = {} }
 local jobs, lockKeys = {}, {}
 for i = 1, ARG_GROUP_COUNT do
   local job = {}
@@ -87,19 +90,23 @@ end
 for _, job in ipairs(owned) do
   if job.outcome == "completed" or job.outcome == "failed" then finishJob(q, job, now) else requeueJob(q, job, now) end
 end
+for from = 1, #q.delayedAdds, 4000 do
+  redis.call("ZADD", KEYS[KEY.delayed], unpack(q.delayedAdds, from, math.min(from + 3999, #q.delayedAdds)))
+end
 for target, members in pairs(q.finished) do
   if #members > 0 then redis.call("ZADD", KEYS[KEY[target]], unpack(members)) end
 end
 for _, prune in pairs(q.prunes) do pruneFinished(prefix, KEYS[KEY[prune[1]]], prune[2], prune[3], prune[4], now) end
-if q.ready and not meta[1] then
-  if not meta[2] or redis.call("LLEN", KEYS[KEY.active]) < tonumber(meta[2]) then
-    redis.call("ZADD", KEYS[KEY.marker], 0, "0")
-  end
-end
+if q.ready then redis.call("ZADD", KEYS[KEY.marker], 0, "0") end
 if q.earliestDue then redis.call("ZADD", KEYS[KEY.marker], "LT", q.earliestDue, "1") end
-if redis.call("LLEN", KEYS[KEY.wait]) == 0 and redis.call("ZCARD", KEYS[KEY.prioritized]) == 0
-    and redis.call("LLEN", KEYS[KEY.active]) == 0 then
-  redis.call("XADD", KEYS[KEY.events], "*", "event", "drained")
+local readyLeft = redis.call("LLEN", KEYS[KEY.wait]) > 0 or redis.call("ZCARD", KEYS[KEY.prioritized]) > 0
+local nextDue = 0
+if not readyLeft then
+  if redis.call("LLEN", KEYS[KEY.active]) == 0 then redis.call("XADD", KEYS[KEY.events], "*", "event", "drained") end
+  local first = redis.call("ZRANGE", KEYS[KEY.delayed], 0, 0, "WITHSCORES")
+  if first[2] then nextDue = math.floor(tonumber(first[2]) / 4096) end
 end
 if #deviations > 0 then redis.call("SET", KEYS[KEY.replayGuard], table.concat(deviations), "XX", "KEEPTTL") end
-return codes
+local out = { readyLeft and 1 or 0, nextDue }
+for i, code in ipairs(codes) do out[i + 2] = code end
+return out

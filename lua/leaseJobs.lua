@@ -47,8 +47,14 @@ if replayed then
   return out
 end
 local meta = redis.call("HMGET", KEYS[KEY.meta], "paused", "concurrency", "max", "duration")
-promoteDelayedJobs(prefix, KEYS[KEY.delayed], KEYS[KEY.wait], KEYS[KEY.prioritized], KEYS[KEY.priorityCounter],
-  KEYS[KEY.events], now, 1000)
+local promoted = promoteDelayedJobs(prefix, KEYS[KEY.delayed], KEYS[KEY.wait], KEYS[KEY.prioritized],
+  KEYS[KEY.priorityCounter], KEYS[KEY.events], now, 1000)
+-- Promoted jobs get `delay` 0; those leased below get it in the same write as processedOn.
+local function resetDelays(except)
+  for id in pairs(promoted) do
+    if not except[id] then redis.call("HSET", prefix .. id, "delay", 0) end
+  end
+end
 local maxJobs = tonumber(meta[3]) or tonumber(ARGV[ARG.limiterMax]) or 0
 -- The limiter is read even without a configured max: a manual rate limit (Queue/Worker.rateLimit)
 -- sets it to 2^53 - 1, which no max reaches, so it holds every worker back until it expires.
@@ -56,42 +62,53 @@ local used = tonumber(redis.call("GET", KEYS[KEY.limiter])) or 0
 if maxJobs > 0 or used >= 9007199254740991 then
   if used >= maxJobs then
     local ttl = redis.call("PTTL", KEYS[KEY.limiter])
-    if ttl > 0 then return { 2, ttl } end
+    if ttl > 0 then
+      resetDelays({})
+      return { 2, ttl }
+    end
     redis.call("DEL", KEYS[KEY.limiter])
     used = 0
   end
   if maxJobs > 0 then count = math.min(count, maxJobs - used) end
 end
-if meta[1] then return { 1, 0 } end
+if meta[1] then
+  resetDelays({})
+  return { 1, 0 }
+end
 if meta[2] then
   count = math.min(count, tonumber(meta[2]) - redis.call("LLEN", KEYS[KEY.active]))
-  if count <= 0 then return { 3, 0 } end
+  if count <= 0 then
+    resetDelays({})
+    return { 3, 0 }
+  end
 end
-local ids = takeReadyJobs(KEYS[KEY.wait], KEYS[KEY.prioritized], KEYS[KEY.priorityCounter], KEYS[KEY.active], count)
+local ids = takeReadyJobs(KEYS[KEY.wait], KEYS[KEY.prioritized], KEYS[KEY.active], count)
 if #ids == 0 then
+  resetDelays({})
   local first = redis.call("ZRANGE", KEYS[KEY.delayed], 0, 0, "WITHSCORES")
   return { 0, first[2] and math.floor(tonumber(first[2]) / 4096) or 0 }
 end
-local out, leased, counted = { 0, 0 }, {}, 0
+local out, leased, taken, counted = { 0, 0 }, {}, {}, 0
 for _, id in ipairs(ids) do
   local key = prefix .. id
-  local hash = redis.call("HGETALL", key)
+  local hash = promoted[id] or redis.call("HGETALL", key)
   if #hash == 0 then
     redis.call("LREM", KEYS[KEY.active], -1, id)
   else
     local started, deferred = 0, false
     for i = 1, #hash, 2 do
       if hash[i] == "ats" then started = tonumber(hash[i + 1]) or 0 elseif hash[i] == "defa" then deferred = true end
+      if promoted[id] and hash[i] == "delay" then hash[i + 1] = "0" end
     end
     if not deferred then counted = counted + 1 end
     redis.call("SET", key .. ":lock", token, "PX", ARGV[ARG.leaseMs])
-    if ARGV[ARG.workerName] ~= "" then
-      redis.call("HSET", key, "processedOn", now, "ats", started + 1, "pb", ARGV[ARG.workerName])
-    else
-      redis.call("HSET", key, "processedOn", now, "ats", started + 1)
-    end
+    local fields = { "processedOn", now, "ats", started + 1 }
+    if ARGV[ARG.workerName] ~= "" then table.insert(fields, "pb"); table.insert(fields, ARGV[ARG.workerName]) end
+    if promoted[id] then table.insert(fields, "delay"); table.insert(fields, 0) end
+    redis.call("HSET", key, unpack(fields))
     redis.call("XADD", KEYS[KEY.events], "*", "event", "active", "jobId", id, "prev", "waiting")
     leased[#leased + 1] = id
+    taken[id] = true
     out[#out + 1] = id
     out[#out + 1] = hash
   end
@@ -103,6 +120,7 @@ if maxJobs > 0 and counted > 0 then
     redis.call("PEXPIRE", KEYS[KEY.limiter], math.floor(duration))
   end
 end
+resetDelays(taken)
 redis.call("ZADD", KEYS[KEY.marker], 0, "0")
 redis.call("SET", KEYS[KEY.replayGuard], encodeIds(leased), "PX", ARGV[ARG.guardTtl])
 return out

@@ -10,7 +10,11 @@ export async function runProducerDemo(redis: Redis, log: (line: string) => void)
   const reports = new Queue("report", { redis });
   const flow = new FlowProducer({ redis });
   const added = [
-    await emails.add("welcome", { to: "ada@example.com" }, { attempts: 3, backoff: { type: "exponential", delay: 1000 } }),
+    await emails.add(
+      "welcome",
+      { to: "ada@example.com" },
+      { attempts: 3, backoff: { type: "exponential", delay: 1000 } },
+    ),
     await emails.add("reminder", { to: "alan@example.com" }, { delay: 60_000 }),
     await emails.add("password-reset", { to: "grace@example.com" }, { priority: 1 }),
     await emails.add("digest", { to: "edsger@example.com" }, { lifo: true }),

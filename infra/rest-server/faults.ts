@@ -12,11 +12,17 @@
  * - `status-503`: answer 503 with an HTML page (as a proxy would), without running.
  *
  * `times` is how many matching requests are affected (unlimited until cleared when absent); `command`
- * limits the fault to requests containing a command of that name (case-insensitive).
+ * limits the fault to requests containing a command of that name (case-insensitive); `every` = N
+ * affects only every Nth matching request (the others pass), so a retried request gets through.
  */
 export type Fault =
-  | { kind: "fail-before" | "drop-after" | "status-500" | "status-503"; times?: number; command?: string }
-  | { kind: "delay"; delayMs: number; times?: number; command?: string };
+  | {
+      kind: "fail-before" | "drop-after" | "status-500" | "status-503";
+      times?: number;
+      command?: string;
+      every?: number;
+    }
+  | { kind: "delay"; delayMs: number; times?: number; command?: string; every?: number };
 
 const KINDS = new Set(["fail-before", "drop-after", "status-500", "status-503", "delay"]);
 
@@ -24,7 +30,7 @@ const KINDS = new Set(["fail-before", "drop-after", "status-500", "status-503", 
 export function parseFault(value: unknown): Fault | null {
   if (value === null) return null;
   if (typeof value !== "object" || Array.isArray(value)) throw new Error("a fault must be an object or null");
-  const { kind, times, command, delayMs } = value as Record<string, unknown>;
+  const { kind, times, command, delayMs, every } = value as Record<string, unknown>;
   if (typeof kind !== "string" || !KINDS.has(kind)) {
     throw new Error(`fault kind must be one of ${[...KINDS].join(", ")}`);
   }
@@ -34,8 +40,12 @@ export function parseFault(value: unknown): Fault | null {
   if (command !== undefined && (typeof command !== "string" || command === "")) {
     throw new Error("fault command must be a non-empty string");
   }
-  const scope: { times?: number; command?: string } = {};
+  if (every !== undefined && !(Number.isInteger(every) && (every as number) > 0)) {
+    throw new Error("fault every must be a positive integer");
+  }
+  const scope: { times?: number; command?: string; every?: number } = {};
   if (typeof times === "number") scope.times = times;
+  if (typeof every === "number") scope.every = every;
   if (typeof command === "string") scope.command = command;
   if (kind === "delay") {
     if (typeof delayMs !== "number" || !Number.isFinite(delayMs) || delayMs < 0) {
@@ -49,10 +59,12 @@ export function parseFault(value: unknown): Fault | null {
 export class FaultInjector {
   private fault: Fault | null = null;
   private remaining = Number.POSITIVE_INFINITY;
+  private matched = 0;
 
   set(fault: Fault | null): void {
     this.fault = fault;
     this.remaining = fault?.times ?? Number.POSITIVE_INFINITY;
+    this.matched = 0;
   }
 
   /** The fault to apply to a request carrying these commands, if any; uses up one of its `times`. */
@@ -61,6 +73,8 @@ export class FaultInjector {
     if (!fault) return null;
     const wanted = fault.command?.toLowerCase();
     if (wanted !== undefined && !commandNames.includes(wanted)) return null;
+    this.matched += 1;
+    if (this.matched % (fault.every ?? 1) !== 0) return null;
     this.remaining -= 1;
     if (this.remaining <= 0) this.fault = null;
     return fault;

@@ -29,8 +29,10 @@ local function finishJob(q, job, now)
       q.prunes[target .. "|" .. keep .. "|" .. age .. "|" .. job.keepLimit] = { target, keep, age, tonumber(job.keepLimit) }
     end
   end
-  redis.call("XADD", q.events, "*", "event", target, "jobId", id, valueField, job.value, "prev", "active")
+  redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", target, "jobId", id, valueField, job.value,
+    "prev", "active")
   if failed and tonumber(job.attemptsMade) >= tonumber(job.attempts) then
-    redis.call("XADD", q.events, "*", "event", "retries-exhausted", "jobId", id, "attemptsMade", job.attemptsMade)
+    redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "retries-exhausted", "jobId", id,
+      "attemptsMade", job.attemptsMade)
   end
 end

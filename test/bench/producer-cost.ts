@@ -61,7 +61,12 @@ async function main(): Promise<void> {
     });
     const ourDelayed = await measure(() => ours.add("d", {}, { delay: 5000 }));
     const theirDelayed = await measure(() => theirs.add("d", {}, { delay: 5000 }));
-    rows.push({ case: "delayed add", nimbusq: ourDelayed.billed, nimbusqCrossCheck: ourDelayed.calls, bullmq: theirDelayed.calls });
+    rows.push({
+      case: "delayed add",
+      nimbusq: ourDelayed.billed,
+      nimbusqCrossCheck: ourDelayed.calls,
+      bullmq: theirDelayed.calls,
+    });
     await theirs.close();
   } finally {
     direct.disconnect();

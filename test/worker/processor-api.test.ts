@@ -68,7 +68,10 @@ describe("inside the processor", () => {
 
   it("rateLimit + RateLimitError puts the job back first in line and stops the drain", async () => {
     const { prefix, queue, worker } = setup({ batchSize: 1 });
-    await queue.addBulk([{ name: "a", data: {} }, { name: "b", data: {} }]);
+    await queue.addBulk([
+      { name: "a", data: {} },
+      { name: "b", data: {} },
+    ]);
     let calls = 0;
     const w = worker(async () => {
       calls += 1;
@@ -125,7 +128,9 @@ describe("inside the processor", () => {
       if (job.name === "bigint") return { n: 1n };
       return "fine";
     }).drain();
-    const reasons = await Promise.all([1, 2, 3].map((id) => direct.hget(`${prefix}:q:${id}`, "failedReason")));
+    const reasons = await Promise.all(
+      [1, 2, 3].map((id) => direct.hget(`${prefix}:q:${id}`, "failedReason")),
+    );
     expect(reasons[0]).toBe("the processor threw a non-Error value: plain string");
     expect(reasons[1]).toBe('the processor threw a non-Error value: {"code":7}');
     expect(reasons[2]).toMatch(/return value cannot be stored as JSON/);
@@ -149,7 +154,10 @@ describe("inside the processor", () => {
 
   it("emits active, completed, failed and drained with BullMQ's arguments", async () => {
     const { queue, worker } = setup();
-    await queue.addBulk([{ name: "ok", data: {} }, { name: "bad", data: {} }]);
+    await queue.addBulk([
+      { name: "ok", data: {} },
+      { name: "bad", data: {} },
+    ]);
     const log: string[] = [];
     const w = worker(async (job) => {
       if (job.name === "bad") throw new Error("bad");
@@ -160,6 +168,12 @@ describe("inside the processor", () => {
     w.on("failed", (job, error, prev) => log.push(`failed ${job?.id} ${error.message} ${prev}`));
     w.on("drained", () => log.push("drained"));
     await w.drain();
-    expect(log).toEqual(["active 1 waiting", "active 2 waiting", "completed 1 5 active", "failed 2 bad active", "drained"]);
+    expect(log).toEqual([
+      "active 1 waiting",
+      "active 2 waiting",
+      "completed 1 5 active",
+      "failed 2 bad active",
+      "drained",
+    ]);
   });
 });

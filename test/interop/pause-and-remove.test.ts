@@ -1,0 +1,152 @@
+/**
+ * nimbusq's pause/resume/isPaused and job.remove() against a real BullMQ 6.7.0 Queue and Worker.
+ */
+import { describe, expect, it } from "vitest";
+import { JobLockedError } from "../../core/index.ts";
+import { type Interop, interopKits, producer, sleep, waitFor } from "./kit.ts";
+
+const kit = interopKits();
+
+describe("pause and resume", () => {
+  it("a queue paused by nimbusq starves a BullMQ worker until nimbusq resumes it", async () => {
+    const io = kit();
+    const queue = io.queue("p");
+    const bull = io.bullQueue("p");
+    const { log } = await io.events("p");
+    const { started, seen, idle } = io.worker("p");
+    await idle();
+    await queue.pause();
+    expect(await queue.isPaused()).toBe(true);
+    expect(await bull.isPaused()).toBe(true);
+    await queue.add("a", {});
+    await queue.add("b", {}, { priority: 1 });
+    await queue.add("c", {}, { delay: 200 });
+    await sleep(600);
+    expect(seen).toEqual([]);
+    expect(await bull.getJobCounts("waiting", "prioritized", "delayed")).toEqual({
+      waiting: 2, // "c" was promoted while paused, as BullMQ does
+      prioritized: 1,
+      delayed: 0,
+    });
+    expect(await io.raw.exists(io.key("p", "paused"))).toBe(0);
+    const resumedAt = Date.now();
+    await queue.resume();
+    expect(await queue.isPaused()).toBe(false);
+    expect(await bull.isPaused()).toBe(false);
+    const all = await started(3);
+    expect(all.map((s) => s.name)).toEqual(["a", "c", "b"]);
+    expect((all[0]?.startedAt ?? 0) - resumedAt).toBeLessThan(100);
+    await waitFor(() => log.some((e) => e.event === "resumed"), "the resumed event");
+    expect(log.filter((e) => e.event === "paused" || e.event === "resumed")).toEqual([
+      { event: "paused" },
+      { event: "resumed" },
+    ]);
+  });
+
+  it("agrees with BullMQ's pause and resume in both directions", async () => {
+    const io = kit();
+    const queue = io.queue("p");
+    const bull = io.bullQueue("p");
+    await bull.pause();
+    expect(await queue.isPaused()).toBe(true);
+    await queue.add("while-bull-paused", {});
+    const { started, seen } = io.worker("p");
+    await sleep(400);
+    expect(seen).toEqual([]);
+    await queue.resume();
+    expect(await bull.isPaused()).toBe(false);
+    await started(1);
+    await queue.pause();
+    expect(await bull.isPaused()).toBe(true);
+    await queue.add("while-nimbusq-paused", {});
+    await sleep(300);
+    expect(seen).toHaveLength(1);
+    await bull.resume();
+    expect(await queue.isPaused()).toBe(false);
+    const all = await started(2);
+    expect(all.map((s) => s.name)).toEqual(["while-bull-paused", "while-nimbusq-paused"]);
+  });
+});
+
+describe("job.remove()", () => {
+  it("is refused while a BullMQ worker holds the job, and works once it let go", async () => {
+    const io = kit();
+    const queue = io.queue("r");
+    const bull = io.bullQueue("r");
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const { started, worker } = io.worker("r", () => held);
+    const job = await queue.add("held", { n: 1 });
+    await started(1);
+    await expect(job.remove()).rejects.toBeInstanceOf(JobLockedError);
+    expect(await job.getState()).toBe("active");
+    expect(await bull.getJob(job.id)).toBeDefined();
+    release();
+    await waitFor(async () => (await job.getState()) === "completed", "completion");
+    await job.remove();
+    expect(await bull.getJob(job.id)).toBeUndefined();
+    expect(await queue.getJob(job.id)).toBeUndefined();
+    expect(await job.getState()).toBe("unknown");
+    expect(await bull.getJobState(job.id)).toBe("unknown");
+    await worker.close();
+  });
+
+  it("removes jobs in every state as BullMQ does, releasing a parent whose last child goes", async () => {
+    const base = Date.now();
+    const after: Record<string, unknown>[] = [];
+    for (const which of ["nimbusq", "bullmq"] as const) {
+      const io = kit(which);
+      const p = producer(io, which);
+      await p.add("r", "done", {});
+      await p.add("r", "broken", {});
+      const { started } = io.worker("r", (job) => {
+        if (job.name === "broken") throw new Error("broken");
+        return "done";
+      });
+      await started(2);
+      await waitFor(
+        async () => (await io.bullQueue("r").getJobCounts("completed", "failed")).failed === 1,
+        "finish",
+      );
+      await io.bullQueue("r").pause();
+      await p.add("r", "waiting", {});
+      await p.add("r", "delayed", {}, { delay: 60_000, timestamp: base });
+      await p.add("r", "prio", {}, { priority: 2 });
+      await p.add("r", "owner", {}, { deduplication: { id: "o" } });
+      await p.flow({
+        name: "parent",
+        queueName: "r",
+        opts: { jobId: "P", priority: 5, delay: 1000 },
+        children: [{ name: "kid", queueName: "kids", opts: { jobId: "K" } }],
+      });
+      for (const id of ["1", "2", "3", "4", "5", "6"]) await p.remove("r", id);
+      await p.remove("kids", "K");
+      await p.add("r", "owner-again", {}, { deduplication: { id: "o" } });
+      after.push(await snapshot(io));
+    }
+    expect(after[0]).toEqual(after[1]);
+    expect(after[0]).toMatchObject({
+      counts: { completed: 0, failed: 0, delayed: 0, prioritized: 0, waiting: 2, "waiting-children": 0 },
+      P: "waiting",
+      wait: ["8", "P"],
+      dedup: "8",
+      gone: [undefined, undefined, undefined, undefined, undefined, undefined, undefined],
+    });
+  });
+});
+
+async function snapshot(io: Interop): Promise<Record<string, unknown>> {
+  const bull = io.bullQueue("r");
+  const gone = [];
+  for (const id of ["1", "2", "3", "4", "5", "6"]) gone.push(await bull.getJob(id));
+  gone.push(await io.bullQueue("kids").getJob("K"));
+  return {
+    counts: await bull.getJobCounts(),
+    P: await bull.getJobState("P"),
+    wait: await io.raw.lrange(io.key("r", "wait"), 0, -1),
+    dedup: await io.raw.get(io.key("r", "de:o")),
+    gone,
+  };
+}
