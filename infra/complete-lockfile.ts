@@ -19,6 +19,7 @@ interface LockEntry {
 
 const platforms: [RegExp, Pick<LockEntry, "os" | "cpu" | "libc">][] = [
   [/android-arm64/, { os: ["android"], cpu: ["arm64"] }],
+  [/android-x64/, { os: ["android"], cpu: ["x64"] }],
   [/darwin-arm64/, { os: ["darwin"], cpu: ["arm64"] }],
   [/darwin-x64/, { os: ["darwin"], cpu: ["x64"] }],
   [/linux-arm64-musl/, { os: ["linux"], cpu: ["arm64"], libc: ["musl"] }],
