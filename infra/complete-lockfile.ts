@@ -40,11 +40,18 @@ for (const [where, entry] of Object.entries(lock.packages)) {
     if (lock.packages[key] || lock.packages[`${where}/${key}`]) continue;
     const platform = platforms.find(([pattern]) => pattern.test(name))?.[1];
     if (!platform) continue;
-    lock.packages[key] = { version: range.replace(/^[\^~=]/, ""), ...(entry.dev ? { dev: true } : {}), optional: true, ...platform };
+    lock.packages[key] = {
+      version: range.replace(/^[\^~=]/, ""),
+      ...(entry.dev ? { dev: true } : {}),
+      optional: true,
+      ...platform,
+    };
     added += 1;
     console.log(`added ${key}@${lock.packages[key]?.version}`);
   }
 }
-lock.packages = Object.fromEntries(Object.entries(lock.packages).sort(([a], [b]) => (a === "" ? -1 : b === "" ? 1 : a.localeCompare(b))));
+lock.packages = Object.fromEntries(
+  Object.entries(lock.packages).sort(([a], [b]) => (a === "" ? -1 : b === "" ? 1 : a.localeCompare(b))),
+);
 writeFileSync(path, `${JSON.stringify(lock, null, 2)}\n`);
 console.log(`${added} optional platform entries added`);
