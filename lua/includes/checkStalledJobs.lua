@@ -1,0 +1,38 @@
+-- BullMQ's stalled check (moveStalledJobsToWait) for one queue `q` (a table of its keys and prefix):
+-- at most once per stalledInterval (the stalled-check key), every job of the last snapshot whose
+-- lock is gone goes back to the front of wait with stc + 1 (and `defa` past maxStalledCount,
+-- unless it is a job scheduler's iteration); then all active jobs form the next snapshot.
+-- Returns the moved ids, or nil when the check ran within the interval.
+-- @include isQueuePausedOrMaxed
+local function checkStalledJobs(q, now, stalledInterval, maxStalledCount)
+  if redis.call("SET", q.stalledCheck, now, "PX", stalledInterval, "NX") == false then return nil end
+  local maxLen = redis.call("HGET", q.meta, "opts.maxLenEvents") or "10000"
+  redis.call("XTRIM", q.events, "MAXLEN", "~", maxLen)
+  local candidates = redis.call("SMEMBERS", q.stalled)
+  if #candidates > 0 then redis.call("DEL", q.stalled) end
+  local moved = {}
+  for _, id in ipairs(candidates) do
+    local jobKey = q.prefix .. id
+    if string.sub(id, 1, 2) == "0:" then
+      redis.call("LREM", q.active, 1, id)
+    elseif redis.call("EXISTS", jobKey .. ":lock") == 0 and redis.call("LREM", q.active, 1, id) > 0 then
+      local stalls = redis.call("HINCRBY", jobKey, "stc", 1)
+      local schedulerId = redis.call("HGET", jobKey, "rjk")
+      local isIteration = schedulerId and (redis.call("EXISTS", q.prefix .. "repeat:" .. schedulerId) == 1
+        or redis.call("ZSCORE", q.schedulers, schedulerId) ~= false)
+      if stalls > maxStalledCount and not isIteration then
+        redis.call("HSET", jobKey, "defa", "job stalled more than allowable limit")
+      end
+      redis.call("RPUSH", q.wait, id)
+      redis.call("XADD", q.events, "*", "event", "waiting", "jobId", id, "prev", "active")
+      redis.call("XADD", q.events, "*", "event", "stalled", "jobId", id)
+      moved[#moved + 1] = id
+    end
+  end
+  if #moved > 0 and not isQueuePausedOrMaxed(q.meta, q.active) then redis.call("ZADD", q.marker, 0, "0") end
+  local active = redis.call("LRANGE", q.active, 0, -1)
+  for from = 1, #active, 4000 do
+    redis.call("SADD", q.stalled, unpack(active, from, math.min(from + 3999, #active)))
+  end
+  return moved
+end

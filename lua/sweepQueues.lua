@@ -1,0 +1,99 @@
+--[[
+sweepQueues: One sweeper pass over several queues, under the sweeper lock: promotes due delayed jobs,
+runs BullMQ's stalled check where jobs are active, reads the backlog, reads new events to forward,
+and says when each queue next needs attention. Reads little when a queue is idle (its cost is the
+sweeper's idle cost).
+
+KEYS
+  lock  the sweeper lock (SET NX PX; this call's token renews it)
+  cursors  hash: queue events key -> id of the last event forwarded
+KEYS repeated queues
+  meta  {P}meta
+  wait  {P}wait
+  active  {P}active
+  prioritized  {P}prioritized
+  priorityCounter  {P}pc
+  delayed  {P}delayed
+  marker  {P}marker
+  events  {P}events
+  stalled  {P}stalled
+  stalledCheck  {P}stalled-check
+  schedulers  {P}repeat
+  workers  {P}nq-workers: running worker invocations, score = when each expires (ms)
+ARGV
+  token  the sweeper invocation's lock token
+  lockTtl  how long the lock lives without renewal (ms)
+  now  the caller's clock (ms)
+  stalledInterval  BullMQ's stalled-check interval (ms)
+  maxStalledCount  stalls allowed before a job is failed
+  promoteLimit  most delayed jobs promoted per queue and pass
+  eventBatch  most events read per queue to forward, 0 to forward none
+RETURNS
+  {"locked"} when another sweeper holds the lock. Otherwise one entry per queue:
+  {{waiting, prioritized, active, paused, workers, nextDelayedAt, nextStalledCheckAt, nextSchedulerAt,
+  promoted}, {stalled job ids}, {eventId, {field, value, …}, …}}; times are ms, 0 when none.
+EVENTS
+  waiting prev delayed (promotion); waiting prev active and stalled (stalled jobs).
+]]
+-- @include promoteDelayedJobs
+-- @include checkStalledJobs
+local now = tonumber(ARGV[ARG.now])
+local holder = redis.call("SET", KEYS[KEY.lock], ARGV[ARG.token], "NX", "GET", "PX", ARGV[ARG.lockTtl])
+if holder and holder ~= ARGV[ARG.token] then return { "locked" } end
+if holder then redis.call("PEXPIRE", KEYS[KEY.lock], ARGV[ARG.lockTtl]) end
+local eventBatch = tonumber(ARGV[ARG.eventBatch])
+local eventsKeys = {}
+for g = 1, KEY_GROUP_COUNT do eventsKeys[g] = groupKey(g, KEY_GROUP.events) end
+local cursors = {}
+if eventBatch > 0 then cursors = redis.call("HMGET", KEYS[KEY.cursors], unpack(eventsKeys)) end
+local out = {}
+for g = 1, KEY_GROUP_COUNT do
+  local q = {}
+  for field, offset in pairs(KEY_GROUP) do
+    if field ~= "first" and field ~= "size" then q[field] = groupKey(g, offset) end
+  end
+  q.prefix = string.sub(q.wait, 1, -5)
+  local promoted, nextDelayedAt = 0, 0
+  local first = redis.call("ZRANGE", q.delayed, 0, 0, "WITHSCORES")
+  if first[2] and tonumber(first[2]) <= (now + 1) * 4096 - 1 then
+    local moved = promoteDelayedJobs(q.prefix, q.delayed, q.wait, q.prioritized, q.priorityCounter, q.events, now,
+      tonumber(ARGV[ARG.promoteLimit]))
+    for id in pairs(moved) do
+      redis.call("HSET", q.prefix .. id, "delay", 0)
+      promoted = promoted + 1
+    end
+    if promoted > 0 and redis.call("HEXISTS", q.meta, "paused") == 0 then redis.call("ZADD", q.marker, 0, "0") end
+    first = redis.call("ZRANGE", q.delayed, 0, 0, "WITHSCORES")
+  end
+  if first[2] then nextDelayedAt = math.floor(tonumber(first[2]) / 4096) end
+  local active, stalled, nextStalledCheckAt = redis.call("LLEN", q.active), {}, 0
+  if active > 0 then
+    stalled = checkStalledJobs(q, now, ARGV[ARG.stalledInterval], tonumber(ARGV[ARG.maxStalledCount])) or {}
+    nextStalledCheckAt = now + math.max(redis.call("PTTL", q.stalledCheck), 0)
+    active = redis.call("LLEN", q.active)
+  end
+  local waiting, prioritized = redis.call("LLEN", q.wait), redis.call("ZCARD", q.prioritized)
+  local paused, workers = 0, 0
+  if waiting + prioritized + active > 0 then
+    if redis.call("HEXISTS", q.meta, "paused") == 1 then paused = 1 end
+    redis.call("ZREMRANGEBYSCORE", q.workers, 0, now)
+    workers = redis.call("ZCARD", q.workers)
+  end
+  local nextScheduler = redis.call("ZRANGE", q.schedulers, 0, 0, "WITHSCORES")
+  local events = {}
+  if eventBatch > 0 then
+    local cursor = cursors[g]
+    if not cursor then
+      local last = redis.call("XREVRANGE", q.events, "+", "-", "COUNT", 1)
+      cursor = last[1] and last[1][1] or "0-0"
+      redis.call("HSET", KEYS[KEY.cursors], q.events, cursor)
+    end
+    for _, entry in ipairs(redis.call("XRANGE", q.events, "(" .. cursor, "+", "COUNT", eventBatch)) do
+      events[#events + 1] = entry[1]
+      events[#events + 1] = entry[2]
+    end
+  end
+  out[g] = { { waiting, prioritized, active, paused, workers, nextDelayedAt, nextStalledCheckAt,
+    tonumber(nextScheduler[2]) or 0, promoted }, stalled, events }
+end
+return out
