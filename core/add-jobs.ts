@@ -6,6 +6,7 @@
 import { encodeOptions, parentField } from "./codec.ts";
 import { errorForCode, UnexpectedReplyError } from "./errors.ts";
 import { addJobs } from "./generated/scripts.ts";
+import type { Job } from "./job.ts";
 import { queueKeys, queueQualifiedName, replayGuardKey } from "./keys.ts";
 import type { RedisPort } from "./redis-port.ts";
 import { runScript } from "./scripts.ts";
@@ -35,6 +36,12 @@ export interface AddOutcome {
   id: string;
   /** `created`, `duplicated` (the custom id existed) or `deduplicated` (id is the window's owner). */
   outcome: "created" | "duplicated" | "deduplicated";
+}
+
+/** A job `Queue.addBulkWithOutcomes` wrote or found, and what happened to it. */
+export interface AddedJob<TData = unknown> {
+  job: Job<TData>;
+  outcome: AddOutcome["outcome"];
 }
 
 const outcomeNames = { 1: "created", 2: "duplicated", 3: "deduplicated" } as const;

@@ -37,6 +37,16 @@ export class JobLockedError extends QueueError {
   override name = "JobLockedError" as const;
 }
 
+/** No job has that id (BullMQ's -1). */
+export class JobNotFoundError extends QueueError {
+  override name = "JobNotFoundError" as const;
+}
+
+/** The job is not in the state the operation needs, e.g. retrying a job that is not failed (BullMQ's -3). */
+export class JobNotInStateError extends QueueError {
+  override name = "JobNotInStateError" as const;
+}
+
 /** Redis answered something the scripts never return: a bug or a foreign change to the data. */
 export class UnexpectedReplyError extends QueueError {
   override name = "UnexpectedReplyError" as const;
@@ -66,7 +76,9 @@ export function errorForCode(code: number, operation: string, subject: string): 
     case scriptCode.jobLocked:
       return new JobLockedError(`${operation}: ${subject} is locked by a worker`);
     case scriptCode.jobNotFound:
-      return new QueueError(`${operation}: ${subject} does not exist`);
+      return new JobNotFoundError(`${operation}: ${subject} does not exist`);
+    case scriptCode.notInState:
+      return new JobNotInStateError(`${operation}: ${subject} is not in the state it needs`);
     default:
       return new UnexpectedReplyError(`${operation}: ${subject}: unexpected script code ${code}`);
   }

@@ -1,10 +1,12 @@
 export { ActiveJob } from "./active-job.ts";
-export type { AddOutcome } from "./add-jobs.ts";
+export type { AddedJob, AddOutcome } from "./add-jobs.ts";
 export type { BackoffStrategy } from "./backoff.ts";
 export { type CreateRedisOptions, createRedis } from "./client.ts";
 export {
   DelayedError,
   JobLockedError,
+  JobNotFoundError,
+  JobNotInStateError,
   LeaseLostError,
   ParentConflictError,
   ParentNotFoundError,
@@ -17,9 +19,22 @@ export {
   WaitingChildrenError,
 } from "./errors.ts";
 export { FlowProducer, type FlowProducerOptions, type JobNode } from "./flow-producer.ts";
-export { Job } from "./job.ts";
+export { Job, type RetryOptions } from "./job.ts";
 export { Queue, type QueueOptions } from "./queue.ts";
 export { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
+export {
+  advanceCursors,
+  nextDueAt,
+  type QueueEvent,
+  type QueueSweep,
+  releaseSweeperLock,
+  type SweepRequest,
+  type SweepResult,
+  sleepBeforeNextPass,
+  sweep,
+  trackWorkerInvocation,
+  workersToStart,
+} from "./sweep.ts";
 export type * from "./types.ts";
 export {
   type DrainSummary,

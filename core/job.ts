@@ -2,12 +2,18 @@
  * A job as read from (or just written to) Redis, with BullMQ's field names and getters.
  */
 import { type DecodedJob, decodeJob, hashFromFlat } from "./codec.ts";
-import { errorForCode, UnexpectedReplyError } from "./errors.ts";
-import { getDependencyCounts, getJobStates, removeJob } from "./generated/scripts.ts";
-import { jobKey, queueKeyPrefix, queueKeys } from "./keys.ts";
+import { errorForCode, JobNotInStateError, scriptCode, UnexpectedReplyError } from "./errors.ts";
+import { getDependencyCounts, getJobStates, removeJob, retryJob } from "./generated/scripts.ts";
+import { jobKey, queueKeyPrefix, queueKeys, replayGuardKey } from "./keys.ts";
 import type { RedisPort } from "./redis-port.ts";
 import { runScript } from "./scripts.ts";
 import type { JobState } from "./types.ts";
+
+/** BullMQ's `job.retry` options: by default a retried job keeps its attempt counters. */
+export interface RetryOptions {
+  resetAttemptsMade?: boolean;
+  resetAttemptsStarted?: boolean;
+}
 
 /** Where a job lives: enough to build its keys. */
 export interface JobLocation {
@@ -166,5 +172,55 @@ export class Job<TData = unknown, TResult = unknown> {
       ),
     );
     if (code < 0) throw errorForCode(code, "remove", `job "${this.id}" in queue "${queueName}"`);
+  }
+
+  /**
+   * Puts a finished job back in line, as BullMQ's `job.retry(state)`: out of the `failed` (default) or
+   * `completed` set, its finish fields cleared, into wait or prioritized. Throws JobNotFoundError, or
+   * JobNotInStateError when the job is not in that state.
+   *
+   * @example
+   * const job = await queue.getJob("42");
+   * await job?.retry("failed", { resetAttemptsMade: true });
+   */
+  async retry(state: "failed" | "completed" = "failed", opts: RetryOptions = {}): Promise<void> {
+    const { port, prefix, queueName } = this.location;
+    const keys = queueKeys(prefix, queueName);
+    const code = Number(
+      await runScript(
+        port,
+        retryJob,
+        {
+          replayGuard: replayGuardKey(prefix, queueName, crypto.randomUUID()),
+          jobKey: this.key,
+          finished: keys[state],
+          wait: keys.wait,
+          prioritized: keys.prioritized,
+          priorityCounter: keys.priorityCounter,
+          meta: keys.meta,
+          active: keys.active,
+          marker: keys.marker,
+          events: keys.events,
+        },
+        {
+          jobId: this.id,
+          state,
+          lifo: this.opts.lifo === true ? "1" : "",
+          resetAttemptsMade: opts.resetAttemptsMade ? "1" : "",
+          resetAttemptsStarted: opts.resetAttemptsStarted ? "1" : "",
+          // The Queue's default guard life: long enough to outlast the HTTP client's retries.
+          guardTtl: 600_000,
+        },
+      ),
+    );
+    const subject = `job "${this.id}" in queue "${queueName}"`;
+    if (code === scriptCode.notInState) throw new JobNotInStateError(`retry: ${subject} is not ${state}`);
+    if (code < 0) throw errorForCode(code, "retry", subject);
+    this.failedReason = undefined;
+    this.finishedOn = undefined;
+    this.processedOn = undefined;
+    this.returnvalue = undefined;
+    if (opts.resetAttemptsMade) this.attemptsMade = 0;
+    if (opts.resetAttemptsStarted) this.attemptsStarted = 0;
   }
 }

@@ -80,3 +80,13 @@ export function deduplicationKey(prefix: string, queueName: string, deduplicatio
 export function replayGuardKey(prefix: string, queueName: string, token: string): string {
   return `${queueKeyPrefix(prefix, queueName)}nq-req:${token}`;
 }
+
+/** `{P}nq:workers`, nimbusq's registry of running worker invocations (a single `:` keeps it out of job ids). */
+export function workerRegistryKey(prefix: string, queueName: string): string {
+  return `${queueKeyPrefix(prefix, queueName)}nq:workers`;
+}
+
+/** The sweeper's lock and its event-forwarding cursors, one pair per key prefix. */
+export function sweeperKeys(prefix: string): { lock: string; cursors: string } {
+  return { lock: `${prefix}:nq:sweeper:lock`, cursors: `${prefix}:nq:sweeper:cursors` };
+}

@@ -70,7 +70,9 @@ function policyOf(parent: ActiveJob["parent"]): string {
 }
 
 function stacktraceWith(job: ActiveJob, error: Error): string {
-  const limit = Number(job.opts.stackTraceLimit ?? 0);
+  const limit = Number(job.opts.stackTraceLimit ?? -1);
+  // BullMQ: a limit of 0 keeps no trace at all; no limit keeps every attempt's.
+  if (limit === 0) return "[]";
   const traces = [...job.stacktrace, error.stack ?? `${error.name}: ${error.message}`];
   return JSON.stringify(limit > 0 ? traces.slice(-limit) : traces);
 }
@@ -97,6 +99,24 @@ function baseEntry(job: ActiveJob, outcome: AckOutcome, keepJobs: KeepJobs | und
     dedupId: job.deduplicationId ?? "",
     deferred: job.deferredFailure !== undefined ? "1" : "",
   };
+}
+
+/**
+ * BullMQ's answer when the ack refuses a completion because of the job's children (-4 still pending,
+ * -9 one failed): the attempt fails with BullMQ's message instead, an ordinary failure (retried while
+ * attempts remain) for pending children, an unrecoverable one for a failed child.
+ */
+export function refusedCompletion(job: ActiveJob, code: number, settings: OutcomeSettings): Decision {
+  const error =
+    code === -9
+      ? new UnrecoverableError(
+          `Cannot complete job ${job.id} because it has at least one failed child. moveToFinished`,
+        )
+      : new Error(`Job ${job.id} has pending dependencies. moveToFinished`);
+  const decision = decide(job, { kind: "threw", error }, settings);
+  // The failed child left `defa` on this running parent; BullMQ's final failure clears it.
+  if (code === -9 && decision.entry) decision.entry.deferred = "1";
+  return decision;
 }
 
 /** Turns an attempt's end into the ack entry and what to report. */

@@ -2,7 +2,7 @@
  * The producer side of a queue: adds jobs and reads them, with BullMQ's names and semantics, over a
  * Redis HTTP client. Every write is one atomic script call that is safe to replay.
  */
-import { type NewJob, placementOf, writeJobs } from "./add-jobs.ts";
+import { type AddedJob, type AddOutcome, type NewJob, placementOf, writeJobs } from "./add-jobs.ts";
 import { UnexpectedReplyError } from "./errors.ts";
 import { getJobCounts, getJobsInRange, pauseQueue } from "./generated/scripts.ts";
 import { Job, type JobLocation } from "./job.ts";
@@ -156,6 +156,14 @@ export class Queue<TData = unknown> {
 
   /** Adds many jobs in one script call (per 1,000 jobs / 8 MB). */
   async addBulk(jobs: BulkJob<TData>[]): Promise<Job<TData>[]> {
+    return (await this.addBulkWithOutcomes(jobs)).map((added) => added.job);
+  }
+
+  /**
+   * As `addBulk`, also saying of each job whether it was `created`, `duplicated` (its custom id
+   * existed: the Job carries the given fields, not the stored ones) or `deduplicated`.
+   */
+  async addBulkWithOutcomes(jobs: BulkJob<TData>[]): Promise<AddedJob<TData>[]> {
     if (!Array.isArray(jobs)) new Checker(`Queue "${this.name}": addBulk`).fail("jobs", "an array", jobs);
     const now = this.location.clock();
     const prepared = jobs.map((job, i) => {
@@ -169,8 +177,11 @@ export class Queue<TData = unknown> {
       return this.prepare(job.name, job.data, job.opts, jobs.length === 1 ? "" : `jobs[${i}].`, now);
     });
     if (prepared.length === 0) return [];
-    const ids = await writeJobs(this.port, prepared, writeSettings(this.options, now));
-    return prepared.map((job, i) => this.jobFromNew(job, (ids[i] as { id: string }).id));
+    const outcomes = await writeJobs(this.port, prepared, writeSettings(this.options, now));
+    return prepared.map((job, i) => {
+      const { id, outcome } = outcomes[i] as AddOutcome;
+      return { job: this.jobFromNew(job, id), outcome };
+    });
   }
 
   /** Reads a job; undefined when it does not exist. */

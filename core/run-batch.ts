@@ -16,6 +16,8 @@ export interface RunBatchOptions {
   signal?: AbortSignal;
   clock: () => number;
   defaultTimeoutMs?: number;
+  /** No attempt may run longer than this, whatever its own `timeout` says. */
+  maxTimeoutMs?: number;
   extendEveryMs: number;
   onStart(job: ActiveJob): void;
   /** Extends the leases of the unfinished jobs; resolves to the ids whose lease is lost. */
@@ -63,7 +65,9 @@ export async function runBatch(
     }
     const controller = new AbortController();
     job.signal = controller.signal;
-    const timeoutMs = Number(job.opts.timeout ?? options.defaultTimeoutMs ?? 0);
+    const ownTimeout = Number(job.opts.timeout ?? options.defaultTimeoutMs ?? 0);
+    const cap = options.maxTimeoutMs ?? 0;
+    const timeoutMs = cap > 0 && (ownTimeout <= 0 || ownTimeout > cap) ? cap : ownTimeout;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const stopped = new Promise<Stop>((resolve) => {
       stoppers.set(job, resolve);

@@ -104,7 +104,10 @@ export async function extendBatch(
 }
 
 export interface AckResult {
-  /** One code per entry: 1 done, -2 lock gone, -6 another owner, -3 not active. */
+  /**
+   * One code per entry: 1 done, -2 lock gone, -6 another owner, -3 not active; for a completion, -4
+   * children still pending or -9 a child failed (the job is left active and locked).
+   */
   codes: number[];
   /** Whether wait or prioritized still held jobs after the ack (unknown after a replay: true). */
   readyLeft: boolean;

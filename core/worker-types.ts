@@ -33,10 +33,21 @@ export interface WorkerOptions {
   streams?: { events?: { maxLen?: number } };
   /** Default per-attempt time limit (ms) for jobs without `opts.timeout`. */
   jobTimeoutMs?: number;
+  /** Longest any attempt may run (ms), whatever its `opts.timeout` (the serverless worker sets it). */
+  maxJobTimeoutMs?: number;
   /** `run` polls an idle queue with a backoff from min to max (ms, default 100 → 5000). */
   poll?: { minMs?: number; maxMs?: number };
   clock?: () => number;
   random?: () => number;
+}
+
+export interface DrainOptions {
+  /** Epoch ms: no batch is leased once less than `reserveMs` remains; attempts still running then are handed back. */
+  deadline?: number;
+  /** Time a leased job may need (default a tenth of the lease or job time limit). */
+  reserveMs?: number;
+  /** Stops leasing; running attempts finish, unstarted ones are handed back. */
+  signal?: AbortSignal;
 }
 
 export type StopReason = "empty" | "deadline" | "paused" | "rate-limited" | "aborted";

@@ -11,10 +11,11 @@ import { LeaseLostError, RateLimitError } from "./errors.ts";
 import { setRateLimit } from "./generated/scripts.ts";
 import type { JobLocation } from "./job.ts";
 import { queueKeys } from "./keys.ts";
-import { type Decision, decide } from "./outcome.ts";
+import { type AckEntry, type Decision, decide, type OutcomeSettings, refusedCompletion } from "./outcome.ts";
 import { toRedisPort } from "./redis-port.ts";
 import { runBatch } from "./run-batch.ts";
 import {
+  type DrainOptions,
   type DrainSummary,
   type Processor,
   sleep,
@@ -22,11 +23,18 @@ import {
   type WorkerOptions,
 } from "./worker-types.ts";
 
-export type { DrainSummary, Processor, StopReason, WorkerEvents, WorkerOptions } from "./worker-types.ts";
+export type {
+  DrainOptions,
+  DrainSummary,
+  Processor,
+  StopReason,
+  WorkerEvents,
+  WorkerOptions,
+} from "./worker-types.ts";
 
 import { runScript } from "./scripts.ts";
 import { Checker, checkPrefix, checkQueueName } from "./validate.ts";
-import { ackBatch, extendBatch, leaseBatch, runStalledCheck } from "./worker-calls.ts";
+import { type AckResult, ackBatch, extendBatch, leaseBatch, runStalledCheck } from "./worker-calls.ts";
 
 export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEvents> {
   readonly name: string;
@@ -86,7 +94,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
    * Leases and runs batches until nothing is ready, the deadline (epoch ms) is near, the queue is
    * paused or rate limited, or the signal fires.
    */
-  async drain(options: { deadline?: number; signal?: AbortSignal } = {}): Promise<DrainSummary> {
+  async drain(options: DrainOptions = {}): Promise<DrainSummary> {
     const summary: DrainSummary = {
       leased: 0,
       completed: 0,
@@ -101,7 +109,9 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
     for (;;) {
       if (options.signal?.aborted) return { ...summary, stoppedBecause: "aborted" };
       const room = deadline - this.clock();
-      if (room <= Math.min(this.leaseMs, this.options.jobTimeoutMs ?? this.leaseMs) / 10) {
+      const reserve =
+        options.reserveMs ?? Math.min(this.leaseMs, this.options.jobTimeoutMs ?? this.leaseMs) / 10;
+      if (room <= reserve) {
         return { ...summary, stoppedBecause: "deadline" };
       }
       const token = `${this.id}:${++this.sequence}`;
@@ -156,6 +166,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
       signal,
       clock: () => this.clock(),
       defaultTimeoutMs: this.options.jobTimeoutMs,
+      maxTimeoutMs: this.options.maxJobTimeoutMs,
       extendEveryMs: Math.floor(this.leaseMs / 3),
       onStart: (job) => this.emit("active", job, "waiting"),
       extend: async (running) => {
@@ -167,47 +178,53 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
         return lost;
       },
     });
-    const now = this.clock();
+    const settings: OutcomeSettings = {
+      now: this.clock(),
+      removeOnComplete: this.options.removeOnComplete,
+      removeOnFail: this.options.removeOnFail,
+      backoffStrategies: this.strategies(),
+      random: this.options.random,
+    };
     const decisions = new Map<ActiveJob, Decision>();
     for (const [job, settled] of settledJobs) {
-      if (lost.has(job.id)) continue;
-      decisions.set(
-        job,
-        decide(job, settled, {
-          now,
-          removeOnComplete: this.options.removeOnComplete,
-          removeOnFail: this.options.removeOnFail,
-          backoffStrategies: this.strategies(),
-          random: this.options.random,
-        }),
-      );
+      if (!lost.has(job.id)) decisions.set(job, decide(job, settled, settings));
     }
-    const toAck = [...decisions].filter(([, decision]) => decision.entry);
-    const ack = await ackBatch(
-      this.location,
-      toAck.map(([, decision]) => decision.entry as NonNullable<Decision["entry"]>),
-      token,
-      this.options.streams?.events?.maxLen,
-    );
     summary.lostLeases += lost.size;
     for (const id of lost)
       this.emit("error", new LeaseLostError(`lease lost on job "${id}" in queue "${this.name}"`));
     let rateLimited = false;
-    const codes = ack.codes;
-    for (const [i, [job, decision]] of toAck.entries()) {
-      if (codes[i] !== 1) {
-        summary.lostLeases += 1;
-        this.emit(
-          "error",
-          new LeaseLostError(`ack refused (code ${codes[i]}) for job "${job.id}" in queue "${this.name}"`),
-        );
-        continue;
+    let ack: AckResult = { codes: [], readyLeft: true, nextDue: 0 };
+    // A second round only for completions refused because of the job's children, now failures.
+    let toAck = [...decisions].filter(([, decision]) => decision.entry);
+    for (let round = 0; toAck.length > 0; round++) {
+      ack = await ackBatch(
+        this.location,
+        toAck.map(([, decision]) => decision.entry as AckEntry),
+        round === 0 ? token : `${token}:refused`,
+        this.options.streams?.events?.maxLen,
+      );
+      const refused: [ActiveJob, Decision][] = [];
+      for (const [i, [job, decision]] of toAck.entries()) {
+        const code = ack.codes[i] ?? 0;
+        if ((code === -4 || code === -9) && decision.result === "completed") {
+          refused.push([job, refusedCompletion(job, code, settings)]);
+          continue;
+        }
+        if (code !== 1) {
+          summary.lostLeases += 1;
+          this.emit(
+            "error",
+            new LeaseLostError(`ack refused (code ${code}) for job "${job.id}" in queue "${this.name}"`),
+          );
+          continue;
+        }
+        this.report(job, decision, summary);
+        if (decision.result === "handed-back" && settledJobs.get(job)?.kind === "threw") {
+          const error = (settledJobs.get(job) as { error: Error }).error;
+          if (error instanceof RateLimitError) rateLimited = true;
+        }
       }
-      this.report(job, decision, summary);
-      if (decision.result === "handed-back" && settledJobs.get(job)?.kind === "threw") {
-        const error = (settledJobs.get(job) as { error: Error }).error;
-        if (error instanceof RateLimitError) rateLimited = true;
-      }
+      toAck = refused;
     }
     return { rateLimited, readyLeft: ack.readyLeft, nextDue: ack.nextDue };
   }

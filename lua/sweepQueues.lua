@@ -19,7 +19,7 @@ KEYS repeated queues
   stalled  {P}stalled
   stalledCheck  {P}stalled-check
   schedulers  {P}repeat
-  workers  {P}nq-workers: running worker invocations, score = when each expires (ms)
+  workers  {P}nq:workers: running worker invocations, score = when each expires (ms)
 ARGV
   token  the sweeper invocation's lock token
   lockTtl  how long the lock lives without renewal (ms)
@@ -31,7 +31,8 @@ ARGV
 RETURNS
   {"locked"} when another sweeper holds the lock. Otherwise one entry per queue:
   {{waiting, prioritized, active, paused, workers, nextDelayedAt, nextStalledCheckAt, nextSchedulerAt,
-  promoted}, {stalled job ids}, {eventId, {field, value, …}, …}}; times are ms, 0 when none.
+  promoted}, {stalled job ids}, {eventId, {field, value, …}, jobName or false, …}}; times are ms, 0 when
+  none; jobName is the event's job's name (looked up for forwarding).
 EVENTS
   waiting prev delayed (promotion); waiting prev active and stalled (stalled jobs).
 ]]
@@ -88,9 +89,16 @@ for g = 1, KEY_GROUP_COUNT do
       cursor = last[1] and last[1][1] or "0-0"
       redis.call("HSET", KEYS[KEY.cursors], q.events, cursor)
     end
+    local names = {}
     for _, entry in ipairs(redis.call("XRANGE", q.events, "(" .. cursor, "+", "COUNT", eventBatch)) do
+      local fields, jobId = entry[2], nil
+      for i = 1, #fields, 2 do
+        if fields[i] == "jobId" then jobId = fields[i + 1] end
+      end
+      if jobId and names[jobId] == nil then names[jobId] = redis.call("HGET", q.prefix .. jobId, "name") end
       events[#events + 1] = entry[1]
-      events[#events + 1] = entry[2]
+      events[#events + 1] = fields
+      events[#events + 1] = jobId and names[jobId] or false
     end
   end
   out[g] = { { waiting, prioritized, active, paused, workers, nextDelayedAt, nextStalledCheckAt,

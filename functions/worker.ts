@@ -1,0 +1,97 @@
+/**
+ * The worker Lambda: invoked asynchronously with `{ queue }`, it drains the queue until its time is
+ * nearly up, never starting a job that could not finish before then, and re-invokes itself when it
+ * stops with work left. A duplicate or lost invocation is harmless: Redis leases are the truth.
+ *
+ * @example
+ * export const handler = workerHandler({ queue: "email", processor: sendEmail, batchSize: 25, concurrency: 10 });
+ */
+import type { Context } from "aws-lambda";
+import {
+  type DrainSummary,
+  type Processor,
+  toRedisPort,
+  trackWorkerInvocation,
+  Worker,
+  type WorkerOptions,
+} from "../core/index.ts";
+import { createLambdaInvoker, type Invoke } from "./aws/lambda-invoker.ts";
+import { redisOrEnv } from "./redis-from-env.ts";
+
+/** What invokes a worker: the sweeper, the HTTP API's kick, or the worker itself chaining. */
+export interface WorkerEvent {
+  queue?: string;
+  reason?: string;
+  /** How many times this invocation chain has re-invoked itself. */
+  chain?: number;
+}
+
+export interface WorkerHandlerOptions<TData, TResult> extends Omit<WorkerOptions, "redis"> {
+  queue: string;
+  processor: Processor<TData, TResult>;
+  redis?: WorkerOptions["redis"];
+  /** Longest a job may run (ms); no job starts unless this much time is left. Default 30 s. */
+  jobTimeoutMs?: number;
+  /** Time kept free before the Lambda timeout for the ack and the chaining call (ms, default 3000). */
+  safetyMarginMs?: number;
+  /** Most self re-invocations in a row (default 10). */
+  maxChain?: number;
+  invoke?: Invoke;
+}
+
+export interface WorkerHandlerResult extends DrainSummary {
+  queue: string;
+  chained: boolean;
+}
+
+type WorkerContext = Pick<Context, "getRemainingTimeInMillis" | "functionName" | "awsRequestId">;
+
+export function workerHandler<TData = unknown, TResult = unknown>(
+  options: WorkerHandlerOptions<TData, TResult>,
+) {
+  const jobTimeoutMs = options.jobTimeoutMs ?? 30_000;
+  const safetyMarginMs = options.safetyMarginMs ?? 3000;
+  const maxChain = options.maxChain ?? 10;
+  let worker: Worker<TData, TResult> | undefined;
+  let invoke: Invoke | undefined = options.invoke;
+
+  return async (event: WorkerEvent | undefined, context: WorkerContext): Promise<WorkerHandlerResult> => {
+    if (event?.queue !== undefined && event.queue !== options.queue) {
+      throw new Error(`worker for queue "${options.queue}" was invoked for queue "${event.queue}"`);
+    }
+    worker ??= new Worker<TData, TResult>(options.queue, options.processor, {
+      ...options,
+      redis: redisOrEnv(options.redis),
+      jobTimeoutMs: options.jobTimeoutMs ?? jobTimeoutMs,
+      maxJobTimeoutMs: jobTimeoutMs,
+      leaseMs: options.leaseMs ?? Math.max(30_000, jobTimeoutMs + 5000),
+    });
+    const started = Date.now();
+    const deadline = started + context.getRemainingTimeInMillis() - safetyMarginMs;
+    const port = toRedisPort(worker.options.redis);
+    const prefix = worker.location.prefix;
+    await trackWorkerInvocation(port, prefix, options.queue, context.awsRequestId, deadline + safetyMarginMs);
+    let summary: DrainSummary;
+    try {
+      summary = await worker.drain({ deadline, reserveMs: jobTimeoutMs });
+    } finally {
+      await trackWorkerInvocation(port, prefix, options.queue, context.awsRequestId, 0);
+    }
+    const chain = event?.chain ?? 0;
+    let chained = false;
+    // Out of time after doing work (the last ack still saw jobs ready): let a fresh invocation go on.
+    // An invocation that could not lease at all (its timeout is shorter than jobTimeoutMs plus the
+    // margin) must not chain, or it would only pass the problem on.
+    if (summary.stoppedBecause === "deadline" && summary.leased === 0) {
+      console.error(
+        `nimbusq worker "${options.queue}": less than jobTimeoutMs (${jobTimeoutMs} ms) + safetyMarginMs left at start; raise the function timeout`,
+      );
+    }
+    if (summary.stoppedBecause === "deadline" && summary.leased > 0 && chain < maxChain) {
+      invoke ??= createLambdaInvoker();
+      await invoke(context.functionName, { queue: options.queue, reason: "chain", chain: chain + 1 });
+      chained = true;
+    }
+    return { ...summary, queue: options.queue, chained };
+  };
+}

@@ -1,0 +1,166 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Queue, Worker } from "../../core/index.ts";
+import { createEventPublisher } from "../../functions/aws/event-publisher.ts";
+import { createLambdaInvoker } from "../../functions/aws/lambda-invoker.ts";
+import { sweeperHandler } from "../../functions/sweeper.ts";
+import { type AwsRecorder, startAwsRecorder } from "../support/aws-recorder.ts";
+import { type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
+
+let stack: PrivateStack;
+let recorder: AwsRecorder;
+beforeAll(async () => {
+  stack = await startPrivateStack();
+  recorder = await startAwsRecorder();
+});
+afterAll(async () => {
+  await recorder.close();
+  await stack.stop();
+});
+
+function context(timeoutMs = 60_000) {
+  const end = Date.now() + timeoutMs;
+  return { awsRequestId: crypto.randomUUID(), getRemainingTimeInMillis: () => Math.max(0, end - Date.now()) };
+}
+
+function sweeper(prefix: string, extra: Partial<Parameters<typeof sweeperHandler>[0]> = {}) {
+  return sweeperHandler({
+    queues: [{ name: "email", workerFunction: "email-worker", batchSize: 10, maxWorkers: 4 }],
+    redis: stack.redis,
+    prefix,
+    mode: "once",
+    releaseLock: true,
+    invoke: createLambdaInvoker({ client: recorder.lambdaClient() }),
+    publish: createEventPublisher({ client: recorder.eventBridgeClient() }),
+    ...extra,
+  });
+}
+
+describe("sweeperHandler", () => {
+  it("invokes ceil(waiting / batchSize) workers, capped, minus those running", async () => {
+    const prefix = uniquePrefix();
+    await new Queue("email", { redis: stack.redis, prefix }).addBulk(
+      Array.from({ length: 25 }, (_, n) => ({ name: "send", data: { n } })),
+    );
+    const before = recorder.invokes.length;
+    const result = await sweeper(prefix)({}, context());
+    expect(result.invoked).toEqual({ email: 3 });
+    expect(recorder.invokes.slice(before)).toEqual(
+      Array.from({ length: 3 }, () => ({
+        functionName: "email-worker",
+        invocationType: "Event",
+        payload: { queue: "email", reason: "sweeper" },
+      })),
+    );
+    await stack.direct.zadd(
+      `${prefix}:email:nq:workers`,
+      Date.now() + 60_000,
+      "running-1",
+      Date.now() + 60_000,
+      "running-2",
+    );
+    expect((await sweeper(prefix)({}, context())).invoked).toEqual({ email: 1 });
+    await new Queue("email", { redis: stack.redis, prefix }).addBulk(
+      Array.from({ length: 100 }, (_, n) => ({ name: "send", data: { n } })),
+    );
+    expect((await sweeper(prefix)({}, context())).invoked).toEqual({ email: 2 });
+    await new Queue("email", { redis: stack.redis, prefix }).pause();
+    expect((await sweeper(prefix)({}, context())).invoked).toEqual({});
+  });
+
+  it("holds the lock until shortly before the next tick, so a duplicated tick does nothing", async () => {
+    const prefix = uniquePrefix();
+    const tick = sweeperHandler({ queues: ["email"], redis: stack.redis, prefix, mode: "once" });
+    expect((await tick({}, context())).locked).toBe(false);
+    const ttl = await stack.direct.pttl(`${prefix}:nq:sweeper:lock`);
+    expect(ttl).toBeGreaterThan(55_000);
+    expect(ttl).toBeLessThan(60_000);
+    expect((await tick({}, context())).locked).toBe(true);
+  });
+
+  it("does nothing while another sweeper holds the lock", async () => {
+    const prefix = uniquePrefix();
+    await stack.direct.set(`${prefix}:nq:sweeper:lock`, "other-invocation", "PX", 10_000);
+    await new Queue("email", { redis: stack.redis, prefix }).add("send", {});
+    const result = await sweeper(prefix)({}, context());
+    expect(result).toMatchObject({ locked: true, passes: 0, invoked: {} });
+    expect(await stack.direct.get(`${prefix}:nq:sweeper:lock`)).toBe("other-invocation");
+  });
+
+  it("forwards each new event once, 10 entries a call, and retries from the first failure", async () => {
+    const prefix = uniquePrefix();
+    const queue = new Queue("email", { redis: stack.redis, prefix });
+    const sweep = sweeper(prefix, { queues: ["email"], eventBus: "app-bus" });
+    await sweep({}, context());
+    const calls = recorder.putEventsCalls.length;
+    await queue.addBulk(Array.from({ length: 7 }, (_, n) => ({ name: "send", data: { n } })));
+    const first = await sweep({}, context());
+    expect(first.forwarded).toBe(14);
+    const sent = recorder.putEventsCalls.slice(calls);
+    expect(sent.map((entries) => entries.length)).toEqual([10, 4]);
+    const entry = sent[0]?.[0];
+    expect(entry).toMatchObject({
+      EventBusName: "app-bus",
+      Source: "nimbusq",
+      DetailType: "nimbusq.job.added",
+    });
+    expect(JSON.parse(entry?.Detail as string)).toMatchObject({ queue: "email", jobId: "1", name: "send" });
+    expect((await sweep({}, context())).forwarded).toBe(0);
+
+    await queue.add("urgent", {});
+    recorder.failEntry = (e) => e.DetailType === "nimbusq.job.waiting";
+    const failing = await sweep({}, context());
+    expect(failing.forwarded).toBe(1);
+    recorder.failEntry = () => false;
+    const retried = recorder.putEventsCalls.length;
+    const again = await sweep({}, context());
+    expect(again.forwarded).toBe(1);
+    expect(
+      recorder.putEventsCalls
+        .slice(retried)
+        .flat()
+        .map((e) => e.DetailType),
+    ).toEqual(["nimbusq.job.waiting"]);
+  });
+
+  it("promotes due delayed jobs, recovers lapsed leases, and loops until a delayed job is due", async () => {
+    const prefix = uniquePrefix();
+    const queue = new Queue("email", { redis: stack.redis, prefix });
+    await queue.add("later", {}, { delay: 700 });
+    const before = recorder.invokes.length;
+    const started = Date.now();
+    const result = await sweeper(prefix, { mode: "loop", tickMs: 3000, marginMs: 500 })({}, context(3000));
+    expect(result.promoted).toBe(1);
+    expect(result.passes).toBe(2);
+    expect(recorder.invokes.length - before).toBe(1);
+    expect(Date.now() - started).toBeLessThan(2000);
+    const worker = new Worker("email", async () => "ok", {
+      redis: stack.redis,
+      prefix,
+      stalledInterval: 100,
+    });
+    expect((await worker.drain()).completed).toBe(1);
+  });
+
+  it("costs at most 650 billed commands per hour per queue when idle (one sweep per tick)", async () => {
+    const measure = async (names: string[]) => {
+      const prefix = uniquePrefix();
+      const options = {
+        queues: names,
+        redis: stack.redis,
+        prefix,
+        eventBus: "bus",
+        publish: async () => ({ failed: [] }),
+      };
+      await sweeperHandler({ ...options, releaseLock: true })({}, context());
+      stack.rest.resetStats();
+      const result = await sweeperHandler(options)({}, context());
+      expect(result.passes).toBe(1);
+      return (stack.rest.stats().billed * 60) / names.length;
+    };
+    const one = await measure(["solo"]);
+    const ten = await measure(Array.from({ length: 10 }, (_, i) => `idle-${i}`));
+    expect(one).toBeLessThanOrEqual(650);
+    expect(ten).toBeLessThanOrEqual(650);
+    expect({ one, ten }).toEqual({ one: 540, ten: 378 });
+  });
+});
