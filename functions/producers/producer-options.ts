@@ -1,0 +1,41 @@
+/**
+ * The options every producer trigger takes, and the queue they name.
+ */
+import { Queue, type RedisPort, type UpstashRedisLike } from "../../core/index.ts";
+import { redisOrEnv } from "../redis-from-env.ts";
+import type { MapRecord } from "./enqueue-records.ts";
+
+export interface ProducerOptions<R> {
+  /** A Queue, or a queue name (then built from `redis`/`prefix`, or UPSTASH_REDIS_REST_URL/_TOKEN). */
+  queue: string | Queue;
+  /** Only with a queue name; default `createRedis()` from the environment, at the first invocation. */
+  redis?: UpstashRedisLike | RedisPort;
+  /** Only with a queue name; default `bull`. */
+  prefix?: string;
+  /** Turns one record into a job, several jobs (ids get `#<index>`) or null (the record is skipped). */
+  map: MapRecord<R>;
+  /** Overrides the id derived from the record's identity; used as given. */
+  jobId?: (record: R) => string;
+}
+
+/**
+ * The queue, built once per Lambda container. Without an explicit client it is built at the first
+ * invocation, so importing a handler never needs the environment (tests, bundling).
+ */
+export function queueOf(
+  source: string,
+  options: Pick<ProducerOptions<unknown>, "queue" | "redis" | "prefix">,
+): () => Queue {
+  const { queue, redis, prefix } = options;
+  if (typeof queue !== "string") {
+    if (redis !== undefined || prefix !== undefined) {
+      throw new TypeError(`${source}: redis and prefix go with a queue name; a Queue brings its own`);
+    }
+    return () => queue;
+  }
+  let built = redis === undefined ? undefined : new Queue(queue, { redis, prefix });
+  return () => {
+    built ??= new Queue(queue, { redis: redisOrEnv(redis), prefix });
+    return built;
+  };
+}

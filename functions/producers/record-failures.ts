@@ -1,0 +1,72 @@
+/**
+ * What a trigger does with the records that failed: report them to a batch event source
+ * (ReportBatchItemFailures), throw so Lambda retries the event, or log and drop them.
+ */
+import { QueueError } from "../../core/index.ts";
+import type { RecordFailure } from "./enqueue-records.ts";
+
+/** A failed record as the thrown error lists it: the source's own identifier, never the record's data. */
+export interface FailedRecord {
+  itemId: string | undefined;
+  stage: RecordFailure<unknown>["stage"];
+  error: unknown;
+}
+
+/** Some records of an event were not added; the good ones were. Lambda retries the event. */
+export class RecordsFailedError extends QueueError {
+  override name = "RecordsFailedError" as const;
+  readonly failures: FailedRecord[];
+
+  constructor(source: string, failures: RecordFailure<unknown>[], total: number) {
+    const first = failures[0];
+    const summary = `${failures.length} of ${total} records were not added`;
+    super(`${source}: ${summary} (first: ${describe(first?.error)})`, { cause: first?.error });
+    this.failures = failures.map(({ entry, stage, error }) => ({ itemId: entry.itemId, stage, error }));
+  }
+}
+
+/** What to do with a record whose map threw or returned a job core refuses. */
+export type OnRecordError = "throw" | "skip";
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/** One line per failed record, so a reported or dropped record is never silent. */
+export function logFailure(source: string, failure: RecordFailure<unknown>, action: string): void {
+  const { entry, stage, error } = failure;
+  console.warn(`${source}: record ${entry.itemId ?? "(no id)"} ${action} (${stage}): ${describe(error)}`);
+}
+
+/**
+ * For sources without partial responses: map failures are dropped (`skip`) or thrown; an add failure
+ * always throws, since dropping it would lose a record that was valid.
+ */
+export function throwOrSkip(
+  source: string,
+  failures: RecordFailure<unknown>[],
+  total: number,
+  onRecordError: OnRecordError,
+): void {
+  const kept: RecordFailure<unknown>[] = [];
+  for (const failure of failures) {
+    if (onRecordError === "skip" && failure.stage === "map") logFailure(source, failure, "skipped");
+    else kept.push(failure);
+  }
+  if (kept.length > 0) throw new RecordsFailedError(source, kept, total);
+}
+
+/**
+ * The partial batch response naming each failed record. A failure without an identifier cannot be
+ * reported, so the whole event is thrown back instead (safe: every id is derived).
+ */
+export function batchItemFailures(
+  source: string,
+  failures: RecordFailure<unknown>[],
+  total: number,
+): { batchItemFailures: { itemIdentifier: string }[] } {
+  if (failures.some((f) => f.entry.itemId === undefined))
+    throw new RecordsFailedError(source, failures, total);
+  for (const failure of failures) logFailure(source, failure, "reported as a batch item failure");
+  return { batchItemFailures: failures.map((f) => ({ itemIdentifier: f.entry.itemId as string })) };
+}
