@@ -106,11 +106,21 @@ export class Job<TData = unknown, TResult = unknown> {
 
   /** The job's state, from the structure that holds it (BullMQ's `getState` order). */
   async getState(): Promise<JobState> {
-    const keys = queueKeys(this.location.prefix, this.location.queueName);
-    const reply = await runScript(this.location.port, getJobStates, keys, { jobs: [{ id: this.id }] });
-    if (!Array.isArray(reply))
-      throw new UnexpectedReplyError(`getState of job "${this.id}": unexpected reply`);
-    return String(reply[0]) as JobState;
+    return (await Job.getStates([this]))[0] as JobState;
+  }
+
+  /** The states of jobs of one queue, in one call: what `getState` says of each, in order. */
+  static async getStates(jobs: readonly Job[]): Promise<JobState[]> {
+    const first = jobs[0];
+    if (!first) return [];
+    const { port, prefix, queueName } = first.location;
+    const ids = jobs.map((job) => ({ id: job.id }));
+    const reply = await runScript(port, getJobStates, queueKeys(prefix, queueName), { jobs: ids });
+    if (!Array.isArray(reply) || reply.length !== jobs.length)
+      throw new UnexpectedReplyError(
+        `getState of ${jobs.length} job(s) in queue "${queueName}": unexpected reply`,
+      );
+    return reply.map((state) => String(state) as JobState);
   }
 
   /** Children's return values by child key (`<prefix>:<queue>:<id>`), as BullMQ returns them. */

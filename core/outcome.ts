@@ -167,7 +167,9 @@ export function decide(job: ActiveJob, settled: Settled, settings: OutcomeSettin
     error,
   });
   const attempts = Number(job.opts.attempts ?? 0);
-  if (error instanceof UnrecoverableError || job.deferredFailure !== undefined || attemptsMade >= attempts) {
+  // By name too, as BullMQ decides: a processor written for BullMQ throws BullMQ's own class.
+  const unrecoverable = error instanceof UnrecoverableError || error.name === "UnrecoverableError";
+  if (unrecoverable || job.deferredFailure !== undefined || attemptsMade >= attempts) {
     return finalFailure();
   }
   let wait: number;

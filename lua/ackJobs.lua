@@ -42,8 +42,9 @@ ARGV repeated jobs
 RETURNS
   {readyLeft, nextDue, code…}: readyLeft 1 when wait or prioritized still hold jobs; nextDue the
   earliest delayed job's due time (ms) when none are ready, else 0; one code per job: 1 done, -2 its
-  lock is gone, -6 another token owns it, -3 not active. A replayed call: {"replayed", <text>} where
-  text lists the non-1 codes as "index:code;".
+  lock is gone, -6 another token owns it, -3 not active, -4 (completing) children still pending, -9
+  (completing) a child failed; the job is left untouched on any code but 1. A replayed call:
+  {"replayed", <text>} where text lists the non-1 codes as "index:code;".
 EVENTS
   completed, failed, retries-exhausted, delayed, waiting prev active, drained; waiting prev
   waiting-children on a released parent's queue.
@@ -51,6 +52,7 @@ EVENTS
 -- @include finishJob
 -- @include requeueJob
 -- @include pruneFinished
+-- @include refusedCompletions
 local prefix, now = ARGV[ARG.prefix], tonumber(ARGV[ARG.now])
 local previous = redis.call("SET", KEYS[KEY.replayGuard], "", "NX", "GET", "PX", ARGV[ARG.guardTtl])
 if previous then return { "replayed", previous } end
@@ -70,10 +72,12 @@ for i = 1, ARG_GROUP_COUNT do
   lockKeys[i] = prefix .. job.id .. ":lock"
 end
 local locks = redis.call("MGET", unpack(lockKeys))
+local refused = refusedCompletions(prefix, jobs, locks)
 local codes, owned, deviations = {}, {}, {}
 for i, job in ipairs(jobs) do
   local code = 1
   if not locks[i] then code = -2 elseif locks[i] ~= job.token then code = -6 end
+  if code == 1 and refused[i] then code = refused[i] end
   if code == 1 and redis.call("LREM", KEYS[KEY.active], -1, job.id) == 0 then code = -3 end
   codes[i] = code
   if code == 1 then owned[#owned + 1] = job else deviations[#deviations + 1] = i .. ":" .. code .. ";" end
@@ -102,9 +106,14 @@ if q.earliestDue then redis.call("ZADD", KEYS[KEY.marker], "LT", q.earliestDue, 
 local readyLeft = redis.call("LLEN", KEYS[KEY.wait]) > 0 or redis.call("ZCARD", KEYS[KEY.prioritized]) > 0
 local nextDue = 0
 if not readyLeft then
-  if redis.call("LLEN", KEYS[KEY.active]) == 0 then redis.call("XADD", KEYS[KEY.events], "*", "event", "drained") end
+  -- BullMQ's finish fetches the next job first: a delayed job pending answers that fetch, and only
+  -- when nothing is delayed either (and nothing active) does the queue report `drained`.
   local first = redis.call("ZRANGE", KEYS[KEY.delayed], 0, 0, "WITHSCORES")
-  if first[2] then nextDue = math.floor(tonumber(first[2]) / 4096) end
+  if first[2] then
+    nextDue = math.floor(tonumber(first[2]) / 4096)
+  elseif redis.call("LLEN", KEYS[KEY.active]) == 0 then
+    redis.call("XADD", KEYS[KEY.events], "*", "event", "drained")
+  end
 end
 if #deviations > 0 then redis.call("SET", KEYS[KEY.replayGuard], table.concat(deviations), "XX", "KEEPTTL") end
 local out = { readyLeft and 1 or 0, nextDue }

@@ -91,6 +91,15 @@ export const eventNames = [
   "resumed",
 ] as const;
 
+/** Everything a worker writes to the stream as well: what the worker-side interop suite records. */
+export const workerEventNames = [
+  ...eventNames,
+  "progress",
+  "retries-exhausted",
+  "stalled",
+  "drained",
+] as const;
+
 export class Interop {
   readonly prefix: string;
   readonly redis = sharedRedis();
@@ -138,19 +147,26 @@ export class Interop {
     return flow;
   }
 
-  /** A BullMQ QueueEvents that records the events named in `eventNames`, ready before it returns. */
+  /** Runs `close` with the kit's own closers (newest first) after the test. */
+  defer(close: () => Promise<unknown>): void {
+    this.closers.push(close);
+  }
+
+  /** A BullMQ QueueEvents that records the events named in `names`, ready before it returns. */
   async events(
     name: string,
     prefix = this.prefix,
+    names: readonly string[] = eventNames,
   ): Promise<{ events: BullQueueEvents; log: RecordedEvent[] }> {
     // Reading from the stream's start (each test has a fresh prefix) so no event can slip in between
     // `waitUntilReady` and the first blocking XREAD.
     const events = new BullQueueEvents(name, { connection: bullConnection(), prefix, lastEventId: "0-0" });
     this.closers.push(() => events.close());
     const log: RecordedEvent[] = [];
-    for (const event of eventNames) {
-      events.on(event as "added", (args: object) => {
-        log.push({ event, ...args });
+    for (const event of names) {
+      // `drained` carries only the stream id.
+      events.on(event as "added", (args: object | string) => {
+        log.push(typeof args === "object" ? { event, ...args } : { event });
       });
     }
     await events.waitUntilReady();

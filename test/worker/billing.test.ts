@@ -26,7 +26,8 @@ describe("cost of a lifecycle", () => {
     expect(summary.completed).toBe(50);
     expect(billed / 50).toBeLessThanOrEqual(11);
     expect(requests / 50).toBeLessThanOrEqual(0.1);
-    expect({ billed, requests }).toEqual({ billed: 525, requests: 3 });
+    // 526: the ack's one EXISTS per batch that finds parents whose completion BullMQ refuses (-4/-9).
+    expect({ billed, requests }).toEqual({ billed: 526, requests: 3 });
   });
 
   it("50 jobs failing 3 attempts with backoff: at most a third of BullMQ's 87 billed commands per job", async () => {
