@@ -5,6 +5,7 @@
  */
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import type {
+  APIGatewayProxyEventV2,
   AttributeValue,
   Context,
   DynamoDBRecord,
@@ -243,4 +244,98 @@ export function snsEvent(records: SnsRecordInit[]): SNSEvent {
       };
     }),
   };
+}
+
+// --- HTTP events: API Gateway HTTP API and function URLs, both payload format 2.0 ---
+
+/** What an HTTP request event varies by. */
+export interface HttpEventInit {
+  method?: string;
+  /** The request path, e.g. `/queues/email/jobs` (without a stage). */
+  path?: string;
+  /** A string body is sent as is; an object is sent as JSON (with its content type). */
+  body?: string | object;
+  /** Send the body base64-encoded, as AWS does for binary content types. */
+  base64?: boolean;
+  /** Lower-cased as AWS delivers them. */
+  headers?: Record<string, string>;
+  query?: Record<string, string>;
+  cookies?: string[];
+  /** A named HTTP API stage, whose name then prefixes rawPath; `$default` otherwise. */
+  stage?: string;
+}
+
+function httpEvent(
+  init: HttpEventInit,
+  endpoint: { apiId: string; domainName: string; routeKey: string },
+): APIGatewayProxyEventV2 {
+  const method = (init.method ?? "GET").toUpperCase();
+  const stage = init.stage ?? "$default";
+  const path = init.path ?? "/";
+  const rawPath = stage === "$default" ? path : `/${stage}${path}`;
+  const text =
+    init.body === undefined || typeof init.body === "string" ? init.body : JSON.stringify(init.body);
+  const headers: Record<string, string> = {
+    accept: "*/*",
+    host: endpoint.domainName,
+    "user-agent": "curl/8.5.0",
+    "x-amzn-trace-id": `Root=1-${Math.floor(Date.now() / 1000).toString(16)}-${randomBytes(12).toString("hex")}`,
+    "x-forwarded-for": "203.0.113.7",
+    "x-forwarded-port": "443",
+    "x-forwarded-proto": "https",
+  };
+  if (text !== undefined) {
+    headers["content-length"] = String(Buffer.byteLength(text));
+    if (typeof init.body === "object") headers["content-type"] = "application/json";
+  }
+  for (const [name, value] of Object.entries(init.headers ?? {})) headers[name.toLowerCase()] = value;
+  const query = init.query ?? {};
+  const now = Date.now();
+  return {
+    version: "2.0",
+    routeKey: endpoint.routeKey,
+    rawPath,
+    rawQueryString: new URLSearchParams(query).toString(),
+    ...(init.cookies ? { cookies: init.cookies } : {}),
+    headers,
+    ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
+    requestContext: {
+      accountId: account,
+      apiId: endpoint.apiId,
+      domainName: endpoint.domainName,
+      domainPrefix: endpoint.apiId,
+      http: { method, path: rawPath, protocol: "HTTP/1.1", sourceIp: "203.0.113.7", userAgent: "curl/8.5.0" },
+      requestId: randomUUID(),
+      routeKey: endpoint.routeKey,
+      stage,
+      time: new Date(now).toUTCString(),
+      timeEpoch: now,
+    },
+    ...(text === undefined
+      ? { isBase64Encoded: false }
+      : init.base64
+        ? { body: Buffer.from(text).toString("base64"), isBase64Encoded: true }
+        : { body: text, isBase64Encoded: false }),
+  };
+}
+
+/** An API Gateway HTTP API event (payload 2.0) through a greedy `ANY /{proxy+}` route. */
+export function apiGatewayV2Event(init: HttpEventInit = {}): APIGatewayProxyEventV2 {
+  const apiId = "r3pmxmplak";
+  const event = httpEvent(init, {
+    apiId,
+    domainName: `${apiId}.execute-api.${region}.amazonaws.com`,
+    routeKey: "ANY /{proxy+}",
+  });
+  return { ...event, pathParameters: { proxy: (init.path ?? "/").replace(/^\//, "") } };
+}
+
+/** A Lambda function URL event: payload 2.0 with no routing (`$default` route and stage). */
+export function functionUrlEvent(init: Omit<HttpEventInit, "stage"> = {}): APIGatewayProxyEventV2 {
+  const urlId = "a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6";
+  return httpEvent(init, {
+    apiId: urlId,
+    domainName: `${urlId}.lambda-url.${region}.on.aws`,
+    routeKey: "$default",
+  });
 }

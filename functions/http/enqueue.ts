@@ -1,0 +1,122 @@
+/**
+ * `POST /queues/:queue/jobs`: one job `{ name, data, opts }` or an array of up to 1,000, written in
+ * one atomic add. An `Idempotency-Key` header becomes the job id (`<key>-<index>` for an array), so a
+ * client that retries a request gets the jobs it already made back as `duplicated`.
+ */
+import type { Hono } from "hono";
+import {
+  type AddedJob,
+  type BulkJob,
+  Job,
+  type JobState,
+  type JobsOptions,
+  ParentConflictError,
+  ParentNotFoundError,
+  ValidationError,
+} from "../../core/index.ts";
+import { Checker, checkJobId } from "../../core/validate.ts";
+import { asHttpError, HttpError, invalid } from "./http-errors.ts";
+import { stateOfCreatedJob } from "./job-view.ts";
+import { type AppEnv, isReservedJobId, type QueueAccess } from "./queue-access.ts";
+import { readJsonBody } from "./request-body.ts";
+
+/** Most jobs one request may add (one addJobs call). */
+export const maxJobsPerRequest = 1000;
+
+const jobFields = ["name", "data", "opts"];
+const keyHeader = "Idempotency-Key";
+
+/** The job id an Idempotency-Key gives the job at `index` (undefined for a single job). */
+function idFromKey(key: string, index: number | undefined): string {
+  const id = index === undefined ? key : `${key}-${index}`;
+  try {
+    checkJobId(new Checker(keyHeader), keyHeader, id);
+  } catch (error) {
+    if (error instanceof ValidationError)
+      throw invalid(keyHeader, `${keyHeader} must make a valid job id ("${id}"): ${error.rule}`);
+    throw error;
+  }
+  if (isReservedJobId(id)) throw invalid(keyHeader, `${keyHeader} makes the reserved job id "${id}"`);
+  return id;
+}
+
+/** Checks the body's shape (core checks the values) and applies the Idempotency-Key. */
+export function jobsFromBody(body: unknown, key: string | undefined): { jobs: BulkJob[]; many: boolean } {
+  const many = Array.isArray(body);
+  const items: unknown[] = many ? body : [body];
+  if (items.length === 0 || items.length > maxJobsPerRequest) {
+    throw invalid("body", `the body must be one job or an array of 1 to ${maxJobsPerRequest} jobs`);
+  }
+  const jobs = items.map((item, i): BulkJob => {
+    const at = (field: string) => (many ? `[${i}].${field}` : field);
+    if (typeof item !== "object" || item === null || Array.isArray(item))
+      throw invalid(many ? `[${i}]` : "body", "a job must be an object { name, data, opts }");
+    const fields = item as Record<string, unknown>;
+    for (const field of Object.keys(fields)) {
+      if (!jobFields.includes(field))
+        throw invalid(at(field), `unknown field "${field}": a job has name, data, opts`);
+    }
+    if (typeof fields.name !== "string") throw invalid(at("name"), `${at("name")} must be a string`);
+    const opts = fields.opts;
+    if (opts !== undefined && (typeof opts !== "object" || opts === null || Array.isArray(opts)))
+      throw invalid(at("opts"), `${at("opts")} must be an object`);
+    const options: JobsOptions = { ...(opts as JobsOptions | undefined) };
+    if (typeof options.jobId === "string" && isReservedJobId(options.jobId))
+      throw invalid(at("opts.jobId"), `${at("opts.jobId")} is a reserved id ("${options.jobId}")`);
+    if (key !== undefined) {
+      const id = idFromKey(key, many ? i : undefined);
+      if (options.jobId !== undefined && options.jobId !== id)
+        throw invalid(keyHeader, `${keyHeader} conflicts with ${at("opts.jobId")}`);
+      options.jobId = id;
+    }
+    return { name: fields.name, data: fields.data, opts: options };
+  });
+  return { jobs, many };
+}
+
+/** Core names a bulk's fields `jobs[i].…` (and a lone job's without index); the body's are `[i].…`. */
+function bodyField(field: string, many: boolean): string {
+  if (!many) return field;
+  return field.startsWith("jobs[") ? field.slice("jobs".length) : `[0].${field}`;
+}
+
+/** States after the add: known for created jobs, looked up (in one call) for the others. */
+async function statesAfterAdd(added: AddedJob[]): Promise<JobState[]> {
+  const looked = await Job.getStates(added.filter((a) => a.outcome !== "created").map((a) => a.job));
+  let next = 0;
+  return added.map((a) =>
+    a.outcome === "created" ? stateOfCreatedJob(a.job) : (looked[next++] as JobState),
+  );
+}
+
+export function addEnqueueRoute(app: Hono<AppEnv>, access: QueueAccess): void {
+  app.post("/queues/:queue/jobs", async (c) => {
+    const queue = access.queue(c);
+    const body = await readJsonBody(c.req.raw, access.settings.maxBodyBytes, true);
+    const { jobs, many } = jobsFromBody(body, c.req.header(keyHeader));
+    let added: AddedJob[];
+    try {
+      added = await queue.addBulkWithOutcomes(jobs);
+    } catch (error) {
+      if (error instanceof ValidationError) {
+        const field = bodyField(error.field, many);
+        throw invalid(field, `${field} must be ${error.rule}`);
+      }
+      const known = asHttpError(error);
+      if (known && !many && (error instanceof ParentNotFoundError || error instanceof ParentConflictError))
+        throw new HttpError(known.status, known.code, known.message, "opts.parent");
+      throw error;
+    }
+    const states = await statesAfterAdd(added);
+    const results = added.map(({ job, outcome }, i) => ({ id: job.id, state: states[i], outcome }));
+    const ready = added.some(
+      (a, i) => a.outcome === "created" && (states[i] === "waiting" || states[i] === "prioritized"),
+    );
+    // Awaited: on Lambda, work left running after the answer is frozen with the function.
+    if (ready) await access.kick(queue.name);
+    if (many) return c.json({ jobs: results }, 202);
+    const [result] = results as [(typeof results)[number]];
+    const location = `/queues/${encodeURIComponent(queue.name)}/jobs/${encodeURIComponent(result.id)}`;
+    return c.json(result, 202, { Location: location });
+  });
+}

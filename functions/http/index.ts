@@ -1,0 +1,8 @@
+/** nimbusq's HTTP API: the Hono app, its Lambda handler, and its configuration from the environment. */
+export { createHttpApp } from "./app.ts";
+export { secretsEqual } from "./auth.ts";
+export type { ErrorBody, ErrorCode } from "./http-errors.ts";
+export type { JobView } from "./job-view.ts";
+export { type HttpLambdaHandler, httpHandler } from "./lambda.ts";
+export { openApiDocument } from "./openapi.ts";
+export { type ApiToken, type HttpOptions, httpOptionsFromEnv } from "./options.ts";

@@ -1,0 +1,93 @@
+/**
+ * The Lambda entry of the HTTP API, for API Gateway HTTP APIs and function URLs alike (both send the
+ * payload format 2.0 event). A small adapter of our own rather than `hono/aws-lambda`'s `handle`,
+ * which is deprecated in Hono 4 and keeps a named stage in the path: an HTTP API stage `prod`
+ * delivers `rawPath` `/prod/queues/…`, and the routes know nothing of stages.
+ */
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
+import { createHttpApp } from "./app.ts";
+import { errorBody, errorCodes, HttpError } from "./http-errors.ts";
+import type { HttpOptions } from "./options.ts";
+
+/** The path the routes see: `rawPath` without a named stage's leading segment. */
+export function routePath(event: APIGatewayProxyEventV2): string {
+  const raw = event.rawPath || "/";
+  const stage = event.requestContext.stage;
+  if (stage && stage !== "$default") {
+    const prefix = `/${stage}`;
+    if (raw === prefix) return "/";
+    if (raw.startsWith(`${prefix}/`)) return raw.slice(prefix.length);
+  }
+  return raw;
+}
+
+function decodeBase64(text: string): Uint8Array {
+  return Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
+}
+
+/** The fetch Request an event stands for; throws a TypeError for what no Request can carry. */
+export function requestFromEvent(event: APIGatewayProxyEventV2): Request {
+  const method = event.requestContext.http.method.toUpperCase();
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(event.headers ?? {})) {
+    if (value !== undefined) headers.set(name, value);
+  }
+  // Payload 2.0 moves cookies out of the headers.
+  if (event.cookies && event.cookies.length > 0) headers.set("cookie", event.cookies.join("; "));
+  const host = event.requestContext.domainName || "localhost";
+  const query = event.rawQueryString ? `?${event.rawQueryString}` : "";
+  let body: Uint8Array | undefined;
+  if (event.body && method !== "GET" && method !== "HEAD") {
+    body = event.isBase64Encoded ? decodeBase64(event.body) : new TextEncoder().encode(event.body);
+    // What arrived is what counts: the client's Content-Length described the body before any encoding.
+    headers.set("content-length", String(body.byteLength));
+  }
+  return new Request(`https://${host}${routePath(event)}${query}`, {
+    method,
+    headers,
+    ...(body ? { body } : {}),
+  });
+}
+
+async function resultFromResponse(response: Response): Promise<APIGatewayProxyStructuredResultV2> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    if (name !== "set-cookie") headers[name] = value;
+  });
+  const cookies = response.headers.getSetCookie();
+  // Every answer of the API is JSON text, so the body never needs base64.
+  return {
+    statusCode: response.status,
+    headers,
+    body: await response.text(),
+    isBase64Encoded: false,
+    ...(cookies.length > 0 ? { cookies } : {}),
+  };
+}
+
+export type HttpLambdaHandler = (
+  event: APIGatewayProxyEventV2,
+  context?: Context,
+) => Promise<APIGatewayProxyStructuredResultV2>;
+
+/**
+ * A Lambda handler serving the HTTP API. Build it at module scope so warm invocations reuse the app.
+ *
+ * @example
+ * export const handler = httpHandler({ ...httpOptionsFromEnv(process.env), kick: invokeWorker });
+ */
+export function httpHandler(options: HttpOptions): HttpLambdaHandler {
+  const app = createHttpApp(options);
+  return async (event) => {
+    let request: Request;
+    try {
+      request = requestFromEvent(event);
+    } catch (error) {
+      // A header value or URL no Request accepts, or a body that is not base64: the client's doing.
+      const reason = error instanceof Error ? error.message : "malformed request";
+      const refused = new HttpError(400, errorCodes.invalidRequest, `the request cannot be read: ${reason}`);
+      return resultFromResponse(Response.json(errorBody(refused), { status: 400 }));
+    }
+    return resultFromResponse(await app.fetch(request));
+  };
+}

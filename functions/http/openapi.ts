@@ -1,0 +1,256 @@
+/** The OpenAPI 3.1 description of the HTTP API, served at `GET /openapi.json` (public). */
+import { listTypes, maxPageSize } from "./job-routes.ts";
+import { addResult, errorSchema, jobInput, jobProperties } from "./openapi-schemas.ts";
+
+const json = (schema: object, description: string) => ({
+  description,
+  content: { "application/json": { schema } },
+});
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const error = (name: string) => ({ $ref: `#/components/responses/${name}` });
+
+const queueParam = {
+  name: "queue",
+  in: "path",
+  required: true,
+  description: 'Queue name (no ":"); 404 when an allow-list is configured and lacks it',
+  schema: { type: "string", minLength: 1, maxLength: 512 },
+};
+const idParam = { name: "id", in: "path", required: true, description: "Job id", schema: { type: "string" } };
+
+/** Errors every authenticated route can answer. */
+const common = {
+  "400": error("BadRequest"),
+  "401": error("Unauthorized"),
+  "405": error("MethodNotAllowed"),
+  "500": error("Internal"),
+};
+const admin = { ...common, "403": error("Forbidden") };
+
+const errorResponse = (description: string) => json(ref("Error"), description);
+
+export const openApiDocument = {
+  openapi: "3.1.0",
+  info: {
+    title: "nimbusq HTTP API",
+    version: "1",
+    description:
+      "BullMQ 6 queues over Upstash Redis. Every route but this document needs `Authorization: Bearer <token>`; pause, resume, retry and remove need an admin token. Request bodies are JSON (Content-Type application/json), 1 MiB at most by default. When the API is configured with a worker kick, requests that make jobs ready (add, retry, resume) start the queue's worker at once.",
+  },
+  security: [{ bearer: [] }],
+  paths: {
+    "/queues/{queue}/jobs": {
+      parameters: [queueParam],
+      post: {
+        summary: "Add one job, or an array of up to 1,000 in one atomic call",
+        parameters: [
+          {
+            name: "Idempotency-Key",
+            in: "header",
+            required: false,
+            description:
+              "Becomes the job id (`<key>-<index>` for an array): a repeated request finds its jobs as duplicated",
+            schema: { type: "string" },
+          },
+        ],
+        requestBody: {
+          required: true,
+          content: {
+            "application/json": {
+              schema: {
+                oneOf: [
+                  ref("JobInput"),
+                  { type: "array", minItems: 1, maxItems: 1000, items: ref("JobInput") },
+                ],
+              },
+            },
+          },
+        },
+        responses: {
+          "202": json(
+            {
+              oneOf: [
+                ref("AddResult"),
+                { type: "object", properties: { jobs: { type: "array", items: ref("AddResult") } } },
+              ],
+            },
+            "Added",
+          ),
+          ...common,
+          "404": error("NotFound"),
+          "409": error("Conflict"),
+          "413": error("PayloadTooLarge"),
+          "415": error("UnsupportedMediaType"),
+        },
+      },
+      get: {
+        summary: "List jobs of one state, a page at a time",
+        parameters: [
+          { name: "state", in: "query", required: true, schema: { type: "string", enum: listTypes } },
+          { name: "start", in: "query", schema: { type: "integer", minimum: 0, default: 0 } },
+          {
+            name: "end",
+            in: "query",
+            description: `Inclusive; at most start + ${maxPageSize - 1}`,
+            schema: { type: "integer", minimum: 0, default: 19 },
+          },
+          { name: "asc", in: "query", schema: { type: "boolean", default: false } },
+        ],
+        responses: {
+          "200": json(
+            {
+              type: "object",
+              properties: {
+                state: { type: "string" },
+                start: { type: "integer" },
+                end: { type: "integer" },
+                asc: { type: "boolean" },
+                total: { type: "integer" },
+                jobs: { type: "array", items: ref("JobSummary") },
+              },
+            },
+            "A page of jobs (without their data)",
+          ),
+          ...common,
+          "404": error("NotFound"),
+        },
+      },
+    },
+    "/queues/{queue}/jobs/{id}": {
+      parameters: [queueParam, idParam],
+      get: {
+        summary: "Read a job, its data included",
+        responses: { "200": json(ref("Job"), "The job"), ...common, "404": error("NotFound") },
+      },
+      delete: {
+        summary: "Remove a job (admin); its children stay",
+        responses: {
+          "200": json(
+            { type: "object", properties: { id: { type: "string" }, removed: { const: true } } },
+            "Removed",
+          ),
+          ...admin,
+          "404": error("NotFound"),
+          "409": error("Conflict"),
+        },
+      },
+    },
+    "/queues/{queue}/jobs/{id}/retry": {
+      parameters: [queueParam, idParam],
+      post: {
+        summary: "Retry a failed or completed job (admin), as BullMQ's job.retry",
+        requestBody: {
+          required: false,
+          content: {
+            "application/json": {
+              schema: {
+                type: "object",
+                additionalProperties: false,
+                properties: {
+                  state: {
+                    enum: ["failed", "completed"],
+                    description: "Default: whichever finished set holds the job",
+                  },
+                  resetAttemptsMade: { type: "boolean" },
+                  resetAttemptsStarted: { type: "boolean" },
+                },
+              },
+            },
+          },
+        },
+        responses: {
+          "200": json(
+            {
+              type: "object",
+              properties: {
+                id: { type: "string" },
+                state: { enum: ["waiting", "prioritized"] },
+                prev: { enum: ["failed", "completed"] },
+              },
+            },
+            "Back in line",
+          ),
+          ...admin,
+          "404": error("NotFound"),
+          "409": error("Conflict"),
+          "413": error("PayloadTooLarge"),
+          "415": error("UnsupportedMediaType"),
+        },
+      },
+    },
+    "/queues/{queue}": {
+      parameters: [queueParam],
+      get: {
+        summary: "Job counts by state and whether the queue is paused",
+        responses: {
+          "200": json(
+            {
+              type: "object",
+              properties: {
+                name: { type: "string" },
+                counts: { type: "object", additionalProperties: { type: "integer" } },
+                paused: { type: "boolean" },
+              },
+            },
+            "The queue",
+          ),
+          ...common,
+          "404": error("NotFound"),
+        },
+      },
+    },
+    "/queues/{queue}/pause": {
+      parameters: [queueParam],
+      post: {
+        summary: "Pause the queue for every worker (admin)",
+        responses: { "200": json(ref("PauseState"), "Paused"), ...admin, "404": error("NotFound") },
+      },
+    },
+    "/queues/{queue}/resume": {
+      parameters: [queueParam],
+      post: {
+        summary: "Resume the queue (admin)",
+        responses: { "200": json(ref("PauseState"), "Resumed"), ...admin, "404": error("NotFound") },
+      },
+    },
+    "/openapi.json": {
+      get: {
+        summary: "This document",
+        security: [],
+        responses: { "200": { description: "OpenAPI 3.1 document" }, "405": error("MethodNotAllowed") },
+      },
+    },
+  },
+  components: {
+    securitySchemes: {
+      bearer: {
+        type: "http",
+        scheme: "bearer",
+        description: "A token from NIMBUSQ_API_TOKENS; admin tokens also manage",
+      },
+    },
+    schemas: {
+      Error: errorSchema,
+      JobInput: jobInput,
+      AddResult: addResult,
+      Job: { type: "object", properties: { ...jobProperties, data: {} } },
+      JobSummary: { type: "object", properties: jobProperties },
+      PauseState: { type: "object", properties: { name: { type: "string" }, paused: { type: "boolean" } } },
+    },
+    responses: {
+      BadRequest: errorResponse(
+        "Invalid JSON, body, queue name, parameter or job option, or a parent job that does not exist (parent_not_found); `field` names the input",
+      ),
+      Unauthorized: errorResponse("No bearer token, or not a valid one"),
+      Forbidden: errorResponse("The token is not an admin token"),
+      NotFound: errorResponse("Unknown route, queue (code unknown_queue) or job (code job_not_found)"),
+      MethodNotAllowed: errorResponse("The path exists, the method does not; see the Allow header"),
+      Conflict: errorResponse(
+        "The job is locked by a worker (job_locked), not in the state the operation needs (wrong_state), or exists with another parent (parent_conflict)",
+      ),
+      PayloadTooLarge: errorResponse("The body is over the size limit"),
+      UnsupportedMediaType: errorResponse("The body is not declared as application/json"),
+      Internal: errorResponse('A server fault; the body only says "internal error"'),
+    },
+  },
+} as const;

@@ -1,0 +1,121 @@
+/**
+ * What the HTTP API is configured with, checked once when the app is built (a bad configuration
+ * fails the cold start, not a request), and how that configuration is read from the environment.
+ */
+import {
+  createRedis,
+  type JobsOptions,
+  type RedisPort,
+  type UpstashRedisLike,
+  ValidationError,
+} from "../../core/index.ts";
+import { checkPrefix, checkQueueName } from "../../core/validate.ts";
+
+/** A bearer token; `admin` tokens may also pause, resume, retry and remove. */
+export interface ApiToken {
+  token: string;
+  admin?: boolean;
+}
+
+export interface HttpOptions {
+  /** An `@upstash/redis` client built by `createRedis` (automatic deserialization off), or a port. */
+  redis: UpstashRedisLike | RedisPort;
+  /** Key prefix, `bull` by default. */
+  prefix?: string;
+  /** Accepted bearer tokens; plain strings are non-admin tokens. */
+  tokens: ApiToken[] | string[];
+  /** The queues the API serves; any valid queue name when left out. */
+  queues?: string[];
+  /** Largest request body in bytes (default 1 MiB). */
+  maxBodyBytes?: number;
+  /**
+   * Starts the queue's worker at once (e.g. an asynchronous Lambda invoke), called after a request made
+   * jobs ready: an add that created a waiting or prioritized job, a retry, a resume. Its failure is
+   * logged and otherwise ignored: the sweeper starts workers anyway.
+   */
+  kick?: (queue: string) => Promise<void>;
+  /** Options merged under each added job's own. */
+  defaultJobOptions?: JobsOptions;
+  /** Where server errors and kick failures go (default `console.error`). */
+  log?: (message: string, error: unknown) => void;
+}
+
+/** The options with defaults applied and every value checked. */
+export interface HttpSettings {
+  redis: UpstashRedisLike | RedisPort;
+  prefix: string;
+  tokens: Required<ApiToken>[];
+  queues: ReadonlySet<string> | undefined;
+  maxBodyBytes: number;
+  kick: ((queue: string) => Promise<void>) | undefined;
+  defaultJobOptions: JobsOptions | undefined;
+  log: (message: string, error: unknown) => void;
+}
+
+export const defaultMaxBodyBytes = 1024 * 1024;
+
+export function resolveHttpOptions(options: HttpOptions): HttpSettings {
+  const tokens = (options.tokens as (ApiToken | string)[]).map((entry) =>
+    typeof entry === "string" ? { token: entry, admin: false } : { token: entry.token, admin: !!entry.admin },
+  );
+  if (tokens.length === 0) throw new TypeError("createHttpApp: tokens must hold at least one token");
+  for (const { token } of tokens) {
+    if (typeof token !== "string" || token.trim() === "" || token !== token.trim())
+      throw new TypeError("createHttpApp: every token must be a non-empty string without outer spaces");
+  }
+  const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes;
+  if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1)
+    throw new TypeError("createHttpApp: maxBodyBytes must be a positive integer");
+  return {
+    redis: options.redis,
+    prefix: checkPrefix(options.prefix ?? "bull", "createHttpApp"),
+    tokens,
+    queues: options.queues && new Set(options.queues.map((name) => checkQueueName(name, "createHttpApp"))),
+    maxBodyBytes,
+    kick: options.kick,
+    defaultJobOptions: options.defaultJobOptions,
+    log: options.log ?? ((message, error) => console.error(message, error)),
+  };
+}
+
+const list = (text: string | undefined): string[] =>
+  (text ?? "")
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
+
+/**
+ * The HTTP API's options from the environment:
+ * - `NIMBUSQ_API_TOKENS`: comma-separated tokens; an `admin:` prefix marks an admin token;
+ * - `NIMBUSQ_ADMIN_TOKENS`: more admin tokens (comma-separated);
+ * - `NIMBUSQ_QUEUES`: the allowed queue names (all when unset), `NIMBUSQ_PREFIX`,
+ *   `NIMBUSQ_MAX_BODY_BYTES`, and `UPSTASH_REDIS_REST_URL` / `UPSTASH_REDIS_REST_TOKEN`.
+ *
+ * @example
+ * export const handler = httpHandler({ ...httpOptionsFromEnv(process.env), kick: invokeWorker });
+ */
+export function httpOptionsFromEnv(env: Record<string, string | undefined> = process.env): HttpOptions {
+  const admin = new Set(list(env.NIMBUSQ_ADMIN_TOKENS));
+  const plain = new Set<string>();
+  for (const entry of list(env.NIMBUSQ_API_TOKENS)) {
+    if (entry.startsWith("admin:")) admin.add(entry.slice("admin:".length));
+    else plain.add(entry);
+  }
+  const tokens: ApiToken[] = [
+    ...[...admin].map((token) => ({ token, admin: true })),
+    ...[...plain].filter((token) => !admin.has(token)).map((token) => ({ token })),
+  ];
+  if (tokens.length === 0)
+    throw new TypeError("httpOptionsFromEnv: set NIMBUSQ_API_TOKENS (or NIMBUSQ_ADMIN_TOKENS)");
+  const queues = list(env.NIMBUSQ_QUEUES);
+  const maxBody = env.NIMBUSQ_MAX_BODY_BYTES;
+  if (maxBody !== undefined && !/^\d+$/.test(maxBody.trim()))
+    throw new ValidationError("NIMBUSQ_MAX_BODY_BYTES", "a number of bytes", "httpOptionsFromEnv");
+  return {
+    redis: createRedis({ env }),
+    tokens,
+    ...(queues.length > 0 ? { queues } : {}),
+    ...(env.NIMBUSQ_PREFIX ? { prefix: env.NIMBUSQ_PREFIX } : {}),
+    ...(maxBody !== undefined ? { maxBodyBytes: Number(maxBody.trim()) } : {}),
+  };
+}

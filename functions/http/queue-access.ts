@@ -1,0 +1,89 @@
+/**
+ * What every route needs from a request: the queue its path names (checked against the name rules
+ * and the allow-list), the job id its path names, the job itself, and the worker kick.
+ */
+import type { Context } from "hono";
+import { type Job, Queue, ValidationError } from "../../core/index.ts";
+import { queueKeySuffix } from "../../core/keys.ts";
+import { checkQueueName } from "../../core/validate.ts";
+import { errorCodes, HttpError } from "./http-errors.ts";
+import type { HttpSettings } from "./options.ts";
+
+/** The Hono environment of the app: what the auth middleware leaves for the routes. */
+export interface AppEnv {
+  Variables: { admin: boolean };
+}
+
+/**
+ * Ids no job can have because they name the queue's own keys (`{P}meta`, `{P}wait`…), and ids with a
+ * `:` outside BullMQ's three-segment form, which name keys hanging off a job or a queue (`{P}1:lock`,
+ * `{P}de:<id>`): reading them as a job would misread another structure, writing them would break it.
+ */
+export function isReservedJobId(id: string): boolean {
+  if ((Object.values(queueKeySuffix) as string[]).includes(id)) return true;
+  return id.includes(":") && id.split(":").length !== 3;
+}
+
+export interface QueueAccess {
+  settings: HttpSettings;
+  /** The queue named by the path: 400 for a name BullMQ refuses, 404 for one the allow-list lacks. */
+  queue(c: Context<AppEnv>): Queue;
+  /** The job id named by the path. */
+  jobId(c: Context<AppEnv>): string;
+  /** The job, or a 404. */
+  findJob(queue: Queue, id: string): Promise<Job>;
+  /** Starts the queue's worker when a kick is configured; a failure is logged, never answered. */
+  kick(queue: string): Promise<void>;
+}
+
+function jobNotFound(queue: string, id: string): HttpError {
+  return new HttpError(404, errorCodes.jobNotFound, `no job "${id}" in queue "${queue}"`);
+}
+
+export function queueAccess(settings: HttpSettings): QueueAccess {
+  return {
+    settings,
+    queue(c) {
+      const name = c.req.param("queue") ?? "";
+      try {
+        checkQueueName(name, "queue in the path");
+      } catch (error) {
+        if (error instanceof ValidationError)
+          throw new HttpError(400, errorCodes.invalidRequest, `queue must be ${error.rule}`, "queue");
+        throw error;
+      }
+      if (settings.queues && !settings.queues.has(name))
+        throw new HttpError(404, errorCodes.unknownQueue, `unknown queue "${name}"`);
+      // A Queue is a few strings: made per request rather than cached, so that a client naming many
+      // queues cannot grow the function's memory.
+      return new Queue(name, {
+        redis: settings.redis,
+        prefix: settings.prefix,
+        ...(settings.defaultJobOptions ? { defaultJobOptions: settings.defaultJobOptions } : {}),
+      });
+    },
+    jobId(c) {
+      return c.req.param("id") ?? "";
+    },
+    async findJob(queue, id) {
+      if (id === "" || isReservedJobId(id)) throw jobNotFound(queue.name, id);
+      let job: Job | undefined;
+      try {
+        job = await queue.getJob(id);
+      } catch (error) {
+        // A three-segment id may still name a non-hash key (`{P}metrics:completed:data`).
+        if (!(error instanceof Error && /WRONGTYPE/.test(error.message))) throw error;
+      }
+      if (!job) throw jobNotFound(queue.name, id);
+      return job;
+    },
+    async kick(queue) {
+      if (!settings.kick) return;
+      try {
+        await settings.kick(queue);
+      } catch (error) {
+        settings.log(`nimbusq http: kicking the worker of queue "${queue}" failed`, error);
+      }
+    },
+  };
+}

@@ -1,0 +1,78 @@
+--[[
+retryJob: Puts a finished job back in line, as BullMQ's job.retry(state) (reprocessJob): out of its
+finished set, its finish fields dropped, into wait (or prioritized) with the marker, and back into its
+parent's pending dependencies when it is a child. Safe to replay: a replayed call that had retried
+the job answers 1 again instead of "not in that state".
+
+KEYS
+  replayGuard  nimbusq's replay guard for this call, {P}nq-req:<token>
+  jobKey  {P}<jobId>
+  finished  {P}failed or {P}completed: the set the job must be in
+  wait  {P}wait
+  prioritized  {P}prioritized
+  priorityCounter  {P}pc
+  meta  {P}meta
+  active  {P}active
+  marker  {P}marker
+  events  {P}events
+ARGV
+  jobId  the job id
+  state  failed | completed: the state the job must be in
+  lifo  "1" to put it at the head of wait (RPUSH), as the job's lifo option
+  resetAttemptsMade  "1" to drop atm (BullMQ's resetAttemptsMade)
+  resetAttemptsStarted  "1" to drop ats (BullMQ's resetAttemptsStarted)
+  guardTtl  how long the replay guard lives (ms)
+RETURNS
+  1 retried (now waiting or prioritized), -1 no such job, -3 the job is not in that state. A refused
+  call writes nothing, not even its replay guard.
+EVENTS
+  waiting {jobId, prev: failed | completed}
+]]
+-- @include isQueuePausedOrMaxed
+local jobKey, jobId, state = KEYS[KEY.jobKey], ARGV[ARG.jobId], ARGV[ARG.state]
+local previous = redis.call("SET", KEYS[KEY.replayGuard], "1", "NX", "GET", "PX", ARGV[ARG.guardTtl])
+if previous then return tonumber(previous) end
+local code = 1
+if redis.call("EXISTS", jobKey) == 0 then
+  code = -1
+elseif redis.call("ZREM", KEYS[KEY.finished], jobId) == 0 then
+  code = -3
+end
+if code < 0 then
+  -- Nothing changed, so a replay may simply run again: drop the guard rather than record the refusal.
+  redis.call("DEL", KEYS[KEY.replayGuard])
+  return code
+end
+local dropped = { "finishedOn", "processedOn", state == "failed" and "failedReason" or "returnvalue" }
+if ARGV[ARG.resetAttemptsMade] == "1" then dropped[#dropped + 1] = "atm" end
+if ARGV[ARG.resetAttemptsStarted] == "1" then dropped[#dropped + 1] = "ats" end
+redis.call("HDEL", jobKey, unpack(dropped))
+local fields = redis.call("HMGET", jobKey, "priority", "parentKey")
+local priority = tonumber(fields[1]) or 0
+if priority > 0 then
+  local counter = redis.call("INCR", KEYS[KEY.priorityCounter])
+  redis.call("ZADD", KEYS[KEY.prioritized], priority * 4294967296 + counter % 4294967296, jobId)
+elseif ARGV[ARG.lifo] == "1" then
+  redis.call("RPUSH", KEYS[KEY.wait], jobId)
+else
+  redis.call("LPUSH", KEYS[KEY.wait], jobId)
+end
+if not isQueuePausedOrMaxed(KEYS[KEY.meta], KEYS[KEY.active]) then
+  redis.call("ZADD", KEYS[KEY.marker], 0, "0")
+end
+-- BullMQ's moveChildBackToParentDependencies: the child is pending again for its parent, but a parent
+-- that already left waiting-children is not moved back there.
+local parentKey = fields[2]
+if parentKey and redis.call("EXISTS", parentKey) == 1 then
+  local recorded
+  if state == "failed" then
+    recorded = redis.call("ZREM", parentKey .. ":unsuccessful", jobKey) == 1
+      or redis.call("HDEL", parentKey .. ":failed", jobKey) == 1
+  else
+    recorded = redis.call("HDEL", parentKey .. ":processed", jobKey) == 1
+  end
+  if recorded then redis.call("SADD", parentKey .. ":dependencies", jobKey) end
+end
+local maxLen = redis.call("HGET", KEYS[KEY.meta], "opts.maxLenEvents") or "10000"
+redis.call("XADD", KEYS[KEY.events], "MAXLEN", "~", maxLen, "*", "event", "waiting", "jobId", jobId, "prev", state)
+return 1
