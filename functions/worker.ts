@@ -24,6 +24,8 @@ export interface WorkerEvent {
   reason?: string;
   /** How many times this invocation chain has re-invoked itself. */
   chain?: number;
+  /** A delayed job is due then (ms): wait for it if it comes before this invocation must end. */
+  wakeAt?: number;
 }
 
 export interface WorkerHandlerOptions<TData, TResult> extends Omit<WorkerOptions, "redis"> {
@@ -36,6 +38,11 @@ export interface WorkerHandlerOptions<TData, TResult> extends Omit<WorkerOptions
   safetyMarginMs?: number;
   /** Most self re-invocations in a row (default 10). */
   maxChain?: number;
+  /**
+   * When the queue's next delayed job (a retry's backoff, a short delay) is due within this many ms,
+   * wait for it and go on instead of leaving it to the sweeper's next tick (default 5000; 0 never).
+   */
+  waitForDelayedMs?: number;
   invoke?: Invoke;
 }
 
@@ -45,6 +52,22 @@ export interface WorkerHandlerResult extends DrainSummary {
 }
 
 type WorkerContext = Pick<Context, "getRemainingTimeInMillis" | "functionName" | "awsRequestId">;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Two drains' counts added up; the later one says why and when. */
+function addSummaries(a: DrainSummary, b: DrainSummary): DrainSummary {
+  return {
+    ...b,
+    leased: a.leased + b.leased,
+    completed: a.completed + b.completed,
+    failed: a.failed + b.failed,
+    retried: a.retried + b.retried,
+    delayed: a.delayed + b.delayed,
+    handedBack: a.handedBack + b.handedBack,
+    lostLeases: a.lostLeases + b.lostLeases,
+  };
+}
 
 export function workerHandler<TData = unknown, TResult = unknown>(
   options: WorkerHandlerOptions<TData, TResult>,
@@ -71,9 +94,23 @@ export function workerHandler<TData = unknown, TResult = unknown>(
     const port = toRedisPort(worker.options.redis);
     const prefix = worker.location.prefix;
     await trackWorkerInvocation(port, prefix, options.queue, context.awsRequestId, deadline + safetyMarginMs);
+    const waitForDelayedMs = options.waitForDelayedMs ?? 5000;
+    const latestStart = deadline - jobTimeoutMs;
     let summary: DrainSummary;
     try {
+      if (event?.wakeAt !== undefined && event.wakeAt > Date.now() && event.wakeAt <= latestStart) {
+        await sleep(event.wakeAt - Date.now());
+      }
       summary = await worker.drain({ deadline, reserveMs: jobTimeoutMs });
+      while (
+        summary.stoppedBecause === "empty" &&
+        summary.nextDueAt !== undefined &&
+        summary.nextDueAt - Date.now() <= waitForDelayedMs &&
+        summary.nextDueAt <= latestStart
+      ) {
+        await sleep(Math.max(0, summary.nextDueAt - Date.now()));
+        summary = addSummaries(summary, await worker.drain({ deadline, reserveMs: jobTimeoutMs }));
+      }
     } finally {
       await trackWorkerInvocation(port, prefix, options.queue, context.awsRequestId, 0);
     }

@@ -114,6 +114,14 @@ export function addEnqueueRoute(app: Hono<AppEnv>, access: QueueAccess): void {
     );
     // Awaited: on Lambda, work left running after the answer is frozen with the function.
     if (ready) await access.kick(queue.name);
+    else {
+      // A delayed job due before the sweeper's next tick: the worker can wait for it.
+      const dueSoon = added
+        .filter((a, i) => a.outcome === "created" && states[i] === "delayed")
+        .map(({ job }) => job.timestamp + job.delay)
+        .filter((due) => due <= Date.now() + 60_000);
+      if (dueSoon.length > 0) await access.kick(queue.name, { wakeAt: Math.min(...dueSoon) });
+    }
     if (many) return c.json({ jobs: results }, 202);
     const [result] = results as [(typeof results)[number]];
     const location = `/queues/${encodeURIComponent(queue.name)}/jobs/${encodeURIComponent(result.id)}`;

@@ -5,4 +5,4 @@ export type { ErrorBody, ErrorCode } from "./http-errors.ts";
 export type { JobView } from "./job-view.ts";
 export { type HttpLambdaHandler, httpHandler } from "./lambda.ts";
 export { openApiDocument } from "./openapi.ts";
-export { type ApiToken, type HttpOptions, httpOptionsFromEnv } from "./options.ts";
+export { type ApiToken, type HttpOptions, httpOptionsFromEnv, type KickHint } from "./options.ts";

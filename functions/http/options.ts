@@ -12,6 +12,11 @@ import {
 import { checkPrefix, checkQueueName } from "../../core/validate.ts";
 
 /** A bearer token; `admin` tokens may also pause, resume, retry and remove. */
+/** Why a worker is kicked: `wakeAt` (ms) when the added job is delayed and due within a minute. */
+export interface KickHint {
+  wakeAt?: number;
+}
+
 export interface ApiToken {
   token: string;
   admin?: boolean;
@@ -30,10 +35,12 @@ export interface HttpOptions {
   maxBodyBytes?: number;
   /**
    * Starts the queue's worker at once (e.g. an asynchronous Lambda invoke), called after a request made
-   * jobs ready: an add that created a waiting or prioritized job, a retry, a resume. Its failure is
-   * logged and otherwise ignored: the sweeper starts workers anyway.
+   * jobs ready: an add that created a waiting or prioritized job, a retry, a resume — or, with
+   * `hint.wakeAt`, an add that created a delayed job due within a minute, so the worker can wait for
+   * it instead of the next sweeper tick. Its failure is logged and otherwise ignored: the sweeper
+   * starts workers anyway.
    */
-  kick?: (queue: string) => Promise<void>;
+  kick?: (queue: string, hint?: KickHint) => Promise<void>;
   /** Options merged under each added job's own. */
   defaultJobOptions?: JobsOptions;
   /** Where server errors and kick failures go (default `console.error`). */
@@ -47,7 +54,7 @@ export interface HttpSettings {
   tokens: Required<ApiToken>[];
   queues: ReadonlySet<string> | undefined;
   maxBodyBytes: number;
-  kick: ((queue: string) => Promise<void>) | undefined;
+  kick: ((queue: string, hint?: KickHint) => Promise<void>) | undefined;
   defaultJobOptions: JobsOptions | undefined;
   log: (message: string, error: unknown) => void;
 }

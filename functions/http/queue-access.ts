@@ -7,7 +7,7 @@ import { type Job, Queue, ValidationError } from "../../core/index.ts";
 import { queueKeySuffix } from "../../core/keys.ts";
 import { checkQueueName } from "../../core/validate.ts";
 import { errorCodes, HttpError } from "./http-errors.ts";
-import type { HttpSettings } from "./options.ts";
+import type { HttpSettings, KickHint } from "./options.ts";
 
 /** The Hono environment of the app: what the auth middleware leaves for the routes. */
 export interface AppEnv {
@@ -33,7 +33,7 @@ export interface QueueAccess {
   /** The job, or a 404. */
   findJob(queue: Queue, id: string): Promise<Job>;
   /** Starts the queue's worker when a kick is configured; a failure is logged, never answered. */
-  kick(queue: string): Promise<void>;
+  kick(queue: string, hint?: KickHint): Promise<void>;
 }
 
 function jobNotFound(queue: string, id: string): HttpError {
@@ -77,10 +77,10 @@ export function queueAccess(settings: HttpSettings): QueueAccess {
       if (!job) throw jobNotFound(queue.name, id);
       return job;
     },
-    async kick(queue) {
+    async kick(queue, hint) {
       if (!settings.kick) return;
       try {
-        await settings.kick(queue);
+        await settings.kick(queue, hint);
       } catch (error) {
         settings.log(`nimbusq http: kicking the worker of queue "${queue}" failed`, error);
       }

@@ -1,42 +1,48 @@
 /**
- * The producer demo `npm start` runs: adds one job of every kind to two queues over the REST API and
- * prints what the queues hold.
+ * The jobs `npm start` adds when it starts: emails (a third of the sends fail and are retried with
+ * exponential backoff), a priority email, a delayed one, a duplicate and a deduplicated add, and a
+ * monthly report flow whose parent waits for its two children.
  */
 import type { Redis } from "@upstash/redis";
 import { FlowProducer, Queue } from "../../core/index.ts";
+import { demoQueues } from "../../functions/demo/demo-queues.ts";
+
+const options = (name: string) => demoQueues.find((q) => q.name === name)?.defaultJobOptions ?? {};
 
 export async function runProducerDemo(redis: Redis, log: (line: string) => void): Promise<void> {
-  const emails = new Queue("email", { redis });
-  const reports = new Queue("report", { redis });
-  const flow = new FlowProducer({ redis });
+  const emails = new Queue("email", { redis, defaultJobOptions: options("email") });
+  const reports = new Queue("report", { redis, defaultJobOptions: options("report") });
   const added = [
-    await emails.add(
-      "welcome",
-      { to: "ada@example.com" },
-      { attempts: 3, backoff: { type: "exponential", delay: 1000 } },
-    ),
-    await emails.add("reminder", { to: "alan@example.com" }, { delay: 60_000 }),
+    ...(await emails.addBulk(
+      ["ada", "alan", "grace", "edsger", "barbara", "donald"].map((who) => ({
+        name: "welcome",
+        data: { to: `${who}@example.com` },
+      })),
+    )),
     await emails.add("password-reset", { to: "grace@example.com" }, { priority: 1 }),
-    await emails.add("digest", { to: "edsger@example.com" }, { lifo: true }),
-    await emails.add("receipt", { order: 42 }, { jobId: "receipt-42" }),
-    await emails.add("receipt", { order: 42 }, { jobId: "receipt-42" }),
+    await emails.add("reminder", { to: "alan@example.com" }, { delay: 15_000 }),
+    await emails.add("receipt", { to: "ada@example.com", order: 42 }, { jobId: "receipt-42" }),
+    await emails.add("receipt", { to: "ada@example.com", order: 42 }, { jobId: "receipt-42" }),
     await emails.add("sync", { user: 7 }, { deduplication: { id: "sync-user-7", ttl: 30_000 } }),
     await emails.add("sync", { user: 7 }, { deduplication: { id: "sync-user-7", ttl: 30_000 } }),
-    ...(await emails.addBulk(Array.from({ length: 5 }, (_, n) => ({ name: "newsletter", data: { n } })))),
   ];
   log(`added to "email": ${added.map((job) => `${job.name}#${job.id}`).join(", ")}`);
-  const tree = await flow.add({
+  const tree = await new FlowProducer({ redis }).add({
     name: "monthly-report",
     queueName: "report",
     data: { month: "2026-11" },
+    opts: options("report"),
     children: [
-      { name: "collect-sales", queueName: "report", data: { source: "sales" } },
-      { name: "render-chart", queueName: "email", data: { chart: "revenue" } },
+      {
+        name: "sales-section",
+        queueName: "report",
+        data: { month: "2026-11", section: "sales" },
+        opts: options("report"),
+      },
+      { name: "summary-email", queueName: "email", data: { to: "cfo@example.com" }, opts: options("email") },
     ],
   });
   log(`flow: "${tree.job.name}" #${tree.job.id} waits for ${tree.children?.length ?? 0} children`);
   log(`email counts:  ${JSON.stringify(await emails.getJobCounts())}`);
   log(`report counts: ${JSON.stringify(await reports.getJobCounts())}`);
-  const state = await (await emails.getJob("receipt-42"))?.getState();
-  log(`job receipt-42 is ${state}`);
 }

@@ -1,64 +1,56 @@
 /**
- * `npm start`: nimbusq on one machine with no cloud account. Starts a redis-server on a free port (or
- * uses REDIS_URL), the Upstash-compatible REST server in front of it, runs the producer demo, and
- * keeps serving until Ctrl-C so your own code can use the printed URL and token.
+ * `npm start`: the whole stack on one machine (see stack.ts), seeded with demo jobs, until Ctrl-C.
  *
- * Environment: REDIS_URL, PORT (REST server, default 8079; 0 = any free port), NIMBUSQ_DEMO=0 to skip
- * the demo, NIMBUSQ_EXIT_AFTER_DEMO=1 to stop after it.
+ * Environment: REDIS_URL (use this redis-server), PORT (HTTP API and Bull Board, default 3000),
+ * REST_PORT (Upstash-compatible REST API, default 8079), NIMBUSQ_API_TOKEN (default dev-token),
+ * NIMBUSQ_TICK_MS (sweeper tick, default 10000), NIMBUSQ_DEMO=0 (no demo jobs),
+ * NIMBUSQ_EXIT_AFTER_DEMO=1 (stop once the demo jobs are added and counted).
  */
 import { createRedis } from "../../core/index.ts";
-import { type RedisServer, startRedisServer } from "../redis-server.ts";
-import { startRestServer } from "../rest-server/server.ts";
 import { runProducerDemo } from "./producer-demo.ts";
+import { startLocalStack } from "./stack.ts";
 
-function redisTarget(url: string): { host: string; port: number } {
-  const parsed = new URL(url);
-  if (parsed.protocol !== "redis:") throw new Error(`REDIS_URL must start with redis://, got ${url}`);
-  return { host: parsed.hostname, port: Number(parsed.port || 6379) };
+function numberFromEnv(name: string, fallback: number): number {
+  const text = process.env[name];
+  if (text === undefined || text === "") return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number, got "${text}"`);
+  return value;
 }
 
 async function main(): Promise<void> {
   const log = (line: string) => console.log(`[nimbusq] ${line}`);
-  let ownRedis: RedisServer | undefined;
-  const target = process.env.REDIS_URL
-    ? redisTarget(process.env.REDIS_URL)
-    : await startRedisServer().then((server) => {
-        ownRedis = server;
-        return { host: server.host, port: server.port };
-      });
-  log(`redis-server at ${target.host}:${target.port}${ownRedis ? " (temporary, removed on exit)" : ""}`);
-  const token = process.env.UPSTASH_REDIS_REST_TOKEN ?? "dev-token";
-  const port = Number(process.env.PORT ?? 8079);
-  const rest = await startRestServer({ redis: target, token, port }).catch(async (error: unknown) => {
-    if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
-    log(`port ${port} is taken; using a free one`);
-    return await startRestServer({ redis: target, token, port: 0 });
+  const stack = await startLocalStack({
+    redisUrl: process.env.REDIS_URL || undefined,
+    httpPort: numberFromEnv("PORT", 3000),
+    restPort: numberFromEnv("REST_PORT", 8079),
+    apiToken: process.env.NIMBUSQ_API_TOKEN || undefined,
+    tickMs: numberFromEnv("NIMBUSQ_TICK_MS", 10_000),
   });
-  log(`Upstash-compatible REST API at ${rest.url}`);
-  log(`  export UPSTASH_REDIS_REST_URL=${rest.url} UPSTASH_REDIS_REST_TOKEN=${token}`);
-
-  const stop = async () => {
-    await rest.close();
-    await ownRedis?.stop();
-    log("stopped");
-  };
+  log(`redis-server at ${stack.redis.host}:${stack.redis.port}`);
+  log(`HTTP API at ${stack.apiUrl} (token ${stack.apiToken}), OpenAPI at ${stack.apiUrl}/openapi.json`);
+  log(`Bull Board at ${stack.apiUrl}/admin/queues`);
+  log(`Upstash-compatible REST API at ${stack.restUrl}`);
+  log(`  export UPSTASH_REDIS_REST_URL=${stack.restUrl} UPSTASH_REDIS_REST_TOKEN=${stack.restToken}`);
   let stopping = false;
-  const onSignal = () => {
+  const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
-    void stop().then(() => process.exit(0));
+    await stack.stop();
+    log("stopped");
+    process.exit(code);
   };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
-
+  process.on("SIGINT", () => void stop(0));
+  process.on("SIGTERM", () => void stop(0));
   if (process.env.NIMBUSQ_DEMO !== "0") {
-    await runProducerDemo(createRedis({ url: rest.url, token }), log);
+    await runProducerDemo(createRedis({ url: stack.restUrl, token: stack.restToken }), log);
+    await stack.sweepNow();
   }
-  if (process.env.NIMBUSQ_EXIT_AFTER_DEMO === "1") {
-    await stop();
-    return;
-  }
-  log("serving; press Ctrl-C to stop");
+  if (process.env.NIMBUSQ_EXIT_AFTER_DEMO === "1") return void (await stop(0));
+  log(
+    `try: curl -s -X POST ${stack.apiUrl}/queues/email/jobs -H 'authorization: Bearer ${stack.apiToken}' -H 'content-type: application/json' -d '{"name":"welcome","data":{"to":"you@example.com"}}'`,
+  );
+  log("running; press Ctrl-C to stop");
 }
 
 main().catch((error: unknown) => {

@@ -78,19 +78,24 @@ describe("POST /queues/:queue/jobs", () => {
   });
 
   it("kicks the queue's worker when jobs became ready, logs a failed kick and still answers 202", async () => {
-    const kicked: string[] = [];
+    const kicked: unknown[] = [];
     let broken = false;
     const { call, logged } = makeApi({
-      kick: async (queue) => {
-        kicked.push(queue);
+      kick: async (queue, hint) => {
+        kicked.push(hint ? [queue, hint] : queue);
         if (broken) throw new Error("Lambda throttled");
       },
     });
     await call("POST", "/queues/mail/jobs", { json: { name: "now" } });
+    const before = Date.now();
     await call("POST", "/queues/mail/jobs", { json: { name: "later", opts: { delay: 10_000 } } });
+    await call("POST", "/queues/mail/jobs", { json: { name: "much-later", opts: { delay: 3_600_000 } } });
     await call("POST", "/queues/mail/jobs", { json: { name: "again", opts: { jobId: "x" } } });
     await call("POST", "/queues/mail/jobs", { json: { name: "again", opts: { jobId: "x" } } });
-    expect(kicked).toEqual(["mail", "mail"]);
+    expect(kicked).toEqual(["mail", ["mail", { wakeAt: expect.any(Number) }], "mail"]);
+    const wakeAt = (kicked[1] as [string, { wakeAt: number }])[1].wakeAt;
+    expect(wakeAt - before).toBeGreaterThanOrEqual(10_000);
+    expect(wakeAt - before).toBeLessThan(11_000);
     broken = true;
     expect((await call("POST", "/queues/mail/jobs", { json: { name: "now" } })).status).toBe(202);
     expect(logged.map((entry) => entry.message)).toEqual([expect.stringContaining('queue "mail" failed')]);

@@ -1,0 +1,28 @@
+/**
+ * Lambda entry of the SQS producer example: each message body `{ "to": "…", "subject": "…" }` becomes a
+ * `send` job on the demo `email` queue (job id `sqs-<messageId>`, so a redelivery adds nothing). A
+ * message that is not such JSON is reported as failed; after the queue's maxReceiveCount it goes to
+ * the dead-letter queue.
+ */
+import type { SQSRecord } from "aws-lambda";
+import { demoQueue } from "../demo/demo-queues.ts";
+import { sqsProducer } from "../producers/index.ts";
+
+const email = demoQueue("email");
+
+export function emailJob(record: SQSRecord) {
+  const body: unknown = JSON.parse(record.body);
+  const { to, subject } = (body ?? {}) as { to?: unknown; subject?: unknown };
+  if (typeof to !== "string" || to === "" || typeof subject !== "string") {
+    throw new TypeError(
+      `SQS message ${record.messageId}: the body must be JSON { "to": string, "subject": string }`,
+    );
+  }
+  return { name: "send", data: { to, subject }, opts: email.defaultJobOptions };
+}
+
+export const handler = sqsProducer({
+  queue: email.name,
+  ...(process.env.NIMBUSQ_PREFIX ? { prefix: process.env.NIMBUSQ_PREFIX } : {}),
+  map: emailJob,
+});

@@ -1,0 +1,182 @@
+/**
+ * The whole nimbusq stack on one machine, no cloud: redis-server, the Upstash-compatible REST
+ * server, the HTTP API with Bull Board beside it, worker "Lambdas" run in-process with real deadlines
+ * and concurrency caps, and the sweeper ticked on a timer as EventBridge would.
+ */
+import { serve } from "@hono/node-server";
+import { createRedis } from "../../core/index.ts";
+import { demoQueues } from "../../functions/demo/demo-queues.ts";
+import { createHttpApp } from "../../functions/http/index.ts";
+import { sweeperHandler } from "../../functions/sweeper.ts";
+import { type WorkerEvent, workerHandler } from "../../functions/worker.ts";
+import { type RedisServer, startRedisServer } from "../redis-server.ts";
+import { type RestServer, startRestServer } from "../rest-server/server.ts";
+import { bullBoardPath, createBoard } from "./bull-board.ts";
+import { type LocalEventBus, localEventBus } from "./event-bus.ts";
+import { LocalLambda } from "./local-lambda.ts";
+
+export interface LocalStackOptions {
+  /** Use this redis-server instead of starting one. */
+  redisUrl?: string;
+  restPort?: number;
+  httpPort?: number;
+  /** The API's bearer token (admin). */
+  apiToken?: string;
+  /** The sweeper's tick (ms); EventBridge's is a minute, locally shorter is livelier. */
+  tickMs?: number;
+  workerTimeoutMs?: number;
+  /** BullMQ's stalled-check interval the sweeper uses (default 30000). */
+  stalledInterval?: number;
+  log?: (source: string, line: string) => void;
+}
+
+export interface LocalStack {
+  apiUrl: string;
+  restUrl: string;
+  restToken: string;
+  apiToken: string;
+  redis: { host: string; port: number };
+  lambda: LocalLambda;
+  events: LocalEventBus;
+  sweepNow(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function parseRedisUrl(url: string): { host: string; port: number } {
+  const parsed = new URL(url);
+  if (parsed.protocol !== "redis:") throw new Error(`REDIS_URL must start with redis://, got ${url}`);
+  return { host: parsed.hostname, port: Number(parsed.port || 6379) };
+}
+
+async function restOn(
+  target: { host: string; port: number },
+  token: string,
+  port: number,
+): Promise<RestServer> {
+  try {
+    return await startRestServer({ redis: target, token, port });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
+    return await startRestServer({ redis: target, token, port: 0 });
+  }
+}
+
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const log = options.log ?? ((source, line) => console.log(`[${source}] ${line}`));
+  let ownRedis: RedisServer | undefined;
+  const target = options.redisUrl
+    ? parseRedisUrl(options.redisUrl)
+    : await startRedisServer().then((server) => {
+        ownRedis = server;
+        return { host: server.host, port: server.port };
+      });
+  const restToken = "local-rest-token";
+  const rest = await restOn(target, restToken, options.restPort ?? 8079);
+  const redis = createRedis({ url: rest.url, token: restToken });
+  const tickMs = options.tickMs ?? 10_000;
+  const workerTimeoutMs = options.workerTimeoutMs ?? 60_000;
+  const lambda = new LocalLambda((record) => {
+    if (process.env.NIMBUSQ_DEBUG) log("debug", JSON.stringify(record));
+    const result = record.result as { completed?: number; failed?: number; retried?: number } | undefined;
+    if (record.error)
+      log("lambda", `${record.functionName} failed after ${record.durationMs} ms: ${record.error}`);
+    else if (record.timedOut) log("lambda", `${record.functionName} timed out after ${record.durationMs} ms`);
+    else if (record.functionName === "sweeper") {
+      const swept = record.result as {
+        passes?: number;
+        invoked?: Record<string, number>;
+        stalled?: number;
+        promoted?: number;
+      };
+      const invoked = Object.entries(swept?.invoked ?? {})
+        .map(([q, n]) => `${q}×${n}`)
+        .join(" ");
+      if (invoked || swept?.stalled || swept?.promoted)
+        log(
+          "lambda",
+          `sweeper: ${swept?.passes ?? 0} passes, promoted ${swept?.promoted ?? 0}, stalled ${swept?.stalled ?? 0}${invoked ? `, invoked ${invoked}` : ""}`,
+        );
+    } else if (result)
+      log(
+        "lambda",
+        `${record.functionName}: ${result.completed ?? 0} completed, ${result.retried ?? 0} retried, ${result.failed ?? 0} failed in ${record.durationMs} ms`,
+      );
+  });
+  const events = localEventBus((line) => log("eventbridge", line));
+  for (const queue of demoQueues) {
+    const worker = workerHandler({
+      queue: queue.name,
+      processor: queue.processor,
+      redis,
+      batchSize: queue.batchSize,
+      concurrency: queue.concurrency,
+      jobTimeoutMs: queue.jobTimeoutMs,
+      invoke: lambda.invoke,
+    });
+    lambda.register(`${queue.name}-worker`, {
+      timeoutMs: workerTimeoutMs,
+      reservedConcurrency: queue.maxWorkers,
+      handler: (event, context) => worker(event as WorkerEvent, context),
+    });
+  }
+  const sweeper = sweeperHandler({
+    queues: demoQueues.map((q) => ({
+      name: q.name,
+      workerFunction: `${q.name}-worker`,
+      batchSize: q.batchSize,
+      maxWorkers: q.maxWorkers,
+    })),
+    redis,
+    tickMs,
+    marginMs: Math.min(2000, tickMs / 5),
+    eventBus: "local-bus",
+    invoke: lambda.invoke,
+    publish: events.publish,
+    releaseLock: true,
+  });
+  lambda.register("sweeper", { timeoutMs: tickMs, reservedConcurrency: 1, handler: sweeper });
+  const apiToken = options.apiToken ?? "dev-token";
+  const api = createHttpApp({
+    redis,
+    tokens: [{ token: apiToken, admin: true }],
+    queues: demoQueues.map((q) => q.name),
+    kick: (queue, hint) => lambda.invoke(`${queue}-worker`, { queue, reason: "kick", ...hint }),
+  });
+  const board = createBoard(
+    demoQueues.map((q) => q.name),
+    target,
+  );
+  const server = serve({
+    fetch: (request: Request) =>
+      new URL(request.url).pathname.startsWith(bullBoardPath) ? board.app.fetch(request) : api.fetch(request),
+    port: options.httpPort ?? 3000,
+    hostname: "127.0.0.1",
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("listening", () => resolve());
+    server.once("error", reject);
+  });
+  const address = server.address();
+  const apiUrl = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+  const sweepNow = () => lambda.invoke("sweeper", { source: "local.timer" });
+  await sweepNow();
+  const ticker = setInterval(() => void sweepNow(), tickMs);
+  return {
+    apiUrl,
+    restUrl: rest.url,
+    restToken,
+    apiToken,
+    redis: target,
+    lambda,
+    events,
+    sweepNow,
+    stop: async () => {
+      clearInterval(ticker);
+      await lambda.stop(Math.min(workerTimeoutMs, 10_000));
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await board.close();
+      await rest.close();
+      await ownRedis?.stop();
+    },
+  };
+}
