@@ -11,6 +11,7 @@ import { queueKeys, queueQualifiedName, replayGuardKey } from "./keys.ts";
 import type { RedisPort } from "./redis-port.ts";
 import { runScript } from "./scripts.ts";
 import type { JobsOptions } from "./types.ts";
+import { Checker } from "./validate.ts";
 
 export type Placement = "wait" | "lifo" | "prioritized" | "delayed" | "waiting-children";
 
@@ -80,6 +81,19 @@ export interface WriteSettings {
   guardTtlMs: number;
   /** The events stream cap (MAXLEN ~), BullMQ's `streams.events.maxLen`. */
   maxLenEvents: number;
+}
+
+/** @internal How adds are written, from Queue or FlowProducer options. */
+export function writeSettings(
+  options: { replayGuardTtlMs?: number; streams?: { events?: { maxLen?: number } } },
+  now: number,
+): WriteSettings {
+  const check = new Checker("Queue options");
+  const maxLenEvents = options.streams?.events?.maxLen ?? 10_000;
+  check.integer("streams.events.maxLen", maxLenEvents, 1);
+  const guardTtlMs = options.replayGuardTtlMs ?? 600_000;
+  check.integer("replayGuardTtlMs", guardTtlMs, 10_000);
+  return { now, guardTtlMs, maxLenEvents };
 }
 
 export async function writeJobs(

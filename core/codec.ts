@@ -2,7 +2,7 @@
  * The one codec boundary: how job options and job hash fields are written and read, in BullMQ 6's
  * wire format. BullMQ's short option keys and hash field names appear only here.
  */
-import type { JobsOptions } from "./types.ts";
+import type { JobSchedulerJson, JobsOptions } from "./types.ts";
 
 /** Public option name → the short key BullMQ stores in the job's `opts` JSON. */
 const shortOptionKeys = {
@@ -18,15 +18,23 @@ const longOptionKeys: Record<string, string> = Object.fromEntries(
   Object.entries(shortOptionKeys).map(([long, short]) => [short, long]),
 );
 
-/** The job's `opts` JSON as BullMQ stores it: `attempts` always present, a numeric backoff expanded. */
-export function encodeOptions(opts: JobsOptions): string {
-  const stored: Record<string, unknown> = { attempts: 0 };
+/**
+ * Options with BullMQ's short keys and nothing added (BullMQ's `optsAsJSON`): what a job scheduler's
+ * template `opts` holds, and what its first iteration's `opts` is built from.
+ */
+export function shortOptions(opts: Record<string, unknown>): Record<string, unknown> {
+  const stored: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(opts)) {
     if (value === undefined) continue;
-    const short = (shortOptionKeys as Record<string, string>)[key];
-    stored[short ?? key] =
-      key === "backoff" && typeof value === "number" ? { type: "fixed", delay: value } : value;
+    stored[(shortOptionKeys as Record<string, string>)[key] ?? key] = value;
   }
+  return stored;
+}
+
+/** The job's `opts` JSON as BullMQ stores it: `attempts` always present, a numeric backoff expanded. */
+export function encodeOptions(opts: JobsOptions): string {
+  const stored: Record<string, unknown> = { attempts: 0, ...shortOptions(opts as Record<string, unknown>) };
+  if (typeof stored.backoff === "number") stored.backoff = { type: "fixed", delay: stored.backoff };
   return JSON.stringify(stored);
 }
 
@@ -128,4 +136,27 @@ export function decodeJob(hash: StoredJob): DecodedJob {
     deduplicationId: hash.deid,
     deferredFailure: hash.defa,
   };
+}
+
+/**
+ * A scheduler hash (`{P}repeat:<id>`) read as BullMQ's `getJobScheduler` reads it: numbers parsed,
+ * fields that are absent or empty left out; undefined when the hash is empty.
+ */
+export function decodeScheduler(id: string, hash: StoredJob, next: number): JobSchedulerJson | undefined {
+  if (Object.keys(hash).length === 0) return undefined;
+  const scheduler: JobSchedulerJson = { key: id, name: hash.name as string, next };
+  if (hash.ic) scheduler.iterationCount = int(hash.ic);
+  if (hash.limit) scheduler.limit = int(hash.limit);
+  if (hash.startDate) scheduler.startDate = int(hash.startDate);
+  if (hash.endDate) scheduler.endDate = int(hash.endDate);
+  if (hash.tz) scheduler.tz = hash.tz;
+  if (hash.pattern) scheduler.pattern = hash.pattern;
+  if (hash.every) scheduler.every = int(hash.every);
+  if (hash.offset) scheduler.offset = int(hash.offset);
+  if (hash.data || hash.opts) {
+    scheduler.template = {};
+    if (hash.data) scheduler.template.data = JSON.parse(hash.data);
+    if (hash.opts) scheduler.template.opts = decodeOptions(hash.opts);
+  }
+  return scheduler;
 }

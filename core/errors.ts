@@ -47,6 +47,11 @@ export class JobNotInStateError extends QueueError {
   override name = "JobNotInStateError" as const;
 }
 
+/** A job scheduler's iteration would take the id of an existing job, which is never overwritten. */
+export class JobSchedulerConflictError extends QueueError {
+  override name = "JobSchedulerConflictError" as const;
+}
+
 /** Redis answered something the scripts never return: a bug or a foreign change to the data. */
 export class UnexpectedReplyError extends QueueError {
   override name = "UnexpectedReplyError" as const;
@@ -61,6 +66,10 @@ export const scriptCode = {
   parentNotFound: -5,
   lockMismatch: -6,
   parentConflict: -7,
+  /** A cron scheduler's iteration id belongs to a job that is not pending (BullMQ's SchedulerJobIdCollision). */
+  schedulerIdTaken: -10,
+  /** 32 `every` slots in a row hold jobs (BullMQ's SchedulerJobSlotsBusy). */
+  schedulerSlotsBusy: -11,
   jobLocked: -20,
 } as const;
 
@@ -77,6 +86,14 @@ export function errorForCode(code: number, operation: string, subject: string): 
       return new JobLockedError(`${operation}: ${subject} is locked by a worker`);
     case scriptCode.jobNotFound:
       return new JobNotFoundError(`${operation}: ${subject} does not exist`);
+    case scriptCode.schedulerIdTaken:
+      return new JobSchedulerConflictError(
+        `${operation}: the next iteration of ${subject} would overwrite a job that is not pending`,
+      );
+    case scriptCode.schedulerSlotsBusy:
+      return new JobSchedulerConflictError(
+        `${operation}: the next 32 iteration slots of ${subject} are taken by other jobs`,
+      );
     case scriptCode.notInState:
       return new JobNotInStateError(`${operation}: ${subject} is not in the state it needs`);
     default:

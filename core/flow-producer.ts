@@ -2,9 +2,9 @@
  * Adds trees of jobs whose parents wait (in `waiting-children`) until their children finish.
  * Children may live in other queues. Each tree is written in one atomic, replay-safe script call.
  */
-import { type NewJob, writeJobs } from "./add-jobs.ts";
+import { type NewJob, writeJobs, writeSettings } from "./add-jobs.ts";
 import type { Job } from "./job.ts";
-import { Queue, writeSettings } from "./queue.ts";
+import { Queue } from "./queue.ts";
 import { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
 import type { FlowJob, JobsOptions } from "./types.ts";
 import { Checker } from "./validate.ts";

@@ -7,6 +7,7 @@ export {
   JobLockedError,
   JobNotFoundError,
   JobNotInStateError,
+  JobSchedulerConflictError,
   LeaseLostError,
   ParentConflictError,
   ParentNotFoundError,

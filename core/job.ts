@@ -90,6 +90,23 @@ export class Job<TData = unknown, TResult = unknown> {
     return new Job<T, R>(location, id, decodeJob(hashFromFlat(flat)));
   }
 
+  /**
+   * When the job scheduler planned this iteration to run (ms since the epoch), for cron and `every`
+   * schedules alike: the millis of its id `repeat:<schedulerId>:<millis>` (for cron patterns also
+   * BullMQ's `opts.prevMillis`). A late start or a retry hours later still sees the planned time;
+   * undefined for jobs no scheduler made.
+   *
+   * @example
+   * const to = job.scheduledAt ?? job.timestamp; // a "last 24 hours" window that retries repeat
+   * const from = to - 24 * 60 * 60 * 1000;
+   */
+  get scheduledAt(): number | undefined {
+    if (!this.repeatJobKey) return undefined;
+    const millis = /^repeat:.*:(\d+)$/.exec(this.id)?.[1];
+    if (millis !== undefined) return Number(millis);
+    return typeof this.opts.prevMillis === "number" ? this.opts.prevMillis : undefined;
+  }
+
   get queueName(): string {
     return this.location.queueName;
   }

@@ -2,14 +2,23 @@
  * The producer side of a queue: adds jobs and reads them, with BullMQ's names and semantics, over a
  * Redis HTTP client. Every write is one atomic script call that is safe to replay.
  */
-import { type AddedJob, type AddOutcome, type NewJob, placementOf, writeJobs } from "./add-jobs.ts";
+import {
+  type AddedJob,
+  type AddOutcome,
+  type NewJob,
+  placementOf,
+  writeJobs,
+  writeSettings,
+} from "./add-jobs.ts";
 import { UnexpectedReplyError } from "./errors.ts";
 import { getJobCounts, getJobsInRange, pauseQueue } from "./generated/scripts.ts";
 import { Job, type JobLocation } from "./job.ts";
+import * as schedulers from "./job-schedulers.ts";
+import { jobStructures } from "./job-structures.ts";
 import { jobKey, queueKeyPrefix, queueKeys, queueQualifiedName } from "./keys.ts";
 import { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
 import { runScript } from "./scripts.ts";
-import type { BulkJob, JobsOptions, JobType } from "./types.ts";
+import type { BulkJob, JobSchedulerTemplate, JobsOptions, JobType, RepeatOptions } from "./types.ts";
 import {
   Checker,
   checkJobOptions,
@@ -34,31 +43,6 @@ export interface QueueOptions {
   replayGuardTtlMs?: number;
   /** The clock (ms); injectable for tests. */
   clock?: () => number;
-}
-
-const structureOf: Record<string, { suffix: keyof ReturnType<typeof queueKeys>; kind: "list" | "zset" }> = {
-  waiting: { suffix: "wait", kind: "list" },
-  wait: { suffix: "wait", kind: "list" },
-  paused: { suffix: "legacyPaused", kind: "list" },
-  active: { suffix: "active", kind: "list" },
-  prioritized: { suffix: "prioritized", kind: "zset" },
-  delayed: { suffix: "delayed", kind: "zset" },
-  completed: { suffix: "completed", kind: "zset" },
-  failed: { suffix: "failed", kind: "zset" },
-  "waiting-children": { suffix: "waitingChildren", kind: "zset" },
-};
-
-/** @internal How adds are written, from Queue or FlowProducer options. */
-export function writeSettings(
-  options: Pick<QueueOptions, "replayGuardTtlMs" | "streams">,
-  now: number,
-): { now: number; guardTtlMs: number; maxLenEvents: number } {
-  const check = new Checker("Queue options");
-  const maxLenEvents = options.streams?.events?.maxLen ?? 10_000;
-  check.integer("streams.events.maxLen", maxLenEvents, 1);
-  const guardTtlMs = options.replayGuardTtlMs ?? 600_000;
-  check.integer("replayGuardTtlMs", guardTtlMs, 10_000);
-  return { now, guardTtlMs, maxLenEvents };
 }
 
 const defaultCountTypes = [
@@ -191,34 +175,16 @@ export class Queue<TData = unknown> {
   }
 
   /**
-   * The structure of each type, in order. `perType` keeps one entry per distinct type name (as
-   * BullMQ's counts do: `wait` and `waiting` are both counted); otherwise types naming the same
-   * structure are listed once (as BullMQ's getJobs does).
-   */
-  private structures(
-    types: readonly string[],
-    perType = false,
-  ): { key: string; kind: "list" | "zset"; type: string }[] {
-    const check: Checker = new Checker(`Queue "${this.name}": ${perType ? "getJobCounts" : "getJobs"}`);
-    const seen = new Set<string>();
-    const out: { key: string; kind: "list" | "zset"; type: string }[] = [];
-    for (const [i, type] of types.entries()) {
-      const structure = structureOf[type];
-      if (!structure) check.fail(`types[${i}]`, `one of ${Object.keys(structureOf).join(", ")}`, type);
-      const identity = perType ? type : structure.suffix;
-      if (seen.has(identity)) continue;
-      seen.add(identity);
-      out.push({ key: this.keys[structure.suffix], kind: structure.kind, type });
-    }
-    return out;
-  }
-
-  /**
    * Counts by type, keyed by the type names asked for (BullMQ keeps `wait` as `wait`); with no types,
    * BullMQ 6's default set (no `paused`).
    */
   async getJobCounts(...types: JobType[]): Promise<Record<string, number>> {
-    const structures = this.structures(types.length > 0 ? types : defaultCountTypes, true);
+    const structures = jobStructures(
+      this.keys,
+      types.length > 0 ? types : defaultCountTypes,
+      `Queue "${this.name}": getJobCounts`,
+      true,
+    );
     const reply = await runScript(
       this.port,
       getJobCounts,
@@ -248,7 +214,7 @@ export class Queue<TData = unknown> {
     const check = new Checker(`Queue "${this.name}": getJobs`);
     check.integer("start", start, 0);
     check.integer("end", end, -1);
-    const structures = this.structures(list as string[]);
+    const structures = jobStructures(this.keys, list as string[], `Queue "${this.name}": getJobs`);
     const reply = await runScript(
       this.port,
       getJobsInRange,
@@ -295,6 +261,38 @@ export class Queue<TData = unknown> {
   }
   getWaitingChildren(start = 0, end = -1): Promise<Job<TData>[]> {
     return this.getJobs(["waiting-children"], start, end, true);
+  }
+
+  private get schedulers(): schedulers.SchedulerHost {
+    return { location: this.location, options: this.options };
+  }
+
+  /**
+   * Creates a job scheduler, or updates it (replacing its pending iteration), as BullMQ's
+   * `upsertJobScheduler`: a cron `pattern` in `tz`, or `every` ms. Returns the iteration job it
+   * created, or undefined when the pattern has no run left before `endDate`.
+   */
+  upsertJobScheduler(id: string, repeat: RepeatOptions, template?: JobSchedulerTemplate<TData>) {
+    return schedulers.upsertScheduler<TData>(this.schedulers, id, repeat, template);
+  }
+
+  /** A scheduler as BullMQ's `getJobScheduler` returns it; undefined when there is none. */
+  getJobScheduler(id: string) {
+    return schedulers.getScheduler<TData>(this.schedulers, id);
+  }
+
+  /** Schedulers ordered by next run, latest first unless `asc` (BullMQ's `getJobSchedulers`). */
+  getJobSchedulers(start = 0, end = -1, asc = false) {
+    return schedulers.listSchedulers<TData>(this.schedulers, start, end, asc);
+  }
+
+  getJobSchedulersCount(): Promise<number> {
+    return schedulers.countSchedulers(this.schedulers);
+  }
+
+  /** Removes a scheduler (and its pending iteration while delayed); true when it existed. */
+  removeJobScheduler(id: string): Promise<boolean> {
+    return schedulers.removeScheduler(this.schedulers, id);
   }
 
   /** Pauses the queue for every worker (BullMQ's global pause: only `meta.paused` changes). */

@@ -1,12 +1,15 @@
 /**
  * The sweeper's core: one script call sweeps every configured queue (promotes due delayed jobs, runs
- * BullMQ's stalled check where jobs are active, reads backlogs and new events) and says when the
- * next thing is due. Deciding how many workers to start and how long to sleep are pure functions.
+ * BullMQ's stalled check where jobs are active, reads backlogs and new events, finds job schedulers
+ * whose due iteration is missing) and says when the next thing is due; a second call, only when some
+ * iteration is missing, makes it again. Deciding how many workers to start and how long to sleep are
+ * pure functions.
  */
 import { UnexpectedReplyError } from "./errors.ts";
 import { advanceEventCursors, releaseLock, sweepQueues, trackWorker } from "./generated/scripts.ts";
 import { queueKeys, sweeperKeys, workerRegistryKey } from "./keys.ts";
 import type { RedisPort } from "./redis-port.ts";
+import { type MissingIteration, restoreIterations } from "./scheduler-iterations.ts";
 import { runScript } from "./scripts.ts";
 
 export interface SweepRequest {
@@ -22,6 +25,11 @@ export interface SweepRequest {
   promoteLimit: number;
   /** Most events read per queue for forwarding; 0 reads none. */
   eventBatch: number;
+  /**
+   * How far back (ms, default 10 minutes) a job scheduler's due iteration is checked for: one found
+   * missing is made again. Older ones are left alone, so a schedule that ended costs nothing for long.
+   */
+  schedulerLookbackMs?: number;
 }
 
 /** A queue event as forwarded: its stream id, fields, and the job's name when it still exists. */
@@ -41,8 +49,11 @@ export interface QueueSweep {
   workers: number;
   nextDelayedAt?: number;
   nextStalledCheckAt?: number;
+  /** The next run of a job scheduler still to come. */
   nextSchedulerAt?: number;
   promoted: number;
+  /** Scheduler iterations that had gone missing and were made again (counted in `waiting`). */
+  restored: string[];
   stalled: string[];
   events: QueueEvent[];
 }
@@ -79,12 +90,13 @@ export async function sweep(request: SweepRequest): Promise<SweepResult> {
       maxStalledCount: request.maxStalledCount,
       promoteLimit: request.promoteLimit,
       eventBatch: request.eventBatch,
+      schedulerLookback: request.schedulerLookbackMs ?? 600_000,
     },
   );
   if (!Array.isArray(reply)) throw new UnexpectedReplyError("sweep: unexpected reply");
   if (reply[0] === "locked") return { locked: true };
   const queues = reply.map((entry, index): QueueSweep => {
-    const [numbers, stalled, events] = entry as [unknown[], unknown[], unknown[]];
+    const [numbers, stalled, events] = entry as [unknown[], unknown[], unknown[], unknown[]];
     const n = numbers.map(Number);
     const parsed: QueueEvent[] = [];
     for (let i = 0; i + 1 < events.length; i += 3) {
@@ -108,8 +120,20 @@ export async function sweep(request: SweepRequest): Promise<SweepResult> {
       promoted: n[8] ?? 0,
       stalled: stalled.map(String),
       events: parsed,
+      restored: [],
     };
   });
+  for (const [index, queue] of queues.entries()) {
+    const missing = (reply[index] as unknown[][])[3] ?? [];
+    if (missing.length === 0) continue;
+    const found: MissingIteration[] = [];
+    for (let i = 0; i + 2 < missing.length; i += 3) {
+      const hash = (missing[i + 2] as unknown[]).map(String);
+      found.push({ schedulerId: String(missing[i]), millis: String(missing[i + 1]), hash });
+    }
+    queue.restored = await restoreIterations(port, prefix, queue.queue, found, request.now);
+    queue.waiting += queue.restored.length;
+  }
   return { locked: false, queues };
 }
 

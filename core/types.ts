@@ -93,3 +93,54 @@ export type JobState =
 
 /** The types `getJobs`/`getJobCounts` accept (`wait` is an alias of `waiting`). */
 export type JobType = Exclude<JobState, "unknown"> | "wait" | "paused";
+
+/**
+ * When a job scheduler runs (BullMQ 6's `RepeatOptions` for `upsertJobScheduler`): either a cron
+ * `pattern` (5 fields, or 6 with seconds first) in the IANA time zone `tz` (UTC by default), or a
+ * fixed interval `every` (ms). Dates are ms since the epoch, Date objects or date strings.
+ */
+export interface RepeatOptions {
+  pattern?: string;
+  tz?: string;
+  every?: number;
+  /** `every` only: runs fall at `offset` ms past each multiple of `every` (default: the first run's). */
+  offset?: number;
+  /** Most iterations made. */
+  limit?: number;
+  startDate?: Date | string | number;
+  endDate?: Date | string | number;
+  /** A cron schedule's first iteration runs now rather than at the pattern's next time. */
+  immediately?: boolean;
+}
+
+/** What each iteration's job options are built from (a scheduler sets the id, delay and timing itself). */
+export type JobSchedulerTemplateOptions = Omit<
+  JobsOptions,
+  "jobId" | "delay" | "deduplication" | "parent" | "timestamp"
+>;
+
+/** The job every iteration of a scheduler makes: its name (default: the scheduler id), data and options. */
+export interface JobSchedulerTemplate<TData = unknown> {
+  name?: string;
+  data?: TData;
+  opts?: JobSchedulerTemplateOptions;
+}
+
+/** A job scheduler as BullMQ's `getJobScheduler` returns it. */
+export interface JobSchedulerJson<TData = unknown> {
+  /** The scheduler id. */
+  key: string;
+  name: string;
+  /** When the pending iteration runs (ms). */
+  next: number;
+  /** How many iterations it has made (kept across upserts). */
+  iterationCount?: number;
+  limit?: number;
+  startDate?: number;
+  endDate?: number;
+  tz?: string;
+  pattern?: string;
+  every?: number;
+  offset?: number;
+  template?: { data?: TData; opts?: Record<string, unknown> };
+}

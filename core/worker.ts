@@ -14,6 +14,7 @@ import { queueKeys } from "./keys.ts";
 import { type AckEntry, type Decision, decide, type OutcomeSettings, refusedCompletion } from "./outcome.ts";
 import { toRedisPort } from "./redis-port.ts";
 import { runBatch } from "./run-batch.ts";
+import { withNextIterations } from "./scheduler-iterations.ts";
 import {
   type DrainOptions,
   type DrainSummary,
@@ -133,7 +134,9 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
         return { ...summary, stoppedBecause: "empty", ...(nextDueAt ? { nextDueAt } : {}) };
       }
       summary.leased += lease.jobs.length;
-      const after = await this.processBatch(lease.jobs, token, deadline, options.signal, summary);
+      const maxLen = this.options.streams?.events?.maxLen ?? 10_000;
+      const jobs = await withNextIterations(this.location, lease.jobs, maxLen, (e) => this.emit("error", e));
+      const after = await this.processBatch(jobs, token, deadline, options.signal, summary);
       if (after.rateLimited) return { ...summary, stoppedBecause: "rate-limited" };
       // The ack saw nothing left to take: stop here instead of paying for an empty lease.
       if (!after.readyLeft) {

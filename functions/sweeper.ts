@@ -62,6 +62,8 @@ export interface SweeperResult {
   forwarded: number;
   promoted: number;
   stalled: number;
+  /** Job scheduler iterations that had gone missing and were made again. */
+  restored: number;
   nextDueAt?: number;
 }
 
@@ -113,6 +115,7 @@ export function sweeperHandler(options: SweeperOptions) {
       forwarded: 0,
       promoted: 0,
       stalled: 0,
+      restored: 0,
     };
     const recentlyStarted = new Map<string, { count: number; until: number }>();
     const token = context.awsRequestId;
@@ -139,6 +142,7 @@ export function sweeperHandler(options: SweeperOptions) {
         for (const [i, s] of swept.queues.entries()) {
           result.promoted += s.promoted;
           result.stalled += s.stalled.length;
+          result.restored += s.restored.length;
           const config = queues[i] as SweptQueue;
           const recent = recentlyStarted.get(s.queue);
           const alreadyStarted = recent && recent.until > now ? recent.count : 0;

@@ -1,8 +1,8 @@
 --[[
 sweepQueues: One sweeper pass over several queues, under the sweeper lock: promotes due delayed jobs,
 runs BullMQ's stalled check where jobs are active, reads the backlog, reads new events to forward,
-and says when each queue next needs attention. Reads little when a queue is idle (its cost is the
-sweeper's idle cost).
+finds job schedulers whose due iteration is missing, and says when each queue next needs attention.
+Reads little when a queue is idle (its cost is the sweeper's idle cost).
 
 KEYS
   lock  the sweeper lock (SET NX PX; this call's token renews it)
@@ -28,11 +28,14 @@ ARGV
   maxStalledCount  stalls allowed before a job is failed
   promoteLimit  most delayed jobs promoted per queue and pass
   eventBatch  most events read per queue to forward, 0 to forward none
+  schedulerLookback  how far back (ms) schedulers due are checked for a missing iteration
 RETURNS
   {"locked"} when another sweeper holds the lock. Otherwise one entry per queue:
   {{waiting, prioritized, active, paused, workers, nextDelayedAt, nextStalledCheckAt, nextSchedulerAt,
-  promoted}, {stalled job ids}, {eventId, {field, value, …}, jobName or false, …}}; times are ms, 0 when
-  none; jobName is the event's job's name (looked up for forwarding).
+  promoted}, {stalled job ids}, {eventId, {field, value, …}, jobName or false, …}, {schedulerId, millis,
+  {field, value, …}, …}}: times are ms, 0 when none (nextSchedulerAt: the first scheduler run still to
+  come); jobName is the event's job's name (looked up for forwarding); the last list holds the
+  schedulers due within the lookback whose iteration repeat:<id>:<millis> is missing, with their hash.
 EVENTS
   waiting prev delayed (promotion); waiting prev active and stalled (stalled jobs).
 ]]
@@ -80,7 +83,17 @@ for g = 1, KEY_GROUP_COUNT do
     redis.call("ZREMRANGEBYSCORE", q.workers, 0, now)
     workers = redis.call("ZCARD", q.workers)
   end
-  local nextScheduler = redis.call("ZRANGE", q.schedulers, 0, 0, "WITHSCORES")
+  -- One read per queue, as ever; then one EXISTS per scheduler due within the lookback.
+  local schedulers, nextSchedulerAt, missing = redis.call("ZRANGEBYSCORE", q.schedulers,
+    now - tonumber(ARGV[ARG.schedulerLookback]), "+inf", "WITHSCORES", "LIMIT", 0, 100), 0, {}
+  for i = 1, #schedulers, 2 do
+    local id, at = schedulers[i], schedulers[i + 1]
+    if tonumber(at) > now then nextSchedulerAt = tonumber(at) break end
+    if redis.call("EXISTS", q.prefix .. "repeat:" .. id .. ":" .. at) == 0 then
+      table.insert(missing, id); table.insert(missing, at)
+      table.insert(missing, redis.call("HGETALL", q.schedulers .. ":" .. id))
+    end
+  end
   local events = {}
   if eventBatch > 0 then
     local cursor = cursors[g]
@@ -102,6 +115,6 @@ for g = 1, KEY_GROUP_COUNT do
     end
   end
   out[g] = { { waiting, prioritized, active, paused, workers, nextDelayedAt, nextStalledCheckAt,
-    tonumber(nextScheduler[2]) or 0, promoted }, stalled, events }
+    nextSchedulerAt, promoted }, stalled, events, missing }
 end
 return out

@@ -130,6 +130,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     tickMs,
     marginMs: Math.min(2000, tickMs / 5),
     eventBus: "local-bus",
+    stalledInterval: options.stalledInterval ?? 30_000,
     invoke: lambda.invoke,
     publish: events.publish,
     releaseLock: true,

@@ -124,3 +124,66 @@ describe("workerHandler", () => {
     await expect(handler({ queue: "reports" }, context(1000))).rejects.toThrow(/invoked for queue "reports"/);
   });
 });
+
+describe("workerHandler and delayed jobs", () => {
+  it("waits for `wakeAt` (a delayed job added over HTTP) and runs the job on time", async () => {
+    const prefix = uniquePrefix();
+    const redis = sharedRedis();
+    const job = await new Queue("email", { redis, prefix }).add("later", {}, { delay: 400 });
+    const handler = workerHandler({
+      queue: "email",
+      prefix,
+      redis,
+      jobTimeoutMs: 1000,
+      processor: async () => "ok",
+    });
+    const result = await handler(
+      { queue: "email", reason: "kick", wakeAt: job.timestamp + 400 },
+      context(5000),
+    );
+    expect(result.completed).toBe(1);
+    const processedOn = Number(await direct.hget(`${prefix}:email:${job.id}`, "processedOn"));
+    expect(processedOn - (job.timestamp + 400)).toBeGreaterThanOrEqual(0);
+    expect(processedOn - (job.timestamp + 400)).toBeLessThan(300);
+  });
+
+  it("waits out a short retry backoff instead of leaving it to the next sweeper tick", async () => {
+    const prefix = uniquePrefix();
+    const redis = sharedRedis();
+    await new Queue("email", { redis, prefix }).add(
+      "flaky",
+      {},
+      { attempts: 2, backoff: { type: "fixed", delay: 300 } },
+    );
+    let runs = 0;
+    const handler = workerHandler({
+      queue: "email",
+      prefix,
+      redis,
+      jobTimeoutMs: 1000,
+      processor: async () => {
+        runs += 1;
+        if (runs === 1) throw new Error("first try fails");
+        return "ok";
+      },
+    });
+    const result = await handler({ queue: "email" }, context(5000));
+    expect(result).toMatchObject({ retried: 1, completed: 1, stoppedBecause: "empty" });
+    const noWait = workerHandler({
+      queue: "email",
+      prefix,
+      redis,
+      jobTimeoutMs: 1000,
+      waitForDelayedMs: 0,
+      processor: async () => {
+        throw new Error("x");
+      },
+    });
+    await new Queue("email", { redis, prefix }).add(
+      "flaky2",
+      {},
+      { attempts: 2, backoff: { type: "fixed", delay: 300 } },
+    );
+    expect(await noWait({ queue: "email" }, context(5000))).toMatchObject({ retried: 1, completed: 0 });
+  });
+});

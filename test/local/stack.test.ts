@@ -87,7 +87,8 @@ describe("npm start's stack", () => {
       (all) => all.every((state) => state === "completed"),
       20_000,
     );
-    if (states.some((s) => s !== "completed")) console.log(lines.filter((l) => l.startsWith("[lambda]")).join("\n"));
+    if (states.some((s) => s !== "completed"))
+      console.log(lines.filter((l) => l.startsWith("[lambda]")).join("\n"));
     expect(states).toEqual(["completed", "completed", "completed"]);
     for (const id of leasedByDead) {
       expect((await api("GET", `/queues/report/jobs/${id}`)).json.attemptsStarted).toBe(2);

@@ -7,7 +7,7 @@ function runStart(env: Record<string, string>): {
   text: () => string;
 } {
   const child = spawn("node_modules/.bin/tsx", ["infra/local/start.ts"], {
-    env: { ...process.env, PORT: "0", ...env },
+    env: { ...process.env, PORT: "0", REST_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let text = "";
@@ -28,8 +28,10 @@ describe("npm start", () => {
   it("runs the producer demo against its own redis-server and REST server", async () => {
     const { code, text } = await runStart({ NIMBUSQ_EXIT_AFTER_DEMO: "1" }).output;
     expect(text).toContain("Upstash-compatible REST API at http://127.0.0.1:");
+    expect(text).toMatch(/HTTP API at http:\/\/127\.0\.0\.1:\d+ \(token dev-token\)/);
+    expect(text).toMatch(/Bull Board at http:\/\/127\.0\.0\.1:\d+\/admin\/queues/);
     expect(text).toMatch(
-      /email counts: +\{"active":0,"completed":0,"delayed":1,"failed":0,"prioritized":1,"waiting":10/,
+      /email counts: +\{"active":0,"completed":0,"delayed":1,"failed":0,"prioritized":1,"waiting":9,"waiting-children":0\}/,
     );
     expect(text).toContain(
       'report counts: {"active":0,"completed":0,"delayed":0,"failed":0,"prioritized":0,"waiting":1,"waiting-children":1}',
@@ -48,7 +50,7 @@ describe("npm start", () => {
     const response = await fetch(`${url}/`, {
       method: "POST",
       body: '["PING"]',
-      headers: { authorization: "Bearer dev-token", "content-type": "application/json" },
+      headers: { authorization: "Bearer local-rest-token", "content-type": "application/json" },
     });
     expect(await response.json()).toEqual({ result: "PONG" });
     run.kill();

@@ -1,0 +1,34 @@
+--[[
+getJobSchedulers: Reads job schedulers with the millis of their pending iteration: one by id, a range of
+the `repeat` ZSET by next run, or just how many there are.
+
+KEYS
+  schedulers  {P}repeat
+ARGV
+  mode  one | range | count
+  schedulerId  the id (one)
+  start  first index (range, 0-based)
+  stop  last index (range, inclusive, -1 for the end)
+  ascending  "1" for the earliest first (range)
+RETURNS
+  one: {next, {field, value, …}} or {} when there is no such scheduler; range: {id, next, {field,
+  value, …}, …}; count: the number of schedulers.
+EVENTS
+  none
+]]
+local key, mode = KEYS[KEY.schedulers], ARGV[ARG.mode]
+if mode == "count" then return redis.call("ZCARD", key) end
+if mode == "one" then
+  local next = redis.call("ZSCORE", key, ARGV[ARG.schedulerId])
+  if not next then return {} end
+  return { next, redis.call("HGETALL", key .. ":" .. ARGV[ARG.schedulerId]) }
+end
+local command = ARGV[ARG.ascending] == "1" and "ZRANGE" or "ZREVRANGE"
+local entries = redis.call(command, key, ARGV[ARG.start], ARGV[ARG.stop], "WITHSCORES")
+local out = {}
+for i = 1, #entries, 2 do
+  out[#out + 1] = entries[i]
+  out[#out + 1] = entries[i + 1]
+  out[#out + 1] = redis.call("HGETALL", key .. ":" .. entries[i])
+end
+return out
