@@ -14,7 +14,8 @@ import { startRestServer } from "../../infra/rest-server/server.ts";
 async function totalCalls(direct: IORedis): Promise<number> {
   const info = await direct.info("commandstats");
   let total = 0;
-  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) if (match[1] !== "info") total += Number(match[2]);
+  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm))
+    if (match[1] !== "info") total += Number(match[2]);
   return total;
 }
 
@@ -40,7 +41,11 @@ async function main(): Promise<void> {
       await queue.addBulk(Array.from({ length: count }, (_, n) => ({ name: "n", data: { n } })));
       await worker.drain();
       const { billed, requests } = rest.stats();
-      rows.push({ case: `lifecycle, nimbusq batch ${batchSize}`, billedPerJob: billed / count, requestsPerJob: requests / count });
+      rows.push({
+        case: `lifecycle, nimbusq batch ${batchSize}`,
+        billedPerJob: billed / count,
+        requestsPerJob: requests / count,
+      });
     }
     {
       // The worker is started and idle first, so its start-up commands are not counted.
@@ -58,7 +63,11 @@ async function main(): Promise<void> {
       const billed = (await totalCalls(direct)) - before;
       await worker.close();
       await queue.close();
-      rows.push({ case: "lifecycle, BullMQ concurrency 50", billedPerJob: billed / jobs, requestsPerJob: "-" });
+      rows.push({
+        case: "lifecycle, BullMQ concurrency 50",
+        billedPerJob: billed / jobs,
+        requestsPerJob: "-",
+      });
     }
     const failing = { attempts: 3, backoff: { type: "fixed", delay: 20 } };
     for (const count of [1, 50]) {
@@ -74,13 +83,19 @@ async function main(): Promise<void> {
       await queue.add("warm", {});
       await worker.drain();
       rest.resetStats();
-      await queue.addBulk(Array.from({ length: count }, (_, n) => ({ name: "n", data: { n }, opts: failing })));
+      await queue.addBulk(
+        Array.from({ length: count }, (_, n) => ({ name: "n", data: { n }, opts: failing })),
+      );
       for (let i = 0; i < 3; i++) {
         await worker.drain();
         await sleep(40);
       }
       const { billed, requests } = rest.stats();
-      rows.push({ case: `3 failed attempts, nimbusq ${count} job(s)`, billedPerJob: billed / count, requestsPerJob: requests / count });
+      rows.push({
+        case: `3 failed attempts, nimbusq ${count} job(s)`,
+        billedPerJob: billed / count,
+        requestsPerJob: requests / count,
+      });
     }
     {
       const queue = new BullQueue("bq-fail", { connection });
