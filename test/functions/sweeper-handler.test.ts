@@ -3,6 +3,7 @@ import { Queue, Worker } from "../../core/index.ts";
 import { createEventPublisher } from "../../functions/aws/event-publisher.ts";
 import { createLambdaInvoker } from "../../functions/aws/lambda-invoker.ts";
 import { sweeperHandler } from "../../functions/sweeper.ts";
+import { scheduledEvent } from "../support/aws-events.ts";
 import { type AwsRecorder, startAwsRecorder } from "../support/aws-recorder.ts";
 import { type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
 
@@ -42,7 +43,7 @@ describe("sweeperHandler", () => {
       Array.from({ length: 25 }, (_, n) => ({ name: "send", data: { n } })),
     );
     const before = recorder.invokes.length;
-    const result = await sweeper(prefix)({}, context());
+    const result = await sweeper(prefix)(scheduledEvent(), context());
     expect(result.invoked).toEqual({ email: 3 });
     expect(recorder.invokes.slice(before)).toEqual(
       Array.from({ length: 3 }, () => ({
@@ -58,30 +59,30 @@ describe("sweeperHandler", () => {
       Date.now() + 60_000,
       "running-2",
     );
-    expect((await sweeper(prefix)({}, context())).invoked).toEqual({ email: 1 });
+    expect((await sweeper(prefix)(scheduledEvent(), context())).invoked).toEqual({ email: 1 });
     await new Queue("email", { redis: stack.redis, prefix }).addBulk(
       Array.from({ length: 100 }, (_, n) => ({ name: "send", data: { n } })),
     );
-    expect((await sweeper(prefix)({}, context())).invoked).toEqual({ email: 2 });
+    expect((await sweeper(prefix)(scheduledEvent(), context())).invoked).toEqual({ email: 2 });
     await new Queue("email", { redis: stack.redis, prefix }).pause();
-    expect((await sweeper(prefix)({}, context())).invoked).toEqual({});
+    expect((await sweeper(prefix)(scheduledEvent(), context())).invoked).toEqual({});
   });
 
   it("holds the lock until shortly before the next tick, so a duplicated tick does nothing", async () => {
     const prefix = uniquePrefix();
     const tick = sweeperHandler({ queues: ["email"], redis: stack.redis, prefix, mode: "once" });
-    expect((await tick({}, context())).locked).toBe(false);
+    expect((await tick(scheduledEvent(), context())).locked).toBe(false);
     const ttl = await stack.direct.pttl(`${prefix}:nq:sweeper:lock`);
     expect(ttl).toBeGreaterThan(55_000);
     expect(ttl).toBeLessThan(60_000);
-    expect((await tick({}, context())).locked).toBe(true);
+    expect((await tick(scheduledEvent(), context())).locked).toBe(true);
   });
 
   it("does nothing while another sweeper holds the lock", async () => {
     const prefix = uniquePrefix();
     await stack.direct.set(`${prefix}:nq:sweeper:lock`, "other-invocation", "PX", 10_000);
     await new Queue("email", { redis: stack.redis, prefix }).add("send", {});
-    const result = await sweeper(prefix)({}, context());
+    const result = await sweeper(prefix)(scheduledEvent(), context());
     expect(result).toMatchObject({ locked: true, passes: 0, invoked: {} });
     expect(await stack.direct.get(`${prefix}:nq:sweeper:lock`)).toBe("other-invocation");
   });
@@ -90,10 +91,10 @@ describe("sweeperHandler", () => {
     const prefix = uniquePrefix();
     const queue = new Queue("email", { redis: stack.redis, prefix });
     const sweep = sweeper(prefix, { queues: ["email"], eventBus: "app-bus" });
-    await sweep({}, context());
+    await sweep(scheduledEvent(), context());
     const calls = recorder.putEventsCalls.length;
     await queue.addBulk(Array.from({ length: 7 }, (_, n) => ({ name: "send", data: { n } })));
-    const first = await sweep({}, context());
+    const first = await sweep(scheduledEvent(), context());
     expect(first.forwarded).toBe(14);
     const sent = recorder.putEventsCalls.slice(calls);
     expect(sent.map((entries) => entries.length)).toEqual([10, 4]);
@@ -104,15 +105,15 @@ describe("sweeperHandler", () => {
       DetailType: "nimbusq.job.added",
     });
     expect(JSON.parse(entry?.Detail as string)).toMatchObject({ queue: "email", jobId: "1", name: "send" });
-    expect((await sweep({}, context())).forwarded).toBe(0);
+    expect((await sweep(scheduledEvent(), context())).forwarded).toBe(0);
 
     await queue.add("urgent", {});
     recorder.failEntry = (e) => e.DetailType === "nimbusq.job.waiting";
-    const failing = await sweep({}, context());
+    const failing = await sweep(scheduledEvent(), context());
     expect(failing.forwarded).toBe(1);
     recorder.failEntry = () => false;
     const retried = recorder.putEventsCalls.length;
-    const again = await sweep({}, context());
+    const again = await sweep(scheduledEvent(), context());
     expect(again.forwarded).toBe(1);
     expect(
       recorder.putEventsCalls
@@ -128,7 +129,10 @@ describe("sweeperHandler", () => {
     await queue.add("later", {}, { delay: 700 });
     const before = recorder.invokes.length;
     const started = Date.now();
-    const result = await sweeper(prefix, { mode: "loop", tickMs: 3000, marginMs: 500 })({}, context(3000));
+    const result = await sweeper(prefix, { mode: "loop", tickMs: 3000, marginMs: 500 })(
+      scheduledEvent(),
+      context(3000),
+    );
     expect(result.promoted).toBe(1);
     expect(result.passes).toBe(2);
     expect(recorder.invokes.length - before).toBe(1);
@@ -151,9 +155,9 @@ describe("sweeperHandler", () => {
         eventBus: "bus",
         publish: async () => ({ failed: [] }),
       };
-      await sweeperHandler({ ...options, releaseLock: true })({}, context());
+      await sweeperHandler({ ...options, releaseLock: true })(scheduledEvent(), context());
       stack.rest.resetStats();
-      const result = await sweeperHandler(options)({}, context());
+      const result = await sweeperHandler(options)(scheduledEvent(), context());
       expect(result.passes).toBe(1);
       return (stack.rest.stats().billed * 60) / names.length;
     };

@@ -339,3 +339,20 @@ export function functionUrlEvent(init: Omit<HttpEventInit, "stage"> = {}): APIGa
     routeKey: "$default",
   });
 }
+
+/** What an EventBridge `rate(1 minute)` rule delivers to the sweeper. */
+export function scheduledEvent(
+  ruleName = "nimbusq-dev-SweeperEventsRuleSchedule1",
+): EventBridgeEvent<"Scheduled Event", Record<string, never>> {
+  return {
+    version: "0",
+    id: randomUUID(),
+    "detail-type": "Scheduled Event",
+    source: "aws.events",
+    account,
+    time: new Date().toISOString().replace(/\.\d{3}Z$/, "Z"),
+    region,
+    resources: [`arn:aws:events:${region}:${account}:rule/${ruleName}`],
+    detail: {},
+  };
+}
