@@ -24,6 +24,8 @@ export class ActiveJob<TData = unknown, TResult = unknown> extends Job<TData, TR
   intent: JobIntent | undefined;
   /** @internal */
   hooks: ActiveJobHooks | undefined;
+  /** @internal The data JSON as stored (a dead letter copies it; the processor may change `data`). */
+  storedData: string | undefined;
 
   private subject(): string {
     return `job "${this.id}" in queue "${this.queueName}"`;
@@ -68,8 +70,10 @@ export class ActiveJob<TData = unknown, TResult = unknown> extends Job<TData, TR
 
   /** Replaces the job's data. */
   async updateData(data: TData): Promise<void> {
-    await this.update("data", this.json("data", data));
+    const text = this.json("data", data);
+    await this.update("data", text);
     this.data = data;
+    this.storedData = text;
   }
 
   /** Moves the job to delayed until `timestamp` (ms) once the processor throws DelayedError. */

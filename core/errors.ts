@@ -47,6 +47,16 @@ export class JobNotInStateError extends QueueError {
   override name = "JobNotInStateError" as const;
 }
 
+/** The job is its job scheduler's current iteration: remove the scheduler instead (BullMQ's -8). */
+export class JobBelongsToSchedulerError extends QueueError {
+  override name = "JobBelongsToSchedulerError" as const;
+}
+
+/** The queue is in no state for the operation, e.g. obliterating a queue with active jobs without force. */
+export class QueueStateError extends QueueError {
+  override name = "QueueStateError" as const;
+}
+
 /** A job scheduler's iteration would take the id of an existing job, which is never overwritten. */
 export class JobSchedulerConflictError extends QueueError {
   override name = "JobSchedulerConflictError" as const;
@@ -66,6 +76,8 @@ export const scriptCode = {
   parentNotFound: -5,
   lockMismatch: -6,
   parentConflict: -7,
+  /** The job is its job scheduler's current iteration (BullMQ's JobBelongsToJobScheduler). */
+  jobBelongsToScheduler: -8,
   /** A cron scheduler's iteration id belongs to a job that is not pending (BullMQ's SchedulerJobIdCollision). */
   schedulerIdTaken: -10,
   /** 32 `every` slots in a row hold jobs (BullMQ's SchedulerJobSlotsBusy). */
@@ -84,6 +96,10 @@ export function errorForCode(code: number, operation: string, subject: string): 
       return new ParentConflictError(`${operation}: ${subject} already exists with another parent`);
     case scriptCode.jobLocked:
       return new JobLockedError(`${operation}: ${subject} is locked by a worker`);
+    case scriptCode.jobBelongsToScheduler:
+      return new JobBelongsToSchedulerError(
+        `${operation}: ${subject} is its job scheduler's current iteration; remove the scheduler instead`,
+      );
     case scriptCode.jobNotFound:
       return new JobNotFoundError(`${operation}: ${subject} does not exist`);
     case scriptCode.schedulerIdTaken:

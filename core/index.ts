@@ -2,8 +2,10 @@ export { ActiveJob } from "./active-job.ts";
 export type { AddedJob, AddOutcome } from "./add-jobs.ts";
 export type { BackoffStrategy } from "./backoff.ts";
 export { type CreateRedisOptions, createRedis } from "./client.ts";
+export { type DeadLetterData, deadLetterId } from "./dead-letter.ts";
 export {
   DelayedError,
+  JobBelongsToSchedulerError,
   JobLockedError,
   JobNotFoundError,
   JobNotInStateError,
@@ -12,6 +14,7 @@ export {
   ParentConflictError,
   ParentNotFoundError,
   QueueError,
+  QueueStateError,
   RateLimitError,
   TimeoutError,
   UnexpectedReplyError,
@@ -21,8 +24,12 @@ export {
 } from "./errors.ts";
 export { FlowProducer, type FlowProducerOptions, type JobNode } from "./flow-producer.ts";
 export { Job, type RetryOptions } from "./job.ts";
+export type { ChangePriorityOptions, RemoveOptions } from "./job-moves.ts";
+export type { CleanState, ObliterateOptions, PromoteJobsOptions, RetryJobsOptions } from "./maintenance.ts";
 export { Queue, type QueueOptions } from "./queue.ts";
+export type { Metrics } from "./queue-settings.ts";
 export { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
+export { defaultDeadLetterQueue, type RedriveOptions, type RedriveResult } from "./redrive.ts";
 export {
   advanceCursors,
   nextDueAt,

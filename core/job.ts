@@ -3,8 +3,16 @@
  */
 import { type DecodedJob, decodeJob, hashFromFlat } from "./codec.ts";
 import { errorForCode, JobNotInStateError, scriptCode, UnexpectedReplyError } from "./errors.ts";
-import { getDependencyCounts, getJobStates, removeJob, retryJob } from "./generated/scripts.ts";
-import { jobKey, queueKeyPrefix, queueKeys, replayGuardKey } from "./keys.ts";
+import { getDependencyCounts, getJobStates, retryJob } from "./generated/scripts.ts";
+import {
+  type ChangePriorityOptions,
+  changeDelay,
+  changeJobPriority,
+  promote,
+  type RemoveOptions,
+  removeJobWithChildren,
+} from "./job-moves.ts";
+import { jobKey, queueKeys, replayGuardKey } from "./keys.ts";
 import type { RedisPort } from "./redis-port.ts";
 import { runScript } from "./scripts.ts";
 import type { JobState } from "./types.ts";
@@ -184,21 +192,30 @@ export class Job<TData = unknown, TResult = unknown> {
   }
 
   /**
-   * Removes the job, as BullMQ's `remove({ removeChildren: false })`: its children stay, and a parent
-   * left with nothing pending goes to the end of wait. Refused (JobLockedError) while a worker holds it.
+   * Removes the job, as BullMQ's `job.remove({ removeChildren })`: with its children (the default),
+   * depth-first and across queues; a parent left with nothing pending goes to the end of wait.
+   * Refused with JobLockedError while a worker holds the job (or a pending child), and with
+   * JobBelongsToSchedulerError for a job scheduler's current iteration.
    */
-  async remove(): Promise<void> {
-    const { port, prefix, queueName } = this.location;
-    const keys = queueKeys(prefix, queueName);
-    const code = Number(
-      await runScript(
-        port,
-        removeJob,
-        { ...keys, jobKey: this.key, lock: `${this.key}:lock` },
-        { prefix: queueKeyPrefix(prefix, queueName), jobId: this.id },
-      ),
-    );
-    if (code < 0) throw errorForCode(code, "remove", `job "${this.id}" in queue "${queueName}"`);
+  remove(opts?: RemoveOptions): Promise<void> {
+    return removeJobWithChildren(this.location, this.id, opts);
+  }
+
+  /** Makes a delayed job ready now (BullMQ's `promote`); JobNotInStateError when it is not delayed. */
+  async promote(): Promise<void> {
+    await promote(this.location, this.id);
+    this.delay = 0;
+  }
+
+  /** Makes a delayed job due `delay` ms from now (BullMQ's `changeDelay`). */
+  async changeDelay(delay: number): Promise<void> {
+    await changeDelay(this.location, this.id, delay);
+    this.delay = delay;
+  }
+
+  /** Gives the job a new priority, ahead of its peers with `lifo` (BullMQ's `changePriority`); no event. */
+  async changePriority(opts: ChangePriorityOptions): Promise<void> {
+    this.priority = await changeJobPriority(this.location, this.id, opts);
   }
 
   /**

@@ -5,8 +5,9 @@
  */
 import type { ActiveJob } from "./active-job.ts";
 import { type BackoffStrategy, backoffDelay } from "./backoff.ts";
+import { deadLetterFields, noDeadLetter } from "./dead-letter.ts";
 import { DelayedError, RateLimitError, UnrecoverableError, WaitingChildrenError } from "./errors.ts";
-import type { BackoffOptions, KeepJobs } from "./types.ts";
+import type { BackoffOptions, DeadLetterOptions, KeepJobs } from "./types.ts";
 
 /** How an attempt ended, before it is written. */
 export type Settled =
@@ -37,6 +38,12 @@ export interface AckEntry {
   parentPolicy: string;
   dedupId: string;
   deferred: string;
+  /** A final failure's dead letter (core/dead-letter.ts): the dead-letter queue's key prefix, or "". */
+  deadLetter: string;
+  deadLetterId: string;
+  deadLetterName: string;
+  deadLetterData: string;
+  deadLetterOpts: string;
 }
 
 export interface OutcomeSettings {
@@ -45,6 +52,8 @@ export interface OutcomeSettings {
   removeOnFail?: KeepJobs;
   backoffStrategies?: Record<string, BackoffStrategy>;
   random?: () => number;
+  /** The Worker's dead-letter queue, for jobs without their own `opts.deadLetter`. */
+  deadLetter?: DeadLetterOptions;
 }
 
 /** What the ack decided, for the worker's summary and events. */
@@ -98,6 +107,7 @@ function baseEntry(job: ActiveJob, outcome: AckOutcome, keepJobs: KeepJobs | und
     parentPolicy: policyOf(job.parent),
     dedupId: job.deduplicationId ?? "",
     deferred: job.deferredFailure !== undefined ? "1" : "",
+    ...noDeadLetter,
   };
 }
 
@@ -162,7 +172,11 @@ export function decide(job: ActiveJob, settled: Settled, settings: OutcomeSettin
     attemptsMade: String(attemptsMade),
   };
   const finalFailure = (): Decision => ({
-    entry: { ...baseEntry(job, "failed", removeOnFail), ...failure },
+    entry: {
+      ...baseEntry(job, "failed", removeOnFail),
+      ...failure,
+      ...deadLetterFields(job, failure, settings.deadLetter),
+    },
     result: "failed",
     error,
   });

@@ -12,11 +12,13 @@ import {
 } from "./add-jobs.ts";
 import { UnexpectedReplyError } from "./errors.ts";
 import { getJobCounts, getJobsInRange, pauseQueue } from "./generated/scripts.ts";
-import { Job, type JobLocation } from "./job.ts";
+import { Job } from "./job.ts";
 import * as schedulers from "./job-schedulers.ts";
 import { jobStructures } from "./job-structures.ts";
 import { jobKey, queueKeyPrefix, queueKeys, queueQualifiedName } from "./keys.ts";
+import { QueueMaintenance } from "./queue-maintenance.ts";
 import { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
+import { type RedriveOptions, redrive } from "./redrive.ts";
 import { runScript } from "./scripts.ts";
 import type { BulkJob, JobSchedulerTemplate, JobsOptions, JobType, RepeatOptions } from "./types.ts";
 import {
@@ -64,15 +66,15 @@ const pendingTypes: JobType[] = ["waiting", "delayed", "prioritized", "waiting-c
  * const queue = new Queue("email", { redis: createRedis() });
  * await queue.add("welcome", { to: "a@example.com" }, { attempts: 3, backoff: { type: "exponential", delay: 1000 } });
  */
-export class Queue<TData = unknown> {
+export class Queue<TData = unknown> extends QueueMaintenance {
   readonly name: string;
   readonly prefix: string;
   readonly keys: ReturnType<typeof queueKeys>;
   protected readonly port: RedisPort;
-  protected readonly location: JobLocation;
   private readonly options: QueueOptions;
 
   constructor(name: string, options: QueueOptions) {
+    super();
     this.name = checkQueueName(name);
     this.prefix = checkPrefix(options.prefix ?? "bull");
     this.options = options;
@@ -308,5 +310,10 @@ export class Queue<TData = unknown> {
     const meta = await this.port.hgetall(this.keys.meta);
     for (let i = 0; i < meta.length; i += 2) if (meta[i] === "paused") return true;
     return false;
+  }
+
+  /** Moves this queue's dead letters back into it as new jobs (see core/redrive.ts). */
+  redrive(options?: RedriveOptions) {
+    return redrive(this.location, writeSettings(this.options, this.location.clock()), options);
   }
 }

@@ -39,6 +39,15 @@ export interface ParentOptions {
   queue: string;
 }
 
+/**
+ * nimbusq: where a job goes when it fails for good (see core/dead-letter.ts). The copy is a new
+ * waiting job of `queue` (under `prefix`, by default the failing job's own prefix).
+ */
+export interface DeadLetterOptions {
+  queue: string;
+  prefix?: string;
+}
+
 /** Options of one job, with BullMQ's names and meanings. */
 export interface JobsOptions {
   jobId?: string;
@@ -61,6 +70,11 @@ export interface JobsOptions {
   removeDependencyOnFailure?: boolean;
   /** nimbusq: the per-attempt time limit in ms (the processor's `job.signal` fires at it). */
   timeout?: number;
+  /**
+   * nimbusq: copy the job to this queue when it fails for good (wins over the Worker's option). Kept
+   * in the stored `opts`; a BullMQ Worker ignores it.
+   */
+  deadLetter?: DeadLetterOptions;
 }
 
 /** One job of `addBulk`. */

@@ -3,7 +3,14 @@
  * field and the rule, before any Redis call, so a rejected add writes nothing.
  */
 import { ValidationError } from "./errors.ts";
-import type { BackoffOptions, DeduplicationOptions, JobsOptions, KeepJobs, ParentOptions } from "./types.ts";
+import type {
+  BackoffOptions,
+  DeadLetterOptions,
+  DeduplicationOptions,
+  JobsOptions,
+  KeepJobs,
+  ParentOptions,
+} from "./types.ts";
 
 /** Largest valid priority (2^21 - 1), as in BullMQ. */
 export const maxPriority = 2_097_151;
@@ -32,6 +39,7 @@ const knownOptions = new Set<string>([
   "ignoreDependencyOnFailure",
   "removeDependencyOnFailure",
   "timeout",
+  "deadLetter",
 ]);
 
 export class Checker {
@@ -148,6 +156,16 @@ function checkParent(check: Checker, field: string, value: unknown): ParentOptio
   return parent as unknown as ParentOptions;
 }
 
+/** `deadLetter: { queue, prefix? }`: a valid queue name, and a prefix when one is given. */
+export function checkDeadLetter(check: Checker, field: string, value: unknown): DeadLetterOptions {
+  const deadLetter = check.object(field, value, ["queue", "prefix"]);
+  const queue = check.string(`${field}.queue`, deadLetter.queue);
+  if (queue.includes(":") || queue.length > 512)
+    check.fail(`${field}.queue`, 'a queue name without ":", at most 512 characters', queue);
+  if (deadLetter.prefix !== undefined) check.string(`${field}.prefix`, deadLetter.prefix);
+  return deadLetter as unknown as DeadLetterOptions;
+}
+
 /** Checks job options; unknown keys are refused so a typo never silently does nothing. */
 export function checkJobOptions(check: Checker, field: string, value: unknown, now: number): JobsOptions {
   if (value === undefined) return {};
@@ -187,6 +205,9 @@ export function checkJobOptions(check: Checker, field: string, value: unknown, n
         break;
       case "parent":
         checkParent(check, at, v);
+        break;
+      case "deadLetter":
+        checkDeadLetter(check, at, v);
         break;
       default:
         check.boolean(at, v);

@@ -68,8 +68,10 @@ export async function leaseBatch(location: JobLocation, request: LeaseRequest): 
     const id = String(reply[i]);
     const flat = (reply[i + 1] as unknown[]).map(String);
     if (flat.length === 0) continue;
-    const job = new ActiveJob(location, id, decodeJob(hashFromFlat(flat)));
+    const hash = hashFromFlat(flat);
+    const job = new ActiveJob(location, id, decodeJob(hash));
     job.token = request.token;
+    job.storedData = hash.data;
     // The script wrote these after reading the hash.
     job.processedOn = now;
     job.attemptsStarted += 1;

@@ -4,7 +4,7 @@
 import type { ActiveJob } from "./active-job.ts";
 import type { BackoffStrategy } from "./backoff.ts";
 import type { RedisPort, UpstashRedisLike } from "./redis-port.ts";
-import type { KeepJobs } from "./types.ts";
+import type { DeadLetterOptions, KeepJobs } from "./types.ts";
 
 export type Processor<TData = unknown, TResult = unknown> = (
   job: ActiveJob<TData, TResult>,
@@ -26,6 +26,8 @@ export interface WorkerOptions {
   stalledInterval?: number;
   removeOnComplete?: KeepJobs;
   removeOnFail?: KeepJobs;
+  /** Copies jobs that fail for good to this queue (a job's own `opts.deadLetter` wins); see core/dead-letter.ts. */
+  deadLetter?: DeadLetterOptions;
   backoffStrategies?: Record<string, BackoffStrategy>;
   /** BullMQ's `settings.backoffStrategy`: used for backoff types not found in backoffStrategies. */
   settings?: { backoffStrategy?: BackoffStrategy };

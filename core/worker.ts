@@ -6,6 +6,7 @@
  */
 import type { ActiveJob } from "./active-job.ts";
 import type { BackoffStrategy } from "./backoff.ts";
+import { checkWorkerDeadLetter } from "./dead-letter.ts";
 import { Emitter } from "./emitter.ts";
 import { LeaseLostError, RateLimitError } from "./errors.ts";
 import { setRateLimit } from "./generated/scripts.ts";
@@ -58,6 +59,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
     this.concurrency = check.integer("concurrency", options.concurrency ?? this.batchSize, 1, 1000);
     this.leaseMs = check.integer("leaseMs", options.leaseMs ?? 30_000, 1000);
     if (typeof processor !== "function") check.fail("processor", "a function (job) => result", processor);
+    checkWorkerDeadLetter(check, options.deadLetter, queueName, options.prefix ?? "bull");
     if (options.limiter) {
       check.integer("limiter.max", options.limiter.max, 1);
       check.integer("limiter.duration", options.limiter.duration, 1);
@@ -187,6 +189,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
       removeOnFail: this.options.removeOnFail,
       backoffStrategies: this.strategies(),
       random: this.options.random,
+      deadLetter: this.options.deadLetter,
     };
     const decisions = new Map<ActiveJob, Decision>();
     for (const [job, settled] of settledJobs) {

@@ -39,6 +39,11 @@ ARGV repeated jobs
   parentPolicy  fpof | cpof | idof | rdof | ""
   dedupId  the job's deduplication id, or ""
   deferred  "1" when the job carried `defa`
+  deadLetter  a final failure's dead-letter queue key prefix, or "" for no dead letter
+  deadLetterId  the dead letter's job id
+  deadLetterName  its name
+  deadLetterData  its data JSON
+  deadLetterOpts  its opts JSON
 RETURNS
   {readyLeft, nextDue, code…}: readyLeft 1 when wait or prioritized still hold jobs; nextDue the
   earliest delayed job's due time (ms) when none are ready, else 0; one code per job: 1 done, -2 its
@@ -47,7 +52,7 @@ RETURNS
   {"replayed", <text>} where text lists the non-1 codes as "index:code;".
 EVENTS
   completed, failed, retries-exhausted, delayed, waiting prev active, drained; waiting prev
-  waiting-children on a released parent's queue.
+  waiting-children on a released parent's queue; added and waiting (or duplicated) on a dead-letter queue.
 ]]
 -- @include finishJob
 -- @include requeueJob

@@ -24,38 +24,9 @@ RETURNS
 EVENTS
   waiting prev active, then stalled, per job.
 ]]
--- @include isQueuePausedOrMaxed
-local prefix = ARGV[ARG.prefix]
-if redis.call("EXISTS", KEYS[KEY.stalledCheck]) == 1 then return { "skipped" } end
-redis.call("SET", KEYS[KEY.stalledCheck], ARGV[ARG.now], "PX", ARGV[ARG.stalledInterval])
-local maxLen = redis.call("HGET", KEYS[KEY.meta], "opts.maxLenEvents") or "10000"
-redis.call("XTRIM", KEYS[KEY.events], "MAXLEN", "~", maxLen)
-local candidates = redis.call("SMEMBERS", KEYS[KEY.stalled])
-redis.call("DEL", KEYS[KEY.stalled])
-local moved = {}
-for _, id in ipairs(candidates) do
-  if string.sub(id, 1, 2) == "0:" then
-    redis.call("LREM", KEYS[KEY.active], 1, id)
-  elseif redis.call("EXISTS", prefix .. id .. ":lock") == 0 and redis.call("LREM", KEYS[KEY.active], 1, id) > 0 then
-    local jobKey = prefix .. id
-    local stalls = redis.call("HINCRBY", jobKey, "stc", 1)
-    local schedulerId = redis.call("HGET", jobKey, "rjk")
-    local isIteration = schedulerId and (redis.call("EXISTS", prefix .. "repeat:" .. schedulerId) == 1
-      or redis.call("ZSCORE", KEYS[KEY.schedulers], schedulerId) ~= false)
-    if stalls > tonumber(ARGV[ARG.maxStalledCount]) and not isIteration then
-      redis.call("HSET", jobKey, "defa", "job stalled more than allowable limit")
-    end
-    redis.call("RPUSH", KEYS[KEY.wait], id)
-    redis.call("XADD", KEYS[KEY.events], "*", "event", "waiting", "jobId", id, "prev", "active")
-    redis.call("XADD", KEYS[KEY.events], "*", "event", "stalled", "jobId", id)
-    moved[#moved + 1] = id
-  end
-end
-if #moved > 0 and not isQueuePausedOrMaxed(KEYS[KEY.meta], KEYS[KEY.active]) then
-  redis.call("ZADD", KEYS[KEY.marker], 0, "0")
-end
-local active = redis.call("LRANGE", KEYS[KEY.active], 0, -1)
-for from = 1, #active, 4000 do
-  redis.call("SADD", KEYS[KEY.stalled], unpack(active, from, math.min(from + 3999, #active)))
-end
+-- @include checkStalledJobs
+local q = { prefix = ARGV[ARG.prefix] }
+for name, index in pairs(KEY) do q[name] = KEYS[index] end
+local moved = checkStalledJobs(q, ARGV[ARG.now], ARGV[ARG.stalledInterval], tonumber(ARGV[ARG.maxStalledCount]))
+if not moved then return { "skipped" } end
 return moved

@@ -29,6 +29,7 @@ EVENTS
   waiting {jobId, prev: failed | completed}
 ]]
 -- @include isQueuePausedOrMaxed
+-- @include moveChildBackToParent
 local jobKey, jobId, state = KEYS[KEY.jobKey], ARGV[ARG.jobId], ARGV[ARG.state]
 local previous = redis.call("SET", KEYS[KEY.replayGuard], "1", "NX", "GET", "PX", ARGV[ARG.guardTtl])
 if previous then return tonumber(previous) end
@@ -60,19 +61,7 @@ end
 if not isQueuePausedOrMaxed(KEYS[KEY.meta], KEYS[KEY.active]) then
   redis.call("ZADD", KEYS[KEY.marker], 0, "0")
 end
--- BullMQ's moveChildBackToParentDependencies: the child is pending again for its parent, but a parent
--- that already left waiting-children is not moved back there.
-local parentKey = fields[2]
-if parentKey and redis.call("EXISTS", parentKey) == 1 then
-  local recorded
-  if state == "failed" then
-    recorded = redis.call("ZREM", parentKey .. ":unsuccessful", jobKey) == 1
-      or redis.call("HDEL", parentKey .. ":failed", jobKey) == 1
-  else
-    recorded = redis.call("HDEL", parentKey .. ":processed", jobKey) == 1
-  end
-  if recorded then redis.call("SADD", parentKey .. ":dependencies", jobKey) end
-end
+moveChildBackToParent(jobKey, fields[2], state)
 local maxLen = redis.call("HGET", KEYS[KEY.meta], "opts.maxLenEvents") or "10000"
 redis.call("XADD", KEYS[KEY.events], "MAXLEN", "~", maxLen, "*", "event", "waiting", "jobId", jobId, "prev", state)
 return 1

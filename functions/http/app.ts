@@ -6,11 +6,13 @@ import { Hono } from "hono";
 import { addEnqueueRoute } from "./enqueue.ts";
 import { errorBody, errorCodes, errorResponse, HttpError } from "./http-errors.ts";
 import { addJobRoutes } from "./job-routes.ts";
+import { addMaintenanceRoutes } from "./maintenance-routes.ts";
 import { authenticate } from "./middleware.ts";
 import { openApiDocument } from "./openapi.ts";
 import { type HttpOptions, resolveHttpOptions } from "./options.ts";
 import { type AppEnv, queueAccess } from "./queue-access.ts";
 import { addQueueRoutes } from "./queue-routes.ts";
+import { addRedriveRoute } from "./redrive-route.ts";
 
 /** Answers 405 (with Allow) for every method a registered path does not handle. */
 function refuseOtherMethods(app: Hono<AppEnv>): void {
@@ -56,6 +58,8 @@ export function createHttpApp(options: HttpOptions): Hono<AppEnv> {
   addEnqueueRoute(app, access);
   addJobRoutes(app, access);
   addQueueRoutes(app, access);
+  addMaintenanceRoutes(app, access);
+  addRedriveRoute(app, access);
   refuseOtherMethods(app);
   return app;
 }

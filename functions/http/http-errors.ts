@@ -7,11 +7,13 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import {
+  JobBelongsToSchedulerError,
   JobLockedError,
   JobNotFoundError,
   JobNotInStateError,
   ParentConflictError,
   ParentNotFoundError,
+  QueueStateError,
   ValidationError,
 } from "../../core/index.ts";
 
@@ -65,7 +67,12 @@ export function asHttpError(error: unknown): HttpError | undefined {
   if (error instanceof ValidationError) return invalid(error.field, error.message);
   if (error instanceof JobNotFoundError) return new HttpError(404, errorCodes.jobNotFound, error.message);
   if (error instanceof JobLockedError) return new HttpError(409, errorCodes.jobLocked, error.message);
-  if (error instanceof JobNotInStateError) return new HttpError(409, errorCodes.wrongState, error.message);
+  if (
+    error instanceof JobNotInStateError ||
+    error instanceof JobBelongsToSchedulerError ||
+    error instanceof QueueStateError
+  )
+    return new HttpError(409, errorCodes.wrongState, error.message);
   if (error instanceof ParentNotFoundError)
     return new HttpError(400, errorCodes.parentNotFound, error.message);
   if (error instanceof ParentConflictError)

@@ -130,7 +130,8 @@ export function addJobRoutes(app: Hono<AppEnv>, access: QueueAccess): void {
   app.delete("/queues/:queue/jobs/:id", adminOnly, async (c) => {
     const queue = access.queue(c);
     const job = await access.findJob(queue, access.jobId(c));
-    await job.remove();
+    // The route keeps its children (BullMQ's own default removes them).
+    await job.remove({ removeChildren: false });
     return c.json({ id: job.id, removed: true });
   });
 

@@ -11,7 +11,7 @@ export const jobInput = {
     opts: {
       type: "object",
       description:
-        "BullMQ job options: jobId, delay, priority, lifo, attempts, backoff, removeOnComplete, removeOnFail, deduplication, parent, …",
+        "BullMQ job options: jobId, delay, priority, lifo, attempts, backoff, removeOnComplete, removeOnFail, deduplication, parent, …; nimbusq's deadLetter { queue, prefix? } copies a job that fails for good to that queue",
     },
   },
 };

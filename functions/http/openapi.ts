@@ -1,6 +1,8 @@
 /** The OpenAPI 3.1 description of the HTTP API, served at `GET /openapi.json` (public). */
 import { listTypes, maxPageSize } from "./job-routes.ts";
+import { maintenancePaths } from "./openapi-maintenance.ts";
 import { addResult, errorSchema, jobInput, jobProperties } from "./openapi-schemas.ts";
+import { maxRedriveCount } from "./redrive-route.ts";
 
 const json = (schema: object, description: string) => ({
   description,
@@ -35,7 +37,7 @@ export const openApiDocument = {
     title: "nimbusq HTTP API",
     version: "1",
     description:
-      "BullMQ 6 queues over Upstash Redis. Every route but this document needs `Authorization: Bearer <token>`; pause, resume, retry and remove need an admin token. Request bodies are JSON (Content-Type application/json), 1 MiB at most by default. When the API is configured with a worker kick, requests that make jobs ready (add, retry, resume) start the queue's worker at once.",
+      "BullMQ 6 queues over Upstash Redis. Every route but this document needs `Authorization: Bearer <token>`; pause, resume, retry, remove, redrive, clean, drain and promote need an admin token. Request bodies are JSON (Content-Type application/json), 1 MiB at most by default. When the API is configured with a worker kick, requests that make jobs ready (add, retry, resume, promote) start the queue's worker at once.",
   },
   security: [{ bearer: [] }],
   paths: {
@@ -213,6 +215,57 @@ export const openApiDocument = {
         responses: { "200": json(ref("PauseState"), "Resumed"), ...admin, "404": error("NotFound") },
       },
     },
+    "/queues/{queue}/redrive": {
+      parameters: [queueParam],
+      post: {
+        summary:
+          "Move the queue's dead letters back into it as new jobs (admin): original name, data and options, fresh attempts",
+        requestBody: {
+          required: false,
+          content: {
+            "application/json": {
+              schema: {
+                type: "object",
+                additionalProperties: false,
+                properties: {
+                  count: { type: "integer", minimum: 1, maximum: maxRedriveCount, default: 1000 },
+                  deadLetterQueue: {
+                    type: "string",
+                    description: "The dead-letter queue to read (default `<queue>-dlq`)",
+                  },
+                },
+              },
+            },
+          },
+        },
+        responses: {
+          "200": json(
+            {
+              type: "object",
+              properties: {
+                name: { type: "string" },
+                deadLetterQueue: { type: "string" },
+                redriven: { type: "integer" },
+                jobs: {
+                  type: "array",
+                  items: {
+                    type: "object",
+                    properties: { id: { type: "string" }, deadLetterId: { type: "string" } },
+                  },
+                },
+                more: { type: "boolean", description: "count was reached: more dead letters may be left" },
+              },
+            },
+            "Redriven",
+          ),
+          ...admin,
+          "404": error("NotFound"),
+          "413": error("PayloadTooLarge"),
+          "415": error("UnsupportedMediaType"),
+        },
+      },
+    },
+    ...maintenancePaths,
     "/openapi.json": {
       get: {
         summary: "This document",
@@ -246,7 +299,7 @@ export const openApiDocument = {
       NotFound: errorResponse("Unknown route, queue (code unknown_queue) or job (code job_not_found)"),
       MethodNotAllowed: errorResponse("The path exists, the method does not; see the Allow header"),
       Conflict: errorResponse(
-        "The job is locked by a worker (job_locked), not in the state the operation needs (wrong_state), or exists with another parent (parent_conflict)",
+        "The job is locked by a worker (job_locked), not in the state the operation needs or a job scheduler's current iteration (wrong_state), or exists with another parent (parent_conflict)",
       ),
       PayloadTooLarge: errorResponse("The body is over the size limit"),
       UnsupportedMediaType: errorResponse("The body is not declared as application/json"),

@@ -1,6 +1,7 @@
 -- Completes a job or fails it for good: its fields, its finished set (batched in q.finished) or
 -- immediate removal (keep count 0), the completed / failed / retries-exhausted events, the
--- deduplication window, and the parent.
+-- deduplication window, the parent, and a failed job's dead letter.
+-- @include addDeadLetter
 -- @include removeJobKeys
 -- @include cleanDeduplicationKey
 -- @include settleParent
@@ -35,4 +36,5 @@ local function finishJob(q, job, now)
     redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "retries-exhausted", "jobId", id,
       "attemptsMade", job.attemptsMade)
   end
+  if failed and job.deadLetter ~= "" then addDeadLetter(job, now, q.maxLen) end
 end

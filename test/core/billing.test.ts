@@ -1,7 +1,7 @@
 /**
  * Billed Redis commands (how Upstash bills: each command plus each redis.call inside a script), from
  * the REST server's counter on a private redis-server. Counts are deterministic, so they are asserted;
- * BullMQ 6.7.0 needs 9 per job for `add` and for `addBulk` (see test/bench/producer-cost.ts).
+ * BullMQ 6.7.0 needs 9 per job for `add` and for `addBulk` (see test/bench/cost.ts, `npm run bench -- --only cost`).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FlowProducer, Queue } from "../../core/index.ts";

@@ -73,7 +73,7 @@ describe("GET /openapi.json", () => {
       ),
     );
     expect([...documented].sort()).toEqual([...served].sort());
-    expect(served.size).toBe(9);
+    expect(served.size).toBe(14);
   });
 
   it("documents auth and the error shape on every protected operation", () => {

@@ -250,7 +250,7 @@ export class Interop {
 export interface Producer {
   add(queue: string, name: string, data: unknown, opts?: JobsOptions): Promise<string>;
   flow(tree: FlowJob): Promise<void>;
-  /** Removes a job without its children (nimbusq's `remove`, BullMQ's `remove({ removeChildren: false })`). */
+  /** Removes a job without its children (`remove({ removeChildren: false })` on both sides). */
   remove(queue: string, id: string): Promise<void>;
 }
 
@@ -263,7 +263,7 @@ export function producer(io: Interop, which: "nimbusq" | "bullmq"): Producer {
       },
       remove: async (queue, id) => {
         const job = await io.queue(queue).getJob(id);
-        await job?.remove();
+        await job?.remove({ removeChildren: false });
       },
     };
   }

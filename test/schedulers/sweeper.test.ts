@@ -44,7 +44,9 @@ describe("the sweeper's scheduler check", () => {
     const { key, sweepAt, queue, prefix } = setup();
     const now = Date.now();
     const first = await queue(() => now).upsertJobScheduler("tick", { every: 60_000 }, { data: { d: 1 } });
-    await (await queue().getJob(first?.id as string))?.remove();
+    // Lost by some accident: job.remove() refuses a scheduler's current iteration, as BullMQ's does.
+    const lost = first?.id as string;
+    await stack.direct.multi().del(key(lost)).lrem(key("wait"), 0, lost).zrem(key("delayed"), lost).exec();
     expect(await stack.direct.exists(key(first?.id as string))).toBe(0);
 
     const [swept] = await sweepAt(now + 1000);

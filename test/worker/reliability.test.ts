@@ -3,6 +3,7 @@
  * whose lease is gone is never written by the worker that lost it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { noDeadLetter } from "../../core/dead-letter.ts";
 import { Queue, Worker } from "../../core/index.ts";
 import type { JobLocation } from "../../core/job.ts";
 import { ackBatch, leaseBatch } from "../../core/worker-calls.ts";
@@ -66,6 +67,7 @@ describe("a worker that dies holding a batch", () => {
         parentPolicy: "",
         dedupId: "",
         deferred: "",
+        ...noDeadLetter,
       })),
       "dead-worker:1",
     );

@@ -1,0 +1,45 @@
+--[[
+changeDelay: Reschedules a delayed job to `delay` ms from now, as BullMQ's job.changeDelay: a new
+delayed score (its sequence taken before the job leaves its old one, as BullMQ does), `delay` stored,
+and the delay marker pointed at the earliest delayed job. Safe to replay: a replayed call that had
+moved the job answers 0 again.
+
+KEYS
+  replayGuard  nimbusq's replay guard for this call
+  jobKey  {P}<jobId>
+  delayed  {P}delayed
+  meta  {P}meta
+  marker  {P}marker
+  events  {P}events
+ARGV
+  jobId  the job id
+  delay  the new delay (ms from now)
+  now  the caller's clock (ms)
+  guardTtl  how long the replay guard lives (ms)
+RETURNS
+  0 rescheduled, -1 no such job, -3 the job is not delayed (nothing is written then).
+EVENTS
+  delayed {jobId, delay: when it is now due (ms)}
+]]
+-- @include nextDelayedScore
+-- @include setDelayedMarker
+local jobKey, jobId = KEYS[KEY.jobKey], ARGV[ARG.jobId]
+local previous = redis.call("SET", KEYS[KEY.replayGuard], "0", "NX", "GET", "PX", ARGV[ARG.guardTtl])
+if previous then return tonumber(previous) end
+if redis.call("EXISTS", jobKey) == 0 then
+  redis.call("DEL", KEYS[KEY.replayGuard])
+  return -1
+end
+local delay = tonumber(ARGV[ARG.delay])
+local due = tonumber(ARGV[ARG.now]) + delay
+local score = nextDelayedScore(KEYS[KEY.delayed], due)
+if redis.call("ZREM", KEYS[KEY.delayed], jobId) == 0 then
+  redis.call("DEL", KEYS[KEY.replayGuard])
+  return -3
+end
+redis.call("HSET", jobKey, "delay", delay)
+redis.call("ZADD", KEYS[KEY.delayed], score, jobId)
+local maxLen = redis.call("HGET", KEYS[KEY.meta], "opts.maxLenEvents") or "10000"
+redis.call("XADD", KEYS[KEY.events], "MAXLEN", "~", maxLen, "*", "event", "delayed", "jobId", jobId, "delay", due)
+setDelayedMarker(KEYS[KEY.delayed], KEYS[KEY.marker])
+return 0

@@ -1,0 +1,52 @@
+--[[
+changePriority: Gives a job a new priority, as BullMQ's job.changePriority({ priority, lifo }): a job
+waiting in wait or prioritized is placed again — priority 0 in wait (LPUSH, RPUSH with lifo),
+otherwise in prioritized (after its peers, or ahead of them with lifo) — and `priority` is stored
+whatever the job's state. Safe to replay: a replayed call answers 0 again and places nothing twice.
+
+KEYS
+  replayGuard  nimbusq's replay guard for this call
+  jobKey  {P}<jobId>
+  wait  {P}wait
+  prioritized  {P}prioritized
+  priorityCounter  {P}pc
+  meta  {P}meta
+  active  {P}active
+  marker  {P}marker
+ARGV
+  jobId  the job id
+  priority  the new priority, 0 for none
+  lifo  "1" to put the job ahead of its peers
+  guardTtl  how long the replay guard lives (ms)
+RETURNS
+  0 changed, -1 no such job (nothing is written then).
+EVENTS
+  none
+]]
+-- @include isQueuePausedOrMaxed
+local jobKey, jobId = KEYS[KEY.jobKey], ARGV[ARG.jobId]
+local previous = redis.call("SET", KEYS[KEY.replayGuard], "0", "NX", "GET", "PX", ARGV[ARG.guardTtl])
+if previous then return tonumber(previous) end
+if redis.call("EXISTS", jobKey) == 0 then
+  redis.call("DEL", KEYS[KEY.replayGuard])
+  return -1
+end
+local priority, lifo = tonumber(ARGV[ARG.priority]), ARGV[ARG.lifo] == "1"
+if redis.call("ZREM", KEYS[KEY.prioritized], jobId) > 0 or redis.call("LREM", KEYS[KEY.wait], -1, jobId) > 0 then
+  local ready = true
+  if priority == 0 then
+    redis.call(lifo and "RPUSH" or "LPUSH", KEYS[KEY.wait], jobId)
+  elseif lifo then
+    -- BullMQ's push-back score (a counter of 0) writes no marker.
+    redis.call("ZADD", KEYS[KEY.prioritized], priority * 4294967296, jobId)
+    ready = false
+  else
+    local counter = redis.call("INCR", KEYS[KEY.priorityCounter])
+    redis.call("ZADD", KEYS[KEY.prioritized], priority * 4294967296 + counter % 4294967296, jobId)
+  end
+  if ready and not isQueuePausedOrMaxed(KEYS[KEY.meta], KEYS[KEY.active]) then
+    redis.call("ZADD", KEYS[KEY.marker], 0, "0")
+  end
+end
+redis.call("HSET", jobKey, "priority", priority)
+return 0

@@ -1,0 +1,103 @@
+--[[
+cleanJobs: One bounded step of Queue.clean (and of Queue.drain): looks at up to `take` entries of one
+structure, oldest first, past the `offset` entries earlier steps kept, and deletes the jobs finished,
+last processed or created at or before `cutoff` (drain: all of them) the bulk way — unlinked hard
+from their parents, dedup windows ended, keys deleted —, except a job scheduler's current iteration
+and, in active, jobs a worker holds. Safe to replay: a replayed step returns its first answer.
+
+KEYS
+  source  the structure: {P}wait, {P}paused, {P}active, {P}delayed, {P}prioritized, {P}completed or
+    {P}failed
+  schedulers  {P}repeat
+  events  {P}events
+  replayGuard  nimbusq's replay guard for this step
+ARGV
+  prefix  the queue key prefix {P}
+  state  wait | paused | active | delayed | prioritized | completed | failed
+  cutoff  the latest time (ms) a deleted job may have; "" to delete whatever the time (drain)
+  offset  entries earlier steps looked at and kept, skipped from the oldest end
+  take  most entries this step looks at
+  limit  most jobs this step deletes, 0 for no limit but `take`
+  total  jobs earlier steps of this clean deleted
+  emit  "1" to write `cleaned {count}` when this step finishes the clean
+  listIds  "1" to answer the deleted ids, "" for their number only
+  guardTtl  how long the replay guard lives (ms)
+RETURNS
+  {finished, kept, deleted, id, …}: finished 1 when nothing older is left to look at or `limit` was
+  reached; kept, the entries looked at and left in place; deleted, how many jobs went; then their ids
+  when asked.
+EVENTS
+  cleaned {count: total + deleted} once, from the step that finishes a clean (emit "1").
+]]
+-- @include replayedResult
+-- @include saveResult
+-- @include isSchedulerIteration
+-- @include deleteJob
+local replayed = replayedResult(KEYS[KEY.replayGuard])
+if replayed then return replayed end
+local source, prefix, state = KEYS[KEY.source], ARGV[ARG.prefix], ARGV[ARG.state]
+local cutoff = tonumber(ARGV[ARG.cutoff])
+local offset, take, limit = tonumber(ARGV[ARG.offset]), tonumber(ARGV[ARG.take]), tonumber(ARGV[ARG.limit])
+local finishedSet = state == "completed" or state == "failed"
+local isList = state == "wait" or state == "paused" or state == "active"
+local entries
+if finishedSet then
+  entries = redis.call("ZRANGEBYSCORE", source, 0, ARGV[ARG.cutoff], "LIMIT", 0, take)
+elseif isList then
+  entries = redis.call("LRANGE", source, -(offset + take), -(offset + 1))
+else
+  entries = redis.call("ZRANGE", source, offset, offset + take - 1)
+end
+-- The time BullMQ compares: finishedOn, else processedOn, else timestamp (lists); processedOn, else
+-- timestamp (delayed); timestamp (prioritized). Finished sets are ranged by their score instead.
+local firstTimeField = isList and 5 or (state == "delayed" and 6 or 7)
+local deleted, kept = {}, 0
+local function deleteIfDue(id)
+  local f = redis.call("HMGET", prefix .. id, "rjk", "parentKey", "parent", "deid", "finishedOn", "processedOn",
+    "timestamp")
+  if not finishedSet then
+    if isSchedulerIteration(id, f[1], KEYS[KEY.schedulers]) then return false end
+    if state == "active" and redis.call("EXISTS", prefix .. id .. ":lock") == 1 then return false end
+    if cutoff then
+      for i = firstTimeField, 7 do
+        if f[i] then
+          if (tonumber(f[i]) or 0) > cutoff then return false end
+          break
+        end
+      end
+    end
+  end
+  deleteJob(prefix, id, f[2], f[3], f[4])
+  deleted[#deleted + 1] = id
+  return true
+end
+local n = #entries
+for step = 1, n do
+  if limit > 0 and #deleted >= limit then break end
+  -- A list's oldest entries are at its right end.
+  local i = isList and n - step + 1 or step
+  if not deleteIfDue(entries[i]) then
+    kept = kept + 1
+  elseif isList then
+    -- Marked now, dropped below in one LREM, so the indexes of the entries still to look at hold.
+    redis.call("LSET", source, -(offset + n - i + 1), "")
+  end
+end
+if #deleted > 0 then
+  if isList then
+    redis.call("LREM", source, -#deleted, "")
+  else
+    for from = 1, #deleted, 4000 do
+      redis.call("ZREM", source, unpack(deleted, from, math.min(from + 3999, #deleted)))
+    end
+  end
+end
+local finished = (limit > 0 and #deleted >= limit) or n < take
+if finished and ARGV[ARG.emit] == "1" then
+  redis.call("XADD", KEYS[KEY.events], "*", "event", "cleaned", "count", tonumber(ARGV[ARG.total]) + #deleted)
+end
+local result = { finished and 1 or 0, kept, #deleted }
+if ARGV[ARG.listIds] == "1" then
+  for _, id in ipairs(deleted) do result[#result + 1] = id end
+end
+return saveResult(KEYS[KEY.replayGuard], result, ARGV[ARG.guardTtl])

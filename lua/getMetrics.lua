@@ -1,0 +1,21 @@
+--[[
+getMetrics: Reads the metrics a BullMQ worker with `metrics` on keeps for completed or failed jobs,
+as BullMQ's Queue.getMetrics: the counters hash, a range of per-minute points (newest first) and how
+many points there are.
+
+KEYS
+  metrics  {P}metrics:completed or {P}metrics:failed
+  data  {P}metrics:completed:data or {P}metrics:failed:data
+ARGV
+  start  first point (0 is the newest)
+  stop  last point (-1 is the oldest)
+RETURNS
+  {{count, prevTS, prevCount}, {point, …}, number of points}
+EVENTS
+  none
+]]
+return {
+  redis.call("HMGET", KEYS[KEY.metrics], "count", "prevTS", "prevCount"),
+  redis.call("LRANGE", KEYS[KEY.data], ARGV[ARG.start], ARGV[ARG.stop]),
+  redis.call("LLEN", KEYS[KEY.data]),
+}

@@ -1,0 +1,37 @@
+-- Removes a job as BullMQ's removeJobWithChildren: unlinked softly from its parent, then (with
+-- children) each child depth-first — processed, failed, unsuccessful, then pending ones, across
+-- queues —, then the job leaves its state, ends the deduplication window it owns, loses its keys, and
+-- a `removed {jobId, prev}` event goes to its queue's stream. A child is unlinked from the parent
+-- being removed (parentKey, parentPrefix) even when its own hash is gone, as in BullMQ.
+-- @include splitJobKey
+-- @include detachFromParent
+-- @include parentPrefixOf
+-- @include removeFromAnyState
+-- @include releaseDeduplicationKey
+-- @include removeJobKeys
+local function removeJobTree(prefix, jobId, withChildren, parentKey, parentPrefix)
+  local jobKey = prefix .. jobId
+  local fields = redis.call("HMGET", jobKey, "parentKey", "parent", "deid")
+  if parentKey then
+    detachFromParent(jobKey, parentKey, parentPrefix, false, prefix)
+  else
+    detachFromParent(jobKey, fields[1], parentPrefixOf(fields[2]), false, prefix)
+  end
+  if withChildren then
+    local children = redis.call("HKEYS", jobKey .. ":processed")
+    for _, key in ipairs(redis.call("HKEYS", jobKey .. ":failed")) do children[#children + 1] = key end
+    for _, key in ipairs(redis.call("ZRANGE", jobKey .. ":unsuccessful", 0, -1)) do children[#children + 1] = key end
+    for _, key in ipairs(redis.call("SMEMBERS", jobKey .. ":dependencies")) do children[#children + 1] = key end
+    for _, childKey in ipairs(children) do
+      local childPrefix, childId = splitJobKey(childKey)
+      removeJobTree(childPrefix, childId, true, jobKey, prefix)
+    end
+  end
+  local prev = removeFromAnyState(prefix, jobId)
+  releaseDeduplicationKey(prefix, jobId, fields[3])
+  if removeJobKeys(jobKey) > 0 then
+    local maxLen = redis.call("HGET", prefix .. "meta", "opts.maxLenEvents") or "10000"
+    redis.call("XADD", prefix .. "events", "MAXLEN", "~", maxLen, "*", "event", "removed", "jobId", jobId,
+      "prev", prev)
+  end
+end

@@ -1,0 +1,57 @@
+--[[
+moveJobsToWait: One bounded step of Queue.retryJobs (failed or completed jobs) or Queue.promoteJobs
+(delayed jobs), as BullMQ's moveJobsToWait: up to `count` jobs with a score up to `maxScore` leave
+their set for the head of wait (LPUSH, whatever their priority or lifo option, as in BullMQ); retried
+jobs lose their finish fields and are pending again for their parent. One marker when the queue is
+not paused or maxed. Safe to replay: a replayed step returns its first answer.
+
+KEYS
+  source  {P}failed, {P}completed or {P}delayed
+  wait  {P}wait
+  meta  {P}meta
+  active  {P}active
+  marker  {P}marker
+  events  {P}events
+  replayGuard  nimbusq's replay guard for this step
+ARGV
+  prefix  the queue key prefix {P}
+  state  failed | completed | delayed
+  count  most jobs this step moves
+  maxScore  the highest score moved (finishedOn for retries), "+inf" for all
+  guardTtl  how long the replay guard lives (ms)
+RETURNS
+  {more, moved}: more 1 when the step moved `count` jobs (another step may find more).
+EVENTS
+  waiting {jobId, prev: failed | completed | delayed} per job.
+]]
+-- @include replayedResult
+-- @include saveResult
+-- @include isQueuePausedOrMaxed
+-- @include moveChildBackToParent
+local replayed = replayedResult(KEYS[KEY.replayGuard])
+if replayed then return replayed end
+local prefix, state, count = ARGV[ARG.prefix], ARGV[ARG.state], tonumber(ARGV[ARG.count])
+local jobs = redis.call("ZRANGEBYSCORE", KEYS[KEY.source], 0, ARGV[ARG.maxScore], "LIMIT", 0, count)
+if #jobs > 0 then
+  if state ~= "delayed" then
+    local valueField = state == "failed" and "failedReason" or "returnvalue"
+    for _, id in ipairs(jobs) do
+      local jobKey = prefix .. id
+      redis.call("HDEL", jobKey, "finishedOn", "processedOn", valueField)
+      moveChildBackToParent(jobKey, redis.call("HGET", jobKey, "parentKey"), state)
+    end
+  end
+  local maxLen = redis.call("HGET", KEYS[KEY.meta], "opts.maxLenEvents") or "10000"
+  for _, id in ipairs(jobs) do
+    redis.call("XADD", KEYS[KEY.events], "MAXLEN", "~", maxLen, "*", "event", "waiting", "jobId", id, "prev", state)
+  end
+  for from = 1, #jobs, 4000 do
+    local to = math.min(from + 3999, #jobs)
+    redis.call("ZREM", KEYS[KEY.source], unpack(jobs, from, to))
+    redis.call("LPUSH", KEYS[KEY.wait], unpack(jobs, from, to))
+  end
+  if not isQueuePausedOrMaxed(KEYS[KEY.meta], KEYS[KEY.active]) then
+    redis.call("ZADD", KEYS[KEY.marker], 0, "0")
+  end
+end
+return saveResult(KEYS[KEY.replayGuard], { #jobs >= count and 1 or 0, #jobs }, ARGV[ARG.guardTtl])

@@ -1,0 +1,72 @@
+--[[
+obliterateQueue: One bounded step of Queue.obliterate, as BullMQ's obliterate: refuses a queue that is
+not paused, or that has active jobs unless forced; deletes up to `count` jobs the bulk way — active
+(their locks too), delayed, job schedulers, completed, wait, the legacy paused list, prioritized,
+failed, and (unlike BullMQ, which leaves them behind) waiting-children — and, once none is left, the
+queue's own keys. Safe to replay: a replayed step returns its first answer.
+
+KEYS
+  meta  {P}meta
+  replayGuard  nimbusq's replay guard for this step
+ARGV
+  prefix  the queue key prefix {P}
+  count  most jobs (and schedulers) this step deletes
+  force  "1" to delete active jobs too
+  guardTtl  how long the replay guard lives (ms)
+RETURNS
+  {0} when the queue is gone, {1} when jobs are left for another step; -1 the queue is not paused, -2
+  it has active jobs and force was not given (nothing is written then).
+EVENTS
+  none on this queue (its stream is deleted at the end); a parent in another queue left with nothing
+  pending goes to that queue's wait without an event, as in BullMQ.
+]]
+-- @include replayedResult
+-- @include saveResult
+-- @include deleteJob
+local replayed = replayedResult(KEYS[KEY.replayGuard])
+if replayed then return replayed end
+local prefix, remaining = ARGV[ARG.prefix], tonumber(ARGV[ARG.count])
+if redis.call("HEXISTS", KEYS[KEY.meta], "paused") == 0 then return -1 end
+local active = redis.call("LRANGE", prefix .. "active", 0, remaining - 1)
+if #active > 0 and ARGV[ARG.force] ~= "1" then return -2 end
+
+local function deleteAll(ids)
+  for _, id in ipairs(ids) do
+    local f = redis.call("HMGET", prefix .. id, "parentKey", "parent", "deid")
+    deleteJob(prefix, id, f[1], f[2], f[3])
+  end
+  remaining = remaining - #ids
+end
+local function removeFromSet(key, ids)
+  for from = 1, #ids, 4000 do
+    redis.call("ZREM", key, unpack(ids, from, math.min(from + 3999, #ids)))
+  end
+end
+
+for _, id in ipairs(active) do redis.call("DEL", prefix .. id .. ":lock") end
+deleteAll(active)
+redis.call("LTRIM", prefix .. "active", #active, -1)
+local order = { "delayed", "repeat", "completed", "wait", "paused", "prioritized", "failed", "waiting-children" }
+for _, state in ipairs(order) do
+  if remaining <= 0 then break end
+  local key = prefix .. state
+  if state == "wait" or state == "paused" then
+    local ids = redis.call("LRANGE", key, 0, remaining - 1)
+    deleteAll(ids)
+    redis.call("LTRIM", key, #ids, -1)
+  elseif state == "repeat" then
+    local ids = redis.call("ZRANGE", key, 0, remaining - 1)
+    for _, id in ipairs(ids) do redis.call("DEL", key .. ":" .. id) end
+    removeFromSet(key, ids)
+    remaining = remaining - #ids
+  else
+    local ids = redis.call("ZRANGE", key, 0, remaining - 1)
+    deleteAll(ids)
+    removeFromSet(key, ids)
+  end
+end
+if remaining <= 0 then return saveResult(KEYS[KEY.replayGuard], { 1 }, ARGV[ARG.guardTtl]) end
+redis.call("DEL", prefix .. "events", prefix .. "delay", prefix .. "stalled-check", prefix .. "stalled",
+  prefix .. "id", prefix .. "pc", prefix .. "marker", KEYS[KEY.meta], prefix .. "metrics:completed",
+  prefix .. "metrics:completed:data", prefix .. "metrics:failed", prefix .. "metrics:failed:data")
+return saveResult(KEYS[KEY.replayGuard], { 0 }, ARGV[ARG.guardTtl])

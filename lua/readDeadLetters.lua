@@ -1,0 +1,50 @@
+--[[
+readDeadLetters: Reads one page of a dead-letter queue's wait list, failed or completed set, oldest
+first, and returns the dead letters of one source queue (ids starting with idPrefix) with their name
+and data. Read-only.
+
+KEYS
+  structure  the dead-letter queue's {P}wait, {P}failed or {P}completed
+ARGV
+  prefix  the dead-letter queue's key prefix {P}
+  kind  list or zset
+  idPrefix  dl:<source>:, what the source queue's dead letters' ids start with
+  offset  entries to skip, oldest first
+  count  most entries to look at
+  maxBytes  stop after the entry that brings the letters' data past this many bytes
+RETURNS
+  {looked, ended, id, name, data, …}: looked is how many entries were looked at (fewer than count when
+  the structure ended or maxBytes was reached), ended 1 when the structure has nothing after the page;
+  letters whose hash is gone are left out.
+EVENTS
+  none
+]]
+local key, idPrefix = KEYS[KEY.structure], ARGV[ARG.idPrefix]
+local offset, count = tonumber(ARGV[ARG.offset]), tonumber(ARGV[ARG.count])
+local ids
+if ARGV[ARG.kind] == "list" then
+  -- The oldest job of a list is its rightmost.
+  local range = redis.call("LRANGE", key, -(offset + count), -(offset + 1))
+  ids = {}
+  for i = #range, 1, -1 do ids[#ids + 1] = range[i] end
+else
+  ids = redis.call("ZRANGE", key, offset, offset + count - 1)
+end
+local out, bytes, maxBytes = { 0, #ids < count and 1 or 0 }, 0, tonumber(ARGV[ARG.maxBytes])
+for i, id in ipairs(ids) do
+  out[1] = i
+  if string.sub(id, 1, #idPrefix) == idPrefix then
+    local fields = redis.call("HMGET", ARGV[ARG.prefix] .. id, "name", "data")
+    if fields[2] then
+      out[#out + 1] = id
+      out[#out + 1] = fields[1] or ""
+      out[#out + 1] = fields[2]
+      bytes = bytes + #fields[2]
+      if bytes >= maxBytes then
+        if i < #ids then out[2] = 0 end
+        break
+      end
+    end
+  end
+end
+return out

@@ -1,0 +1,77 @@
+--[[
+redriveDeadLetters: Moves dead letters back to their source queue in one atomic call: each letter still
+in the structure it was read from leaves the dead-letter queue (its keys deleted, `removed`) and becomes
+a new job of the source queue, stored as an add stores it (next counter id, wait / lifo / prioritized,
+`added`, `waiting`, marker). A letter no longer there (taken, removed, or moved by another call) is
+skipped. Safe to replay: a replayed call returns the first call's answer and writes nothing.
+
+KEYS
+  replayGuard  nimbusq's replay guard for this call, {P}nq-req:<token> of the source queue
+  idCounter  the source queue's {P}id
+  wait  {P}wait
+  prioritized  {P}prioritized
+  priorityCounter  {P}pc
+  delayed  {P}delayed
+  marker  {P}marker
+  events  {P}events
+  waitingChildren  {P}waiting-children
+  structure  the dead-letter queue's {P}wait, {P}failed or {P}completed, where the letters were read
+  deadLetterEvents  the dead-letter queue's {P}events
+ARGV
+  prefix  the source queue's key prefix {P}
+  deadLetterPrefix  the dead-letter queue's key prefix
+  state  wait, failed or completed: the structure's state name (the `removed` event's prev)
+  now  the caller's clock (ms), the new jobs' timestamp
+  guardTtl  how long the replay guard lives (ms)
+  maxLenEvents  both streams' approximate cap (MAXLEN ~)
+ARGV repeated letters
+  deadLetterId  the dead letter's id
+  name  the new job's name
+  data  its data JSON
+  opts  its opts JSON, BullMQ's short keys
+  priority  its priority, 0 for none
+  placement  wait | lifo | prioritized
+RETURNS
+  Text: one entry per letter, separated by ",": the new job's id, or "" when the letter was skipped.
+EVENTS
+  removed {jobId, prev} on the dead-letter queue; added, waiting on the source queue.
+]]
+-- @include loadQueueMeta
+-- @include storeJob
+-- @include flushQueue
+-- @include removeJobKeys
+local previous = redis.call("SET", KEYS[KEY.replayGuard], "", "NX", "GET", "PX", ARGV[ARG.guardTtl])
+if previous then return previous end
+local state, structure = ARGV[ARG.state], KEYS[KEY.structure]
+local moved = {}
+for i = 1, ARG_GROUP_COUNT do
+  local id = groupArg(i, ARG_GROUP.deadLetterId)
+  local gone
+  -- Letters are read oldest first, from the tail of wait: search from there.
+  if state == "wait" then gone = redis.call("LREM", structure, -1, id) else gone = redis.call("ZREM", structure, id) end
+  if gone > 0 then moved[#moved + 1] = i end
+end
+local ids = {}
+for i = 1, ARG_GROUP_COUNT do ids[i] = "" end
+if #moved > 0 then
+  local q = { prefix = ARGV[ARG.prefix] }
+  for name, index in pairs(KEY) do q[name] = KEYS[index] end
+  loadQueueMeta(q, ARGV[ARG.maxLenEvents])
+  local now, dlPrefix = tonumber(ARGV[ARG.now]), ARGV[ARG.deadLetterPrefix]
+  local first = redis.call("INCRBY", KEYS[KEY.idCounter], #moved) - #moved
+  for n, i in ipairs(moved) do
+    local job = { name = groupArg(i, ARG_GROUP.name), data = groupArg(i, ARG_GROUP.data),
+      opts = groupArg(i, ARG_GROUP.opts), timestamp = now, delay = 0, priority = groupArg(i, ARG_GROUP.priority),
+      placement = groupArg(i, ARG_GROUP.placement), parentKey = "", repeatJobKey = "", dedupId = "" }
+    local id, letter = string.format("%d", first + n), groupArg(i, ARG_GROUP.deadLetterId)
+    storeJob(q, job, id, now)
+    removeJobKeys(dlPrefix .. letter)
+    redis.call("XADD", KEYS[KEY.deadLetterEvents], "MAXLEN", "~", q.maxLen, "*", "event", "removed", "jobId", letter,
+      "prev", state)
+    ids[i] = id
+  end
+  flushQueue(q)
+end
+local answer = table.concat(ids, ",")
+redis.call("SET", KEYS[KEY.replayGuard], answer, "XX", "KEEPTTL")
+return answer
