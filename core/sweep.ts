@@ -206,9 +206,17 @@ export function nextDueAt(sweeps: readonly QueueSweep[]): number | undefined {
 
 /**
  * How long the sweeper should sleep before its next pass, or undefined to stop: it stops when nothing
- * is due before it must end (shortly before the next tick, which will sweep anyway).
+ * is due before it must end (shortly before the next tick, which will sweep anyway). Passes are at
+ * least `minGapMs` apart after the previous one (`lastPassAt`), so jobs due a few ms apart are
+ * promoted together rather than one pass each (each pass has a fixed cost).
  */
-export function sleepBeforeNextPass(due: number | undefined, now: number, endAt: number): number | undefined {
+export function sleepBeforeNextPass(
+  due: number | undefined,
+  now: number,
+  endAt: number,
+  lastPassAt = now,
+  minGapMs = 0,
+): number | undefined {
   if (due === undefined || due >= endAt) return undefined;
-  return Math.max(0, due - now);
+  return Math.max(0, due - now, lastPassAt + minGapMs - now);
 }

@@ -44,6 +44,11 @@ export interface SweeperOptions {
   eventBus?: string;
   eventSource?: string;
   /**
+   * Least time between two passes of one invocation (ms, default 200): delayed jobs due within it
+   * are promoted by one pass, at most this late, instead of one pass each.
+   */
+  minPassGapMs?: number;
+  /**
    * Release the lock when done (default false: it lapses shortly before the next tick, so a
    * duplicated tick in between does nothing, and an idle tick saves the release call). Local runs
    * and tests that sweep back to back set it.
@@ -165,7 +170,7 @@ export function sweeperHandler(options: SweeperOptions) {
         if (moreEvents) continue;
         const due = nextDueAt(swept.queues);
         result.nextDueAt = due;
-        const wait = sleepBeforeNextPass(due, clock(), endAt);
+        const wait = sleepBeforeNextPass(due, clock(), endAt, now, options.minPassGapMs ?? 200);
         if (wait === undefined) break;
         await sleep(wait);
       }

@@ -22,7 +22,7 @@ RETURNS
 EVENTS
   waiting {jobId, prev: delayed}
 ]]
--- @include isQueuePausedOrMaxed
+-- @include pushReadyJob
 local jobKey, jobId = KEYS[KEY.jobKey], ARGV[ARG.jobId]
 local previous = redis.call("SET", KEYS[KEY.replayGuard], "0", "NX", "GET", "PX", ARGV[ARG.guardTtl])
 if previous then return tonumber(previous) end
@@ -36,16 +36,9 @@ if code < 0 then
   redis.call("DEL", KEYS[KEY.replayGuard])
   return code
 end
-local priority = tonumber(redis.call("HGET", jobKey, "priority")) or 0
-if priority > 0 then
-  local counter = redis.call("INCR", KEYS[KEY.priorityCounter])
-  redis.call("ZADD", KEYS[KEY.prioritized], priority * 4294967296 + counter % 4294967296, jobId)
-else
-  redis.call("LPUSH", KEYS[KEY.wait], jobId)
-end
-if not isQueuePausedOrMaxed(KEYS[KEY.meta], KEYS[KEY.active]) then
-  redis.call("ZADD", KEYS[KEY.marker], 0, "0")
-end
+local k = {}
+for name, index in pairs(KEY) do k[name] = KEYS[index] end
+pushReadyJob(k, jobId, tonumber(redis.call("HGET", jobKey, "priority")) or 0, false)
 redis.call("XADD", KEYS[KEY.events], "*", "event", "waiting", "jobId", jobId, "prev", "delayed")
 redis.call("HSET", jobKey, "delay", 0)
 return 0

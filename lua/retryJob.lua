@@ -28,7 +28,7 @@ RETURNS
 EVENTS
   waiting {jobId, prev: failed | completed}
 ]]
--- @include isQueuePausedOrMaxed
+-- @include pushReadyJob
 -- @include moveChildBackToParent
 local jobKey, jobId, state = KEYS[KEY.jobKey], ARGV[ARG.jobId], ARGV[ARG.state]
 local previous = redis.call("SET", KEYS[KEY.replayGuard], "1", "NX", "GET", "PX", ARGV[ARG.guardTtl])
@@ -50,17 +50,9 @@ if ARGV[ARG.resetAttemptsStarted] == "1" then dropped[#dropped + 1] = "ats" end
 redis.call("HDEL", jobKey, unpack(dropped))
 local fields = redis.call("HMGET", jobKey, "priority", "parentKey")
 local priority = tonumber(fields[1]) or 0
-if priority > 0 then
-  local counter = redis.call("INCR", KEYS[KEY.priorityCounter])
-  redis.call("ZADD", KEYS[KEY.prioritized], priority * 4294967296 + counter % 4294967296, jobId)
-elseif ARGV[ARG.lifo] == "1" then
-  redis.call("RPUSH", KEYS[KEY.wait], jobId)
-else
-  redis.call("LPUSH", KEYS[KEY.wait], jobId)
-end
-if not isQueuePausedOrMaxed(KEYS[KEY.meta], KEYS[KEY.active]) then
-  redis.call("ZADD", KEYS[KEY.marker], 0, "0")
-end
+local k = {}
+for name, index in pairs(KEY) do k[name] = KEYS[index] end
+pushReadyJob(k, jobId, priority, ARGV[ARG.lifo] == "1")
 moveChildBackToParent(jobKey, fields[2], state)
 local maxLen = redis.call("HGET", KEYS[KEY.meta], "opts.maxLenEvents") or "10000"
 redis.call("XADD", KEYS[KEY.events], "MAXLEN", "~", maxLen, "*", "event", "waiting", "jobId", jobId, "prev", state)

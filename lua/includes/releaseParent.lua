@@ -3,7 +3,7 @@
 -- head of wait (RPUSH) with a marker and a `waiting prev waiting-children` event, all on the parent's
 -- queue (BullMQ's moveParentToWait: a delayed parent gets no `waiting` event). No-op when it is not
 -- waiting there.
--- @include isQueuePausedOrMaxed
+-- @include pushReadyJob
 -- @include setDelayedMarker
 local function releaseParent(parentPrefix, parentId, parentKey, now)
   if redis.call("ZREM", parentPrefix .. "waiting-children", parentId) == 0 then return end
@@ -18,15 +18,11 @@ local function releaseParent(parentPrefix, parentId, parentKey, now)
     redis.call("XADD", events, "*", "event", "delayed", "jobId", parentId, "delay", due)
     setDelayedMarker(parentPrefix .. "delayed", parentPrefix .. "marker")
   else
-    if priority > 0 then
-      local counter = redis.call("INCR", parentPrefix .. "pc")
-      redis.call("ZADD", parentPrefix .. "prioritized", priority * 4294967296 + counter % 4294967296, parentId)
-    else
-      redis.call("RPUSH", parentPrefix .. "wait", parentId)
-    end
-    if not isQueuePausedOrMaxed(parentPrefix .. "meta", parentPrefix .. "active") then
-      redis.call("ZADD", parentPrefix .. "marker", 0, "0")
-    end
+    local k = { wait = parentPrefix .. "wait", prioritized = parentPrefix .. "prioritized",
+      priorityCounter = parentPrefix .. "pc", meta = parentPrefix .. "meta", active = parentPrefix .. "active",
+      marker = parentPrefix .. "marker" }
+    -- A released parent goes to the front of the line (RPUSH), as in BullMQ.
+    pushReadyJob(k, parentId, priority, true)
     redis.call("XADD", events, "*", "event", "waiting", "jobId", parentId, "prev", "waiting-children")
   end
 end

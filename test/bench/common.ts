@@ -1,0 +1,116 @@
+/**
+ * What every benchmark section shares: one redis-server started for the run, two local REST servers in
+ * front of it (one metering billed commands, one not, for timings), a direct TCP connection for
+ * `INFO commandstats` and bulk loading, BullMQ's connection options, and small statistics helpers.
+ */
+import type { Redis } from "@upstash/redis";
+import { Redis as IORedis } from "ioredis";
+import { createRedis } from "../../core/index.ts";
+import { type RedisServer, startRedisServer } from "../../infra/redis-server.ts";
+import { type RestServer, startRestServer } from "../../infra/rest-server/server.ts";
+
+export interface BenchEnv {
+  quick: boolean;
+  server: RedisServer;
+  /** Direct TCP connection: INFO, FLUSHALL and bulk loading only. */
+  direct: IORedis;
+  /** Counts billed commands exactly (EVAL + every redis.call); serialises script requests to do so. */
+  metered: RestServer;
+  /** No script metering: what timings go through, as Upstash adds no such step. */
+  fast: RestServer;
+  meteredRedis: Redis;
+  fastRedis: Redis;
+  /** BullMQ's connection options for the same redis-server. */
+  connection: { host: string; port: number; maxRetriesPerRequest: null };
+  log(line: string): void;
+}
+
+export async function startBenchEnv(quick: boolean, log: (line: string) => void): Promise<BenchEnv> {
+  const server = await startRedisServer();
+  const target = { host: server.host, port: server.port };
+  const metered = await startRestServer({ redis: target, token: "bench-metered" });
+  const fast = await startRestServer({ redis: target, token: "bench-fast", countScriptCalls: false });
+  return {
+    quick,
+    server,
+    direct: new IORedis({ ...target, maxRetriesPerRequest: null }),
+    metered,
+    fast,
+    meteredRedis: createRedis({ url: metered.url, token: metered.token }),
+    fastRedis: createRedis({ url: fast.url, token: fast.token }),
+    connection: { ...target, maxRetriesPerRequest: null },
+    log,
+  };
+}
+
+export async function stopBenchEnv(env: BenchEnv): Promise<void> {
+  env.direct.disconnect();
+  await env.metered.close();
+  await env.fast.close();
+  await env.server.stop();
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Commands Redis ran (top level and inside scripts), by family, from `INFO commandstats`. */
+export async function commandCounts(direct: IORedis): Promise<Map<string, { calls: number; usec: number }>> {
+  const info = await direct.info("commandstats");
+  const counts = new Map<string, { calls: number; usec: number }>();
+  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
+    counts.set(match[1] as string, { calls: Number(match[2]), usec: Number(match[3]) });
+  }
+  return counts;
+}
+
+/** Every command Redis ran except INFO (what the measurement itself sends). */
+export async function billedTotal(direct: IORedis): Promise<number> {
+  let total = 0;
+  for (const [name, { calls }] of await commandCounts(direct)) if (name !== "info") total += calls;
+  return total;
+}
+
+/** Waits until `done()` holds, polling every `everyMs`; false when `timeoutMs` passed first. */
+export async function waitUntil(done: () => boolean, timeoutMs: number, everyMs = 2): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > end) return false;
+    await sleep(everyMs);
+  }
+  return true;
+}
+
+/** The value at quantile q (0..1) of the samples, by the nearest-rank method. */
+export function quantile(samples: readonly number[], q: number): number {
+  if (samples.length === 0) return Number.NaN;
+  const sorted = [...samples].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil(q * sorted.length)));
+  return sorted[rank - 1] as number;
+}
+
+export const median = (samples: readonly number[]) => quantile(samples, 0.5);
+
+/** Rounds for JSON and tables: 3 significant decimals at most. */
+export function round(value: number, digits = 2): number {
+  if (!Number.isFinite(value)) return value;
+  const factor = 10 ** digits;
+  return Math.round(value * factor) / factor;
+}
+
+/** Splits `count` items into chunks of `size`: [start, length] pairs. */
+export function chunks(count: number, size: number): [number, number][] {
+  const out: [number, number][] = [];
+  for (let start = 0; start < count; start += size) out.push([start, Math.min(size, count - start)]);
+  return out;
+}
+
+/** Removes every key (between runs, so each run starts from an empty keyspace). */
+export async function flush(env: BenchEnv): Promise<void> {
+  await env.direct.flushall();
+}
+
+let counter = 0;
+/** A queue name or prefix no earlier run used. */
+export function unique(label: string): string {
+  counter += 1;
+  return `${label}-${Date.now().toString(36)}-${counter}`;
+}

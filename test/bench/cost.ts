@@ -1,0 +1,259 @@
+/**
+ * Sections 1 and 2: billed Redis commands and HTTP requests per job.
+ *
+ * Billed commands are what Upstash bills: every command plus every `redis.call` a script runs.
+ * nimbusq is counted by the metering REST server (INFO commandstats diffs around each script request)
+ * and cross-checked with the redis-server's own `INFO commandstats`; BullMQ 6.7.0 by
+ * `INFO commandstats` alone, with its worker started and idle before the window opens.
+ *
+ * Two traffic patterns, at batch size B (nimbusq: lease and ack B at a time; BullMQ: concurrency B):
+ * - backlog: every job is added at once (`addBulk`), then processed — the steady state;
+ * - arrivals: jobs arrive B at a time (`add` for one, `addBulk` for more) and the next B come once
+ *   those are done, so every batch pays the way from idle to busy and back.
+ * The window runs from the first add to the last completion (plus 50 ms, so BullMQ's way back to
+ * waiting is counted too).
+ */
+import { Queue as BullQueue, Worker as BullWorker } from "bullmq";
+import { Queue, toRedisPort, trackWorkerInvocation, Worker } from "../../core/index.ts";
+import { type BenchEnv, billedTotal, chunks, flush, round, sleep, unique, waitUntil } from "./common.ts";
+
+export type Pattern = "backlog" | "arrivals";
+
+export interface CostRow {
+  pattern: Pattern;
+  batch: number;
+  jobs: number;
+  nimbusq: {
+    billedPerJob: number;
+    /** The add calls' share of billedPerJob. */
+    addPerJob: number;
+    requestsPerJob: number;
+    /** The same window counted by redis-server's INFO commandstats (INFO itself left out). */
+    crossCheckPerJob: number;
+  };
+  bullmq: { billedPerJob: number };
+}
+
+export interface AddCostRow {
+  case: string;
+  nimbusq: number;
+  nimbusqCrossCheck: number;
+  bullmq: number;
+}
+
+export interface CostResult {
+  lifecycle: CostRow[];
+  failing: CostRow[];
+  adds: AddCostRow[];
+  /** Billed commands a worker Lambda invocation adds on its own: registering and unregistering itself. */
+  invocationOverhead: number;
+  failingOptions: { attempts: number; backoff: { type: string; delay: number } };
+}
+
+const failingOptions = { attempts: 3, backoff: { type: "fixed", delay: 50 } };
+const noop = async () => undefined;
+const alwaysFails = async () => {
+  throw new Error("always fails");
+};
+
+interface Window {
+  billed: number;
+  requests: number;
+  crossCheck: number;
+}
+
+/** Opens a window on both counters; `close` reads what happened since. */
+async function openWindow(env: BenchEnv): Promise<{ close(): Promise<Window> }> {
+  env.metered.resetStats();
+  const before = await billedTotal(env.direct);
+  return {
+    close: async () => {
+      const stats = env.metered.stats();
+      const crossCheck = (await billedTotal(env.direct)) - before;
+      return { billed: stats.billed, requests: stats.requests, crossCheck };
+    },
+  };
+}
+
+function jobsOf(start: number, length: number, opts?: object) {
+  return Array.from({ length }, (_, i) => ({ name: "n", data: { n: start + i }, ...(opts ? { opts } : {}) }));
+}
+
+/** How the jobs are added: all at once (backlog) or B at a time (arrivals). */
+function addChunks(pattern: Pattern, jobs: number, batch: number): [number, number][] {
+  return pattern === "backlog" ? [[0, jobs]] : chunks(jobs, batch);
+}
+
+async function nimbusqRun(env: BenchEnv, pattern: Pattern, batch: number, jobs: number, failing: boolean) {
+  const name = unique(`nq-${failing ? "fail" : "ok"}-${batch}`);
+  const redis = env.meteredRedis;
+  const queue = new Queue(name, { redis });
+  const worker = new Worker(name, failing ? alwaysFails : noop, {
+    redis,
+    batchSize: batch,
+    concurrency: batch,
+  });
+  // Loads every script (EVALSHA → NOSCRIPT → EVAL) outside the window.
+  await queue.add("warm", {}, failing ? failingOptions : undefined);
+  for (let i = 0; i < 4; i++) {
+    const summary = await worker.drain();
+    if (summary.nextDueAt === undefined) break;
+    await sleep(Math.max(0, summary.nextDueAt - Date.now()) + 5);
+  }
+  const window = await openWindow(env);
+  let addBilled = 0;
+  let finished = 0;
+  for (const [start, length] of addChunks(pattern, jobs, batch)) {
+    const before = env.metered.stats().billed;
+    const opts = failing ? failingOptions : undefined;
+    if (length === 1) await queue.add("n", { n: start }, opts);
+    else await queue.addBulk(jobsOf(start, length, opts));
+    addBilled += env.metered.stats().billed - before;
+    // A failing job needs one drain per attempt, each once its backoff is due.
+    for (let pass = 0; pass < failingOptions.attempts * 3; pass++) {
+      const summary = await worker.drain({ deadline: Date.now() + 30_000 });
+      finished += failing ? summary.failed : summary.completed;
+      if (summary.nextDueAt === undefined) break;
+      await sleep(Math.max(0, summary.nextDueAt - Date.now()) + 5);
+    }
+  }
+  const counted = await window.close();
+  if (finished !== jobs) throw new Error(`nimbusq batch ${batch}: ${finished} of ${jobs} jobs finished`);
+  return {
+    billedPerJob: round(counted.billed / jobs, 3),
+    addPerJob: round(addBilled / jobs, 3),
+    requestsPerJob: round(counted.requests / jobs, 3),
+    crossCheckPerJob: round(counted.crossCheck / jobs, 3),
+  };
+}
+
+async function bullmqRun(env: BenchEnv, pattern: Pattern, batch: number, jobs: number, failing: boolean) {
+  const name = unique(`bq-${failing ? "fail" : "ok"}-${batch}`);
+  const queue = new BullQueue(name, { connection: env.connection });
+  const worker = new BullWorker(name, failing ? alwaysFails : noop, {
+    connection: env.connection,
+    concurrency: batch,
+  });
+  let finished = 0;
+  worker.on("completed", () => {
+    finished += 1;
+  });
+  worker.on("failed", (job) => {
+    if (job && job.attemptsMade >= failingOptions.attempts) finished += 1;
+  });
+  try {
+    await queue.waitUntilReady();
+    await worker.waitUntilReady();
+    // One job through first, so scripts are loaded; start-up commands (connection setup, the first
+    // stalled check) happen before the window too.
+    await queue.add("warm", {}, failing ? failingOptions : undefined);
+    if (!(await waitUntil(() => finished >= 1, 10_000))) throw new Error("BullMQ warm-up job did not finish");
+    await sleep(500);
+    const before = await billedTotal(env.direct);
+    for (const [start, length] of addChunks(pattern, jobs, batch)) {
+      const opts = failing ? failingOptions : undefined;
+      if (length === 1) await queue.add("n", { n: start }, opts);
+      else await queue.addBulk(jobsOf(start, length, opts));
+      const done = await waitUntil(() => finished >= 1 + start + length, 30_000);
+      if (!done) throw new Error(`BullMQ batch ${batch}: ${finished - 1} of ${start + length} jobs finished`);
+    }
+    await sleep(50);
+    const billed = (await billedTotal(env.direct)) - before;
+    return { billedPerJob: round(billed / jobs, 3) };
+  } finally {
+    await worker.close();
+    await queue.close();
+  }
+}
+
+/** Adds alone (the README's cost table): one job, a bulk of 100, a delayed job. */
+async function addCosts(env: BenchEnv): Promise<AddCostRow[]> {
+  const ours = new Queue(unique("nq-add"), { redis: env.meteredRedis });
+  const theirs = new BullQueue(unique("bq-add"), { connection: env.connection });
+  try {
+    await ours.add("warm", {});
+    await theirs.add("warm", {});
+    const singles = env.quick ? 5 : 20;
+    const measure = async (action: () => Promise<unknown>) => {
+      const window = await openWindow(env);
+      await action();
+      return await window.close();
+    };
+    const rows: AddCostRow[] = [];
+    const row = (label: string, per: number, a: Window, b: Window) =>
+      rows.push({
+        case: label,
+        nimbusq: round(a.billed / per, 2),
+        nimbusqCrossCheck: round(a.crossCheck / per, 2),
+        bullmq: round(b.crossCheck / per, 2),
+      });
+    const ourAdd = await measure(async () => {
+      for (let i = 0; i < singles; i++) await ours.add("x", { i });
+    });
+    const theirAdd = await measure(async () => {
+      for (let i = 0; i < singles; i++) await theirs.add("x", { i });
+    });
+    row("add (one job)", singles, ourAdd, theirAdd);
+    const bulk = jobsOf(0, 100);
+    row(
+      "addBulk of 100, per job",
+      100,
+      await measure(() => ours.addBulk(bulk)),
+      await measure(() => theirs.addBulk(bulk)),
+    );
+    row(
+      "delayed add",
+      1,
+      await measure(() => ours.add("d", {}, { delay: 60_000 })),
+      await measure(() => theirs.add("d", {}, { delay: 60_000 })),
+    );
+    return rows;
+  } finally {
+    await theirs.close();
+  }
+}
+
+/** A worker invocation registers itself on start and removes itself at the end (the sweeper reads it). */
+async function invocationOverhead(env: BenchEnv): Promise<number> {
+  const port = toRedisPort(env.meteredRedis);
+  await trackWorkerInvocation(port, "bull", "warm", "warm", Date.now() + 60_000);
+  await trackWorkerInvocation(port, "bull", "warm", "warm", 0);
+  env.metered.resetStats();
+  await trackWorkerInvocation(port, "bull", "overhead", "invocation-1", Date.now() + 60_000);
+  await trackWorkerInvocation(port, "bull", "overhead", "invocation-1", 0);
+  return env.metered.stats().billed;
+}
+
+export async function runCost(env: BenchEnv): Promise<CostResult> {
+  const batches = env.quick ? [1, 10] : [1, 10, 50, 100];
+  const lifecycle: CostRow[] = [];
+  const failing: CostRow[] = [];
+  for (const pattern of ["backlog", "arrivals"] as const) {
+    for (const batch of batches) {
+      const jobs = Math.max(env.quick ? 20 : 200, batch);
+      const nimbusq = await nimbusqRun(env, pattern, batch, jobs, false);
+      const bullmq = await bullmqRun(env, pattern, batch, jobs, false);
+      lifecycle.push({ pattern, batch, jobs, nimbusq, bullmq });
+      env.log(
+        `cost: lifecycle, ${pattern}, batch ${batch}: nimbusq ${nimbusq.billedPerJob}/job, ${nimbusq.requestsPerJob} req/job; BullMQ ${bullmq.billedPerJob}/job`,
+      );
+    }
+    await flush(env);
+  }
+  for (const pattern of ["backlog", "arrivals"] as const) {
+    for (const batch of batches) {
+      const jobs = Math.max(env.quick ? 4 : 20, batch);
+      const nimbusq = await nimbusqRun(env, pattern, batch, jobs, true);
+      const bullmq = await bullmqRun(env, pattern, batch, jobs, true);
+      failing.push({ pattern, batch, jobs, nimbusq, bullmq });
+      env.log(
+        `cost: failing ×3, ${pattern}, batch ${batch}: nimbusq ${nimbusq.billedPerJob}/job; BullMQ ${bullmq.billedPerJob}/job`,
+      );
+    }
+    await flush(env);
+  }
+  const adds = await addCosts(env);
+  const overhead = await invocationOverhead(env);
+  await flush(env);
+  return { lifecycle, failing, adds, invocationOverhead: overhead, failingOptions };
+}

@@ -1,0 +1,409 @@
+/**
+ * Section 5: latency, over a local stack assembled as `startLocalStack` assembles it (HTTP API with
+ * the worker kick, worker "Lambdas" run in-process with real deadlines, the sweeper in loop mode),
+ * but with a bench queue whose processor records when it starts.
+ *
+ * - enqueue → start: one job at a time, from just before the POST (nimbusq, through the HTTP API and
+ *   the kicked worker invocation) or the `Queue.add` call (BullMQ, over TCP to its running Worker) to
+ *   the processor's first line, on one monotonic clock; the next job goes once the previous
+ *   invocation has ended.
+ * - delayed lateness: jobs due over a span, added in one bulk; lateness is the processor's start minus
+ *   the due time (timestamp + delay). nimbusq relies on one sweeper tick in loop mode, which sleeps
+ *   until the next due job and starts workers; those wait for delayed jobs due within 5 s.
+ */
+import { serve } from "@hono/node-server";
+import { Queue as BullQueue, Worker as BullWorker } from "bullmq";
+import { type ActiveJob, Queue } from "../../core/index.ts";
+import { createHttpApp } from "../../functions/http/index.ts";
+import { sweeperHandler } from "../../functions/sweeper.ts";
+import { type WorkerEvent, workerHandler } from "../../functions/worker.ts";
+import { LocalLambda } from "../../infra/local/local-lambda.ts";
+import {
+  type BenchEnv,
+  billedTotal,
+  flush,
+  median,
+  quantile,
+  round,
+  sleep,
+  unique,
+  waitUntil,
+} from "./common.ts";
+
+export interface Distribution {
+  samples: number;
+  p50: number;
+  p99: number;
+  max: number;
+  mean: number;
+}
+
+export interface LatencyResult {
+  enqueueToStart: {
+    nimbusq: Distribution;
+    /** The POST's own round trip (answered after the add and the kick). */
+    nimbusqHttpAdd: Distribution;
+    bullmq: Distribution;
+    rounds: number;
+    perRound: number;
+    /** Worker invocations per job (one kick per add). */
+    nimbusqInvocationsPerJob: number;
+    /** Every command Redis ran per job in these runs (INFO commandstats), add to completion. */
+    nimbusqBilledPerJob: number;
+    bullmqBilledPerJob: number;
+  };
+  delayedLateness: {
+    jobs: number;
+    spanMs: number;
+    nimbusq: Distribution;
+    bullmq: Distribution;
+    rounds: number;
+    nimbusqWorkerInvocations: number;
+    nimbusqSweeperPasses: number;
+    nimbusqBilledPerJob: number;
+    bullmqBilledPerJob: number;
+  };
+}
+
+export function distribution(samples: number[]): Distribution {
+  const mean = samples.reduce((a, b) => a + b, 0) / Math.max(1, samples.length);
+  return {
+    samples: samples.length,
+    p50: round(quantile(samples, 0.5), 2),
+    p99: round(quantile(samples, 0.99), 2),
+    max: round(Math.max(...samples), 2),
+    mean: round(mean, 2),
+  };
+}
+
+type BenchProcessor = (job: ActiveJob) => Promise<unknown>;
+
+interface BenchStack {
+  apiUrl: string;
+  apiToken: string;
+  lambda: LocalLambda;
+  /** Invocations still running, by function. */
+  running(name: string): number;
+  invocations(name: string): number;
+  sweeperPasses(): number;
+  stop(): Promise<void>;
+}
+
+async function startStack(
+  env: BenchEnv,
+  queue: string,
+  prefix: string,
+  processor: BenchProcessor,
+  sweeperTickMs: number,
+): Promise<BenchStack> {
+  const redis = env.fastRedis;
+  const started = new Map<string, number>();
+  const ended = new Map<string, number>();
+  let passes = 0;
+  const lambda = new LocalLambda((record) => {
+    ended.set(record.functionName, (ended.get(record.functionName) ?? 0) + 1);
+    if (record.functionName === "sweeper")
+      passes += (record.result as { passes?: number } | undefined)?.passes ?? 0;
+  });
+  const counted = <E, C, R>(name: string, handler: (event: E, context: C) => Promise<R>) => {
+    return (event: E, context: C) => {
+      started.set(name, (started.get(name) ?? 0) + 1);
+      return handler(event, context);
+    };
+  };
+  const workerName = `${queue}-worker`;
+  const worker = workerHandler({
+    queue,
+    prefix,
+    processor,
+    redis,
+    batchSize: 50,
+    concurrency: 50,
+    jobTimeoutMs: 2000,
+    safetyMarginMs: 1000,
+    invoke: lambda.invoke,
+  });
+  lambda.register(workerName, {
+    timeoutMs: 60_000,
+    reservedConcurrency: 4,
+    handler: counted(workerName, (event, context) => worker(event as WorkerEvent, context)),
+  });
+  const sweeper = sweeperHandler({
+    queues: [{ name: queue, workerFunction: workerName, batchSize: 50, maxWorkers: 4 }],
+    redis,
+    prefix,
+    tickMs: sweeperTickMs,
+    marginMs: 1000,
+    invoke: lambda.invoke,
+    releaseLock: true,
+  });
+  lambda.register("sweeper", {
+    timeoutMs: sweeperTickMs,
+    reservedConcurrency: 1,
+    handler: counted("sweeper", sweeper),
+  });
+  const apiToken = "bench-api-token";
+  const api = createHttpApp({
+    redis,
+    prefix,
+    tokens: [{ token: apiToken, admin: true }],
+    queues: [queue],
+    kick: (name, hint) => lambda.invoke(`${name}-worker`, { queue: name, reason: "kick", ...hint }),
+  });
+  const server = serve({ fetch: api.fetch, port: 0, hostname: "127.0.0.1" });
+  await new Promise<void>((resolve, reject) => {
+    server.once("listening", () => resolve());
+    server.once("error", reject);
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  let stopped = false;
+  return {
+    apiUrl: `http://127.0.0.1:${port}`,
+    apiToken,
+    lambda,
+    running: (name) => (started.get(name) ?? 0) - (ended.get(name) ?? 0),
+    invocations: (name) => started.get(name) ?? 0,
+    sweeperPasses: () => passes,
+    stop: async () => {
+      if (stopped) return;
+      stopped = true;
+      await lambda.stop(15_000);
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+async function nimbusqEnqueueToStart(env: BenchEnv, count: number, warm: number) {
+  const queue = unique("lat-nq");
+  const starts = new Map<number, number>();
+  const stack = await startStack(
+    env,
+    queue,
+    unique("p"),
+    async (job) => {
+      starts.set((job.data as { k: number }).k, performance.now());
+    },
+    10_000,
+  );
+  const latencies: number[] = [];
+  const posts: number[] = [];
+  let before = 0;
+  try {
+    for (let k = 0; k < warm + count; k++) {
+      if (k === warm) before = await billedTotal(env.direct);
+      const sent = performance.now();
+      const response = await fetch(`${stack.apiUrl}/queues/${queue}/jobs`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${stack.apiToken}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "lat", data: { k } }),
+      });
+      await response.arrayBuffer();
+      const answered = performance.now();
+      if (response.status !== 202) throw new Error(`POST answered ${response.status}`);
+      if (!(await waitUntil(() => starts.has(k), 5000, 1))) throw new Error(`job ${k} did not start in 5 s`);
+      await waitUntil(() => stack.running(`${queue}-worker`) === 0, 5000, 1);
+      if (k >= warm) {
+        latencies.push((starts.get(k) as number) - sent);
+        posts.push(answered - sent);
+      }
+      await sleep(2);
+    }
+    const billed = (await billedTotal(env.direct)) - before;
+    return {
+      latencies,
+      posts,
+      invocations: stack.invocations(`${queue}-worker`) / (warm + count),
+      billedPerJob: billed / count,
+    };
+  } finally {
+    await stack.stop();
+    await flush(env);
+  }
+}
+
+async function bullmqEnqueueToStart(env: BenchEnv, count: number, warm: number) {
+  const name = unique("lat-bq");
+  const starts = new Map<number, number>();
+  const queue = new BullQueue(name, { connection: env.connection });
+  const worker = new BullWorker(
+    name,
+    async (job) => {
+      starts.set((job.data as { k: number }).k, performance.now());
+    },
+    { connection: env.connection, concurrency: 50 },
+  );
+  let completed = 0;
+  worker.on("completed", () => {
+    completed += 1;
+  });
+  const latencies: number[] = [];
+  try {
+    await queue.waitUntilReady();
+    await worker.waitUntilReady();
+    await sleep(200);
+    let before = 0;
+    for (let k = 0; k < warm + count; k++) {
+      if (k === warm) before = await billedTotal(env.direct);
+      const sent = performance.now();
+      await queue.add("lat", { k });
+      if (!(await waitUntil(() => starts.has(k), 5000, 1))) throw new Error(`job ${k} did not start in 5 s`);
+      await waitUntil(() => completed > k, 5000, 1);
+      if (k >= warm) latencies.push((starts.get(k) as number) - sent);
+      await sleep(2);
+    }
+    return { latencies, billedPerJob: ((await billedTotal(env.direct)) - before) / count };
+  } finally {
+    await worker.close(true);
+    await queue.close();
+    await flush(env);
+  }
+}
+
+interface DelayedPlan {
+  jobs: number;
+  leadMs: number;
+  spanMs: number;
+}
+
+function delayedJobs(plan: DelayedPlan) {
+  const timestamp = Date.now();
+  return Array.from({ length: plan.jobs }, (_, i) => {
+    const due = timestamp + plan.leadMs + Math.floor((i * plan.spanMs) / plan.jobs);
+    return { name: "late", data: { due }, opts: { timestamp, delay: due - timestamp } };
+  });
+}
+
+async function nimbusqLateness(env: BenchEnv, plan: DelayedPlan) {
+  const queue = unique("late-nq");
+  const prefix = unique("p");
+  const lateness: number[] = [];
+  const stack = await startStack(
+    env,
+    queue,
+    prefix,
+    async (job) => {
+      lateness.push(Date.now() - (job.data as { due: number }).due);
+    },
+    plan.leadMs + plan.spanMs + 3000,
+  );
+  try {
+    const before = await billedTotal(env.direct);
+    await new Queue(queue, { redis: env.fastRedis, prefix }).addBulk(delayedJobs(plan));
+    // One EventBridge tick: the sweeper loops, sleeping until each next due job.
+    await stack.lambda.invoke("sweeper", { source: "bench" });
+    const done = await waitUntil(() => lateness.length >= plan.jobs, plan.leadMs + plan.spanMs + 15_000, 5);
+    if (!done) throw new Error(`nimbusq: ${lateness.length} of ${plan.jobs} delayed jobs ran`);
+    // The sweeper reports its passes when its invocation ends.
+    await stack.stop();
+    return {
+      lateness,
+      invocations: stack.invocations(`${queue}-worker`),
+      passes: stack.sweeperPasses(),
+      billedPerJob: ((await billedTotal(env.direct)) - before) / plan.jobs,
+    };
+  } finally {
+    await stack.stop();
+    await flush(env);
+  }
+}
+
+async function bullmqLateness(env: BenchEnv, plan: DelayedPlan) {
+  const name = unique("late-bq");
+  const lateness: number[] = [];
+  const queue = new BullQueue(name, { connection: env.connection });
+  const worker = new BullWorker(
+    name,
+    async (job) => {
+      lateness.push(Date.now() - (job.data as { due: number }).due);
+    },
+    { connection: env.connection, concurrency: 50 },
+  );
+  try {
+    await queue.waitUntilReady();
+    await worker.waitUntilReady();
+    await sleep(200);
+    const before = await billedTotal(env.direct);
+    await queue.addBulk(delayedJobs(plan));
+    const done = await waitUntil(() => lateness.length >= plan.jobs, plan.leadMs + plan.spanMs + 15_000, 5);
+    if (!done) throw new Error(`BullMQ: ${lateness.length} of ${plan.jobs} delayed jobs ran`);
+    await sleep(50);
+    return { lateness, billedPerJob: ((await billedTotal(env.direct)) - before) / plan.jobs };
+  } finally {
+    await worker.close(true);
+    await queue.close();
+    await flush(env);
+  }
+}
+
+export async function runLatency(env: BenchEnv): Promise<LatencyResult> {
+  const quick = env.quick;
+  const rounds = quick ? 1 : 3;
+  const perRound = quick ? 10 : 100;
+  const warm = quick ? 2 : 5;
+  const ours: number[] = [];
+  const posts: number[] = [];
+  const theirs: number[] = [];
+  const ourBilled: number[] = [];
+  const theirBilled: number[] = [];
+  let invocationsPerJob = 0;
+  for (let r = 0; r < rounds; r++) {
+    const nimbusq = await nimbusqEnqueueToStart(env, perRound, warm);
+    ours.push(...nimbusq.latencies);
+    posts.push(...nimbusq.posts);
+    ourBilled.push(nimbusq.billedPerJob);
+    invocationsPerJob = nimbusq.invocations;
+    const bullmq = await bullmqEnqueueToStart(env, perRound, warm);
+    theirs.push(...bullmq.latencies);
+    theirBilled.push(bullmq.billedPerJob);
+    env.log(
+      `latency: enqueue→start round ${r + 1}: nimbusq p50 ${round(quantile(nimbusq.latencies, 0.5))} ms, BullMQ p50 ${round(quantile(bullmq.latencies, 0.5))} ms`,
+    );
+  }
+  const plan: DelayedPlan = quick
+    ? { jobs: 40, leadMs: 800, spanMs: 1000 }
+    : { jobs: 1000, leadMs: 1500, spanMs: 10_000 };
+  const lateRounds = quick ? 1 : 2;
+  const ourLate: number[] = [];
+  const theirLate: number[] = [];
+  const ourLateBilled: number[] = [];
+  const theirLateBilled: number[] = [];
+  let invocations = 0;
+  let passes = 0;
+  for (let r = 0; r < lateRounds; r++) {
+    const nimbusq = await nimbusqLateness(env, plan);
+    ourLate.push(...nimbusq.lateness);
+    ourLateBilled.push(nimbusq.billedPerJob);
+    invocations += nimbusq.invocations;
+    passes += nimbusq.passes;
+    const bullmq = await bullmqLateness(env, plan);
+    theirLate.push(...bullmq.lateness);
+    theirLateBilled.push(bullmq.billedPerJob);
+    env.log(
+      `latency: delayed round ${r + 1}: nimbusq p99 ${quantile(nimbusq.lateness, 0.99)} ms, BullMQ p99 ${quantile(bullmq.lateness, 0.99)} ms`,
+    );
+  }
+  return {
+    enqueueToStart: {
+      nimbusq: distribution(ours),
+      nimbusqHttpAdd: distribution(posts),
+      bullmq: distribution(theirs),
+      rounds,
+      perRound,
+      nimbusqInvocationsPerJob: round(invocationsPerJob, 2),
+      nimbusqBilledPerJob: round(median(ourBilled), 2),
+      bullmqBilledPerJob: round(median(theirBilled), 2),
+    },
+    delayedLateness: {
+      jobs: plan.jobs,
+      spanMs: plan.spanMs,
+      nimbusq: distribution(ourLate),
+      bullmq: distribution(theirLate),
+      rounds: lateRounds,
+      nimbusqWorkerInvocations: round(invocations / lateRounds, 1),
+      nimbusqSweeperPasses: round(passes / lateRounds, 1),
+      nimbusqBilledPerJob: round(median(ourLateBilled), 2),
+      bullmqBilledPerJob: round(median(theirLateBilled), 2),
+    },
+  };
+}

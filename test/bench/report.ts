@@ -1,0 +1,975 @@
+/**
+ * Writes what a bench run measured: the raw results as JSON, BENCHMARKS.md (tables, findings, the
+ * cost model) and the chart as SVG. The Markdown is generated from the JSON alone, so it can be
+ * regenerated from a results file without measuring again.
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname, relative } from "node:path";
+import { type Group, type Panel, renderChart } from "./chart.ts";
+import type { CostRow } from "./cost.ts";
+import { assumptions, type CostModel, costModel } from "./cost-model.ts";
+import type { Distribution } from "./latency.ts";
+import type { BenchResults, SectionName, SectionOutcome } from "./results-types.ts";
+import type { ThroughputCase } from "./throughput.ts";
+
+export interface ReportPaths {
+  json: string;
+  markdown: string;
+  svg: string;
+}
+
+/** BullMQ 6.7.0 as measured earlier on this machine (the benchmark issue), for orientation. */
+export const earlierBullmq = {
+  lifecyclePerJob: 33,
+  failing3PerJob: 87,
+  roundTripsPerJob: 2.03,
+  idlePerHourPerQueue: 6504,
+  jobsPerSecond: 17_440,
+  enqueueToStartP50: 1.2,
+  enqueueToStartP99: 4,
+  latenessP99: 96,
+  bundleMB: 1.2,
+  importMs: 62,
+};
+
+// ---------------------------------------------------------------- formatting
+
+function num(value: number | undefined, digits = 2): string {
+  if (value === undefined || !Number.isFinite(value)) return "n/a";
+  if (Math.abs(value) >= 1000) return Math.round(value).toLocaleString("en-US");
+  const fixed = value.toFixed(digits);
+  return fixed.includes(".") ? fixed.replace(/0+$/, "").replace(/\.$/, "") : fixed;
+}
+
+const ms = (value: number | undefined) => `${num(value, value !== undefined && value < 10 ? 2 : 1)} ms`;
+const kb = (bytes: number) => (bytes < 1024 ? `${bytes} B` : `${num(bytes / 1024, 1)} KB`);
+const dollars = (value: number) =>
+  Number.isFinite(value) ? `$${value >= 1 ? value.toFixed(2) : value.toFixed(3)}` : "n/a";
+
+function ratio(ours: number | undefined, theirs: number | undefined): string {
+  if (ours === undefined || theirs === undefined || !Number.isFinite(ours) || !theirs) return "n/a";
+  return `${num(ours / theirs, 2)}×`;
+}
+
+function table(headers: string[], rows: string[][], numericFrom = 1): string {
+  const align = headers.map((_, i) => (i >= numericFrom ? "---:" : "---"));
+  return [
+    `| ${headers.join(" | ")} |`,
+    `| ${align.join(" | ")} |`,
+    ...rows.map((row) => `| ${row.join(" | ")} |`),
+  ].join("\n");
+}
+
+function missing(name: string, outcome: SectionOutcome<unknown> | undefined): string | undefined {
+  if (!outcome) return `_Not measured: run \`npm run bench -- --only ${name}\`._`;
+  if (outcome.error) return `_Not measured — the section failed: \`${outcome.error.slice(0, 300)}\`._`;
+  return undefined;
+}
+
+function stamp(outcome: SectionOutcome<unknown>): string {
+  return `_Measured ${outcome.measuredAt.slice(0, 16).replace("T", " ")} UTC in ${num(outcome.durationSeconds, 1)} s${outcome.quick ? ", **quick mode (tiny sizes)**" : ""}._`;
+}
+
+// ---------------------------------------------------------------- findings
+
+interface Finding {
+  text: string;
+}
+
+function costRow(rows: CostRow[] | undefined, pattern: string, batch: number): CostRow | undefined {
+  return rows?.find((r) => r.pattern === pattern && r.batch === batch);
+}
+
+/** Per-batch fixed cost and per-job marginal cost of processing (lease + ack), from batch 1 and 10. */
+function fixedAndMarginal(rows: CostRow[]): { fixed: number; perJob: number } | undefined {
+  const one = costRow(rows, "backlog", 1);
+  const ten = costRow(rows, "backlog", 10);
+  if (!one || !ten) return undefined;
+  const p1 = one.nimbusq.billedPerJob - one.nimbusq.addPerJob;
+  const p10 = ten.nimbusq.billedPerJob - ten.nimbusq.addPerJob;
+  const fixed = (p1 - p10) / 0.9;
+  return { fixed, perJob: p1 - fixed };
+}
+
+function behind(results: BenchResults): Finding[] {
+  const s = results.sections;
+  const out: Finding[] = [];
+  const cost = s.cost?.result;
+  if (cost) {
+    const split = fixedAndMarginal(cost.lifecycle);
+    for (const row of [...cost.lifecycle, ...cost.failing]) {
+      if (row.nimbusq.billedPerJob >= row.bullmq.billedPerJob) {
+        out.push({
+          text: `**Billed commands, ${row.pattern}, batch ${row.batch}${cost.failing.includes(row) ? ", failing" : ""}**: nimbusq ${num(row.nimbusq.billedPerJob)} per job vs BullMQ ${num(row.bullmq.billedPerJob)}.`,
+        });
+      }
+    }
+    const tight = cost.lifecycle.filter((r) => r.nimbusq.billedPerJob > r.bullmq.billedPerJob / 3);
+    const batches = [...new Set(cost.lifecycle.map((r) => r.batch))].sort((a, b) => a - b);
+    const holdsFrom = batches.find((b) => !tight.some((r) => r.batch >= b));
+    if (tight.length > 0) {
+      out.push({
+        text: `**Billed commands above the one-third budget** at ${tight.map((r) => `${r.pattern} batch ${r.batch} (${num(r.nimbusq.billedPerJob)} vs BullMQ ${num(r.bullmq.billedPerJob)})`).join(", ")}. Cause: per-batch fixed costs. ${split ? `A lease plus an ack costs about ${num(split.fixed, 1)} commands per batch whatever it carries (the replay guards, the queue's meta, limiter and marker, the due-delayed promotion check, the next-due lookup, the ack's drained check) plus about ${num(split.perJob, 1)} per job` : "A lease plus an ack pays its queue-level reads and writes once per batch"}; at batch 1 every job pays the whole fixed part, and an arriving job also pays its own add call. Batching is the lever: ${holdsFrom !== undefined ? `the budget holds from batch ${holdsFrom} up` : "no batch size measured here meets it"}.`,
+      });
+    }
+    const close = cost.failing.filter((r) => r.nimbusq.billedPerJob > r.bullmq.billedPerJob * 0.75);
+    if (close.length > 0) {
+      out.push({
+        text: `**Failing jobs at small batches save little**: ${close.map((r) => `${r.pattern} batch ${r.batch}: ${num(r.nimbusq.billedPerJob)} vs BullMQ ${num(r.bullmq.billedPerJob)}`).join("; ")} billed commands per job. Cause: every attempt is its own lease and ack, so a job failing 3 times pays the per-batch fixed part three times when it is alone in its batch, plus the failure's own writes (failedReason, stacktrace, the move to delayed and back).`,
+      });
+    }
+  }
+  const throughput = s.throughput?.result;
+  const slowNoop = throughput?.cases.filter((c) => c.processor === "no-op" && c.ratio < 1) ?? [];
+  const slowIo = throughput?.cases.filter((c) => c.processor !== "no-op" && c.ratio < 1) ?? [];
+  const describe = (c: ThroughputCase) =>
+    `${c.inFlight ? `${c.inFlight} in flight` : c.processor}: nimbusq ${num(c.nimbusqMedian)} jobs/s vs BullMQ ${num(c.bullmqMedian)} (${num(c.ratio)}×)`;
+  if (slowNoop.length > 0) {
+    out.push({
+      text: `**Throughput, ${slowNoop.map(describe).join("; ")}**. Cause: every batch is two HTTP round trips (lease, ack) through the REST server, where @upstash/redis JSON- and base64-encodes each call and the REST server parses it, runs it and encodes the reply; BullMQ keeps one TCP connection with pipelining, and its moveToFinished hands back the next job in the same call. On this 2-core machine the REST server, redis-server, the workers and the producer also share the cores.`,
+    });
+  }
+  if (slowIo.length > 0) {
+    out.push({
+      text: `**Throughput with a 10 ms processor, ${slowIo.map(describe).join("; ")}**. Cause: a batch is acked when its slowest job ends and the next lease only follows the ack, so slots sit empty at the end of every batch and during the lease and ack round trips, while BullMQ refills each slot the moment it frees.`,
+    });
+  }
+  const latency = s.latency?.result;
+  if (latency) {
+    const e = latency.enqueueToStart;
+    if (e.nimbusq.p50 > e.bullmq.p50 || e.nimbusq.p99 > e.bullmq.p99) {
+      out.push({
+        text: `**Enqueue → start**: nimbusq p50 ${ms(e.nimbusq.p50)} / p99 ${ms(e.nimbusq.p99)} vs BullMQ ${ms(e.bullmq.p50)} / ${ms(e.bullmq.p99)}. Cause: the add crosses two HTTP hops (client → HTTP API → REST server; the POST alone takes p50 ${ms(e.nimbusqHttpAdd.p50)}) before the API kicks a worker invocation, which then registers itself and leases — two more round trips — before the processor runs; a BullMQ worker is already blocked in BZPOPMIN on a TCP connection and the add wakes it. On Lambda the kicked invocation adds Lambda's own async-invoke delay on top.`,
+      });
+    }
+    const d = latency.delayedLateness;
+    if (d.nimbusqBilledPerJob > d.bullmqBilledPerJob / 3) {
+      out.push({
+        text: `**Delayed jobs with the sweeper loop on cost ${num(d.nimbusqBilledPerJob)} billed commands each** (add to completion, ${num(d.jobs)} jobs due over ${num(d.spanMs / 1000)} s) vs BullMQ's ${num(d.bullmqBilledPerJob)}. Cause: the sweeper's loop wakes for each next due job (${num(d.nimbusqSweeperPasses)} passes for ${num(d.jobs)} jobs), each pass a billed sweep, even while a worker invocation is already waiting for those jobs; and the waiting worker leases and acks them a few at a time as they come due, paying the per-batch fixed part each time.`,
+      });
+    }
+    if (d.nimbusq.p99 > d.bullmq.p99) {
+      out.push({
+        text: `**Delayed-job lateness**: nimbusq p99 ${ms(d.nimbusq.p99)} vs BullMQ ${ms(d.bullmq.p99)}. Cause: promotion waits for the sweeper's or a waiting worker's timer, then an HTTP lease.`,
+      });
+    }
+  }
+  const cold = s.coldstart?.result;
+  const bull = cold?.bundles.find((b) => b.system === "bullmq");
+  for (const b of cold?.bundles.filter((x) => x.system === "nimbusq") ?? []) {
+    if (bull && b.importMs.median > bull.importMs.median) {
+      out.push({
+        text: `**Cold start, ${b.name}**: imports in ${ms(b.importMs.median)} vs BullMQ's ${ms(bull.importMs.median)}.`,
+      });
+    }
+  }
+  const idle = s.idle?.result;
+  const sweeper = idle?.sweeper.find((x) => x.mode === "loop" && x.queues === 1 && x.eventForwarding);
+  const bullIdle = idle?.bullmq.find((x) => x.workers === 1);
+  if (sweeper && bullIdle && sweeper.perHourPerQueue > bullIdle.perHourPerQueue) {
+    out.push({
+      text: `**Idle cost**: the sweeper costs ${num(sweeper.perHourPerQueue)} commands/hour per queue vs BullMQ's ${num(bullIdle.perHourPerQueue)}.`,
+    });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- sections
+
+function machineSection(r: BenchResults): string {
+  const m = r.machine;
+  return table(
+    ["", ""],
+    [
+      ["CPU", `${m.cpuModel}, ${m.cores} cores`],
+      ["Memory", `${num(m.memoryGiB, 1)} GiB`],
+      ["OS", m.os],
+      ["Node", m.node],
+      ["Redis", `redis-server ${m.redis} (Debian package), started by the bench, no persistence`],
+      ["nimbusq", `${m.packages.nimbusq} at commit ${m.commit}`],
+      [
+        "Packages",
+        Object.entries(m.packages)
+          .map(([name, version]) => `${name} ${version}`)
+          .join(", "),
+      ],
+    ],
+    99,
+  );
+}
+
+function headline(r: BenchResults): string {
+  const s = r.sections;
+  const rows: string[][] = [];
+  const cost = s.cost?.result;
+  if (cost) {
+    const b50 = costRow(cost.lifecycle, "backlog", 50) ?? costRow(cost.lifecycle, "backlog", 10);
+    const b1 = costRow(cost.lifecycle, "backlog", 1);
+    const f1 = costRow(cost.failing, "backlog", 1);
+    if (b50) {
+      const met = b50.nimbusq.billedPerJob <= b50.bullmq.billedPerJob / 3;
+      rows.push([
+        `Billed commands per job, lifecycle, batch / concurrency ${b50.batch}`,
+        num(b50.nimbusq.billedPerJob),
+        num(b50.bullmq.billedPerJob),
+        ratio(b50.nimbusq.billedPerJob, b50.bullmq.billedPerJob),
+        `≤ ⅓ of BullMQ: ${met ? "met" : "**missed**"}`,
+      ]);
+      rows.push([
+        `HTTP requests per job, batch ${b50.batch}`,
+        num(b50.nimbusq.requestsPerJob, 3),
+        `TCP (${earlierBullmq.roundTripsPerJob} round trips earlier)`,
+        "",
+        b50.batch === 50
+          ? `≤ 0.1 at batch 50: ${b50.nimbusq.requestsPerJob <= 0.1 ? "met" : "**missed**"}`
+          : "(budget is at batch 50)",
+      ]);
+    }
+    if (b1) {
+      const met = b1.nimbusq.billedPerJob <= b1.bullmq.billedPerJob / 3;
+      rows.push([
+        "Billed commands per job, lifecycle, batch / concurrency 1",
+        num(b1.nimbusq.billedPerJob),
+        num(b1.bullmq.billedPerJob),
+        ratio(b1.nimbusq.billedPerJob, b1.bullmq.billedPerJob),
+        `≤ ⅓ of BullMQ: ${met ? "met" : "**missed**"}`,
+      ]);
+    }
+    if (f1) {
+      rows.push([
+        "Billed commands per job failing 3 attempts, batch / concurrency 1",
+        num(f1.nimbusq.billedPerJob),
+        num(f1.bullmq.billedPerJob),
+        ratio(f1.nimbusq.billedPerJob, f1.bullmq.billedPerJob),
+        "",
+      ]);
+    }
+  }
+  for (const c of s.throughput?.result?.cases ?? []) {
+    rows.push([
+      `Throughput, ${c.processor}${c.inFlight ? `, ${c.inFlight} in flight` : ""}, ${num(c.jobs)} jobs (jobs/s)`,
+      num(c.nimbusqMedian),
+      num(c.bullmqMedian),
+      `${num(c.ratio)}×`,
+      "",
+    ]);
+  }
+  const idle = s.idle?.result;
+  const sweeper = idle?.sweeper.find((x) => x.mode === "loop" && x.queues === 1 && x.eventForwarding);
+  const sweeper10 = idle?.sweeper.find((x) => x.mode === "loop" && x.queues === 10 && x.eventForwarding);
+  const bullIdle = idle?.bullmq.find((x) => x.workers === 1);
+  if (sweeper && bullIdle) {
+    rows.push([
+      "Idle billed commands per hour per queue (1 queue; 10 queues)",
+      `${num(sweeper.perHourPerQueue)}; ${num(sweeper10?.perHourPerQueue)}`,
+      `${num(bullIdle.perHourPerQueue)}; ${num(idle?.bullmq.find((x) => x.workers === 10)?.perHourPerQueue)}`,
+      ratio(sweeper.perHourPerQueue, bullIdle.perHourPerQueue),
+      `≤ 650: ${sweeper.perHourPerQueue <= 650 && (sweeper10?.perHourPerQueue ?? 0) <= 650 ? "met" : "**missed**"}`,
+    ]);
+  }
+  const latency = s.latency?.result;
+  if (latency) {
+    const e = latency.enqueueToStart;
+    rows.push([
+      "Enqueue → start p50 / p99",
+      `${ms(e.nimbusq.p50)} / ${ms(e.nimbusq.p99)}`,
+      `${ms(e.bullmq.p50)} / ${ms(e.bullmq.p99)}`,
+      `${ratio(e.nimbusq.p50, e.bullmq.p50)} / ${ratio(e.nimbusq.p99, e.bullmq.p99)}`,
+      "",
+    ]);
+    const d = latency.delayedLateness;
+    rows.push([
+      `Delayed-job lateness p50 / p99 (${num(d.jobs)} jobs over ${num(d.spanMs / 1000)} s)`,
+      `${ms(d.nimbusq.p50)} / ${ms(d.nimbusq.p99)}`,
+      `${ms(d.bullmq.p50)} / ${ms(d.bullmq.p99)}`,
+      `${ratio(d.nimbusq.p50, d.bullmq.p50)} / ${ratio(d.nimbusq.p99, d.bullmq.p99)}`,
+      `p99 ≤ 1 s: ${d.nimbusq.p99 <= 1000 ? "met" : "**missed**"}`,
+    ]);
+  }
+  const cold = s.coldstart?.result;
+  if (cold) {
+    const ours = cold.bundles.filter((b) => b.system === "nimbusq");
+    const worst = [...ours].sort((a, b) => b.importMs.median - a.importMs.median)[0];
+    const bull = cold.bundles.find((b) => b.system === "bullmq");
+    if (worst && bull) {
+      rows.push([
+        `Cold start: slowest bundle's import (${worst.name}), size`,
+        `${ms(worst.importMs.median)}, ${kb(worst.bytes)}`,
+        `${ms(bull.importMs.median)}, ${kb(bull.bytes)}`,
+        ratio(worst.importMs.median, bull.importMs.median),
+        `≤ 50 ms: ${ours.every((b) => b.importMs.median <= 50) ? "met" : "**missed**"}`,
+      ]);
+    }
+  }
+  if (rows.length === 0) return "_No section measured._";
+  return table(["", "nimbusq", "BullMQ 6.7.0", "nimbusq / BullMQ", "budget"], rows);
+}
+
+function costSection(r: BenchResults): string {
+  const outcome = r.sections.cost;
+  const gap = missing("cost", outcome);
+  if (gap || !outcome?.result) return gap ?? "";
+  const c = outcome.result;
+  const rows = (list: CostRow[]) =>
+    list.map((row) => [
+      row.pattern,
+      String(row.batch),
+      num(row.jobs),
+      num(row.nimbusq.billedPerJob),
+      num(row.nimbusq.addPerJob),
+      num(row.nimbusq.crossCheckPerJob),
+      num(row.bullmq.billedPerJob),
+      ratio(row.nimbusq.billedPerJob, row.bullmq.billedPerJob),
+    ]);
+  const headers = [
+    "pattern",
+    "batch / concurrency",
+    "jobs",
+    "nimbusq per job",
+    "of which the add",
+    "nimbusq by INFO (cross-check)",
+    "BullMQ per job",
+    "nimbusq / BullMQ",
+  ];
+  const split = fixedAndMarginal(c.lifecycle);
+  return [
+    stamp(outcome),
+    "",
+    "Billed as Upstash bills: every command plus every `redis.call` inside a script. nimbusq is counted by the metering REST server and cross-checked with the redis-server's own `INFO commandstats`; BullMQ by `INFO commandstats`, its Worker started and idle (and one job through it, so its scripts are loaded) before the window opens. The window runs from the first add to the last completion plus 50 ms. At batch size B nimbusq leases and acks B jobs per call and BullMQ's Worker runs at concurrency B.",
+    "",
+    "- **backlog**: all jobs added at once (`addBulk`), then processed — the steady state;",
+    "- **arrivals**: jobs arrive B at a time (`add` for one, `addBulk` for more), the next B once those are done — every batch pays the way from idle to busy.",
+    "",
+    "### Lifecycle: add → lease → complete, no-op processor",
+    "",
+    table(headers, rows(c.lifecycle), 1),
+    "",
+    split
+      ? `Processing cost splits into about **${num(split.fixed, 1)} commands per lease+ack pair** (fixed, whatever the batch holds) and **${num(split.perJob, 1)} per job**, so the per-job cost falls as the batch grows.`
+      : "",
+    "",
+    `### A job failing 3 attempts (\`attempts: ${c.failingOptions.attempts}, backoff: { type: "${c.failingOptions.backoff.type}", delay: ${c.failingOptions.backoff.delay} }\`)`,
+    "",
+    table(headers, rows(c.failing), 1),
+    "",
+    "### Adds alone",
+    "",
+    table(
+      ["", "nimbusq", "nimbusq by INFO", "BullMQ"],
+      c.adds.map((a) => [a.case, num(a.nimbusq), num(a.nimbusqCrossCheck), num(a.bullmq)]),
+    ),
+    "",
+    `A worker Lambda invocation also registers itself when it starts and removes itself when it ends (the sweeper reads the registry to size its fan-out): **${c.invocationOverhead} billed commands per invocation**, counted in the cost model below.`,
+  ].join("\n");
+}
+
+function requestsSection(r: BenchResults): string {
+  const outcome = r.sections.cost;
+  const gap = missing("cost", outcome);
+  if (gap || !outcome?.result) return gap ?? "";
+  const c = outcome.result;
+  const rows = c.lifecycle.map((row) => {
+    const failing = costRow(c.failing, row.pattern, row.batch);
+    return [
+      row.pattern,
+      String(row.batch),
+      num(row.nimbusq.requestsPerJob, 3),
+      failing ? num(failing.nimbusq.requestsPerJob, 3) : "n/a",
+    ];
+  });
+  return [
+    "HTTP requests to the REST server per job (nimbusq; the same runs as above). A lifecycle is three requests per batch — add, lease, ack — and a failing job one lease and one ack per attempt.",
+    "",
+    table(["pattern", "batch", "lifecycle", "failing 3 attempts"], rows, 1),
+    "",
+    `BullMQ talks TCP: its round trips are not visible in \`INFO\`; the earlier measurement on this machine counted ${earlierBullmq.roundTripsPerJob} round trips per job.`,
+  ].join("\n");
+}
+
+function throughputSection(r: BenchResults): string {
+  const outcome = r.sections.throughput;
+  const gap = missing("throughput", outcome);
+  if (gap || !outcome?.result) return gap ?? "";
+  const t = outcome.result;
+  const noop = t.cases.find((c) => c.processor === "no-op");
+  return [
+    stamp(outcome),
+    "",
+    'End to end: the clock starts before `addBulk` of every job and stops when the last one is done. nimbusq runs `Worker.drain` over the non-metering local REST server (several drains at once stand for several Lambda invocations); BullMQ runs one Worker over TCP, started and idle before the clock starts, so it begins processing while its bulk add is still going — nimbusq drains only after its adds return. Rounds alternate nimbusq, BullMQ; medians of the rounds. "After the add" is the rate of the jobs finished after the add returned, over the time after it (processing alone; BullMQ has done some jobs by then).',
+    "",
+    table(
+      [
+        "processor",
+        "jobs",
+        "nimbusq setting",
+        "nimbusq jobs/s",
+        "BullMQ setting",
+        "BullMQ jobs/s",
+        "nimbusq / BullMQ",
+        "after the add: nimbusq \\| BullMQ",
+        "rounds (nimbusq \\| BullMQ jobs/s)",
+      ],
+      t.cases.map((c) => [
+        c.processor + (c.inFlight ? `, ${c.inFlight} in flight` : ""),
+        num(c.jobs),
+        c.nimbusqSetting,
+        num(c.nimbusqMedian),
+        c.bullmqSetting,
+        num(c.bullmqMedian),
+        `${num(c.ratio)}×`,
+        `${num(c.nimbusqAfterAddMedian)} \\| ${num(c.bullmqAfterAddMedian)}`,
+        c.rounds.map((x) => `${num(x.nimbusq.jobsPerSecond)} \\| ${num(x.bullmq.jobsPerSecond)}`).join("; "),
+      ]),
+      1,
+    ),
+    "",
+    noop && noop.explored.length > 0
+      ? [
+          `nimbusq settings tried with the no-op processor (one run each, ${num(noop.jobs)} jobs); the fastest, **${noop.nimbusqSetting}**, ran the rounds:`,
+          "",
+          table(
+            ["setting", "jobs/s", "add", "total"],
+            noop.explored.map((x) => [x.setting, num(x.jobsPerSecond), ms(x.addMs), ms(x.totalMs)]),
+          ),
+        ].join("\n")
+      : "",
+    "",
+    upstashCeiling(r),
+    "",
+    t.cases.some((c) => c.rounds.some((x) => !x.nimbusq.complete || !x.bullmq.complete))
+      ? "**Some runs hit their time limit before every job was done; their rate counts only finished jobs.**"
+      : "",
+  ].join("\n");
+}
+
+/** On Upstash, the plan's commands/s limit bounds jobs/s by the commands each job costs. */
+function upstashCeiling(r: BenchResults): string {
+  const cost = r.sections.cost?.result;
+  const rows = cost?.lifecycle.filter((x) => x.pattern === "backlog") ?? [];
+  const row = rows.find((x) => x.batch === 50) ?? rows.at(-1);
+  if (!row) return "";
+  const limit = 10_000;
+  return `On Upstash itself the plans throttle at ${num(limit)} commands/s (16,000 on the largest fixed plans, reference §3.1), which bounds throughput by the commands a job costs: at batch / concurrency ${row.batch}, about ${num(Math.round(limit / row.nimbusq.billedPerJob))} jobs/s for nimbusq (${num(row.nimbusq.billedPerJob)} commands per job) and ${num(Math.round(limit / row.bullmq.billedPerJob))} jobs/s for BullMQ (${num(row.bullmq.billedPerJob)}) per database, a ceiling the local runs above do not have.`;
+}
+
+function idleSection(r: BenchResults): string {
+  const outcome = r.sections.idle;
+  const gap = missing("idle", outcome);
+  if (gap || !outcome?.result) return gap ?? "";
+  const i = outcome.result;
+  const window = i.bullmq[0]?.windowSeconds ?? i.windowSeconds;
+  const windowNote =
+    window >= 299
+      ? `BullMQ's idle Workers were counted over a **${num(window, 0)} s window** (${num(window / 60, 1)} minutes, the issue's 5) and scaled to an hour (× ${num(3600 / window, 1)}). The window runs in the background on redis-servers of their own while the other sections use the main one.`
+      : `**BullMQ's idle Workers were counted over ${num(window, 0)} s only**, not the issue's 5 minutes${outcome.quick ? " (quick mode)" : " (a shorter `--idle-window` was asked for)"}, and extrapolated to an hour (× ${num(3600 / window, 1)}): expect the per-hour figure to be off by a BullMQ idle cycle or a stalled check.`;
+  return [
+    stamp(outcome),
+    "",
+    windowNote,
+    "nimbusq's workers are Lambda functions invoked only when jobs wait: an idle queue costs them **0** commands. The sweeper's idle tick is measured exactly on the metering REST server (one steady tick after a first one) and multiplied by 60 ticks an hour (EventBridge `rate(1 minute)`). In loop mode an idle tick sweeps once and stops (nothing is due), so it costs the same as once-a-minute mode; the loop only differs when something is due within the minute.",
+    "",
+    table(
+      ["what", "per tick", "commands/hour", "per queue per hour"],
+      [
+        ...i.sweeper.map((s) => [
+          `nimbusq sweeper, ${s.mode} mode, ${s.queues} queue${s.queues > 1 ? "s" : ""}, event forwarding ${s.eventForwarding ? "on (as deployed)" : "off"}`,
+          num(s.perTick),
+          num(s.perHour),
+          num(s.perHourPerQueue),
+        ]),
+        ["nimbusq worker functions (not invoked when idle)", "–", "0", "0"],
+        ...i.bullmq.map((b) => [
+          `BullMQ: ${b.workers} idle Worker${b.workers > 1 ? "s" : ""} (default settings), ${b.workers} queue${b.workers > 1 ? "s" : ""}`,
+          "–",
+          num(b.perHour),
+          num(b.perHourPerQueue),
+        ]),
+      ],
+    ),
+    "",
+    `BullMQ's commands in the window (one Worker): ${Object.entries(i.bullmq[0]?.byCommand ?? {})
+      .map(([name, count]) => `${name} ${count}`)
+      .join(", ")}.`,
+  ].join("\n");
+}
+
+function distributionRow(label: string, d: Distribution): string[] {
+  return [label, num(d.samples), ms(d.p50), ms(d.p99), ms(d.max), ms(d.mean)];
+}
+
+function latencySection(r: BenchResults): string {
+  const outcome = r.sections.latency;
+  const gap = missing("latency", outcome);
+  if (gap || !outcome?.result) return gap ?? "";
+  const l = outcome.result;
+  const e = l.enqueueToStart;
+  const d = l.delayedLateness;
+  return [
+    stamp(outcome),
+    "",
+    'Over a local stack assembled as `npm start` assembles it — the HTTP API (Hono on Node) with the worker kick, worker "Lambdas" run in-process with real deadlines (batch 50, concurrency 50), the sweeper in loop mode — all through the non-metering REST server, with a bench queue whose processor notes when it starts. Times are on one monotonic clock in one process.',
+    "",
+    `### Enqueue → start (${e.rounds} rounds × ${e.perRound} jobs, one at a time)`,
+    "",
+    "nimbusq: from just before `POST /queues/:q/jobs` to the processor's first line; the API adds the job and kicks the worker function, which registers itself, leases and runs. BullMQ: from just before `Queue.add` over TCP to its running Worker's processor (concurrency 50). The next job goes once the previous invocation has ended.",
+    "",
+    table(
+      ["", "samples", "p50", "p99", "max", "mean"],
+      [
+        distributionRow("nimbusq (HTTP add + kick)", e.nimbusq),
+        distributionRow("nimbusq: the POST's own round trip", e.nimbusqHttpAdd),
+        distributionRow("BullMQ (Queue.add → Worker)", e.bullmq),
+      ],
+    ),
+    "",
+    `Worker invocations per job in this test: ${num(e.nimbusqInvocationsPerJob)} (one kick per add). Every command Redis ran per job in these runs (INFO commandstats; nimbusq's whole path: the add, the kicked invocation registering and unregistering itself, the lease, the ack): nimbusq **${num(e.nimbusqBilledPerJob)}**, BullMQ **${num(e.bullmqBilledPerJob)}**.`,
+    "",
+    `### Delayed jobs: lateness (${num(d.jobs)} jobs due over ${num(d.spanMs / 1000)} s, ${d.rounds} rounds)`,
+    "",
+    "Jobs added in one bulk with `timestamp` and `delay` set, so each is due at a known time; lateness is the processor's start minus that due time (processedOn − due). nimbusq: one sweeper tick in loop mode sleeps until the next due job, promotes it and starts workers, which wait for delayed jobs due within 5 s and lease them as they come due. BullMQ: one Worker, concurrency 50.",
+    "",
+    table(
+      ["", "samples", "p50", "p99", "max", "mean"],
+      [
+        distributionRow("nimbusq (sweeper loop + workers)", d.nimbusq),
+        distributionRow("BullMQ Worker", d.bullmq),
+      ],
+    ),
+    "",
+    `nimbusq used ${num(d.nimbusqWorkerInvocations)} worker invocation(s) and ${num(d.nimbusqSweeperPasses)} sweeper passes per round. Every command Redis ran per job, add to completion (INFO commandstats): nimbusq **${num(d.nimbusqBilledPerJob)}**, BullMQ **${num(d.bullmqBilledPerJob)}**.`,
+  ].join("\n");
+}
+
+function coldStartSection(r: BenchResults): string {
+  const outcome = r.sections.coldstart;
+  const gap = missing("coldstart", outcome);
+  if (gap || !outcome?.result) return gap ?? "";
+  const c = outcome.result;
+  return [
+    stamp(outcome),
+    "",
+    `Each function bundled as \`npm run build\` bundles it (esbuild, minified ESM, AWS SDK left to the runtime), plus BullMQ 6.7.0 bundled the same way from a handler importing \`Queue\` and \`Worker\`, and an empty handler as the baseline. Each is imported in a fresh \`node\` process (${c.runs} runs each, interleaved); module evaluation only — Lambda's own init and a 256 MB share of a vCPU add to these.`,
+    "",
+    table(
+      ["bundle", "size", "gzip", "import median", "min – max"],
+      c.bundles.map((b) => [
+        b.system === "bullmq"
+          ? `BullMQ: ${b.name}`
+          : b.system === "baseline"
+            ? `baseline: ${b.name}`
+            : `nimbusq: ${b.name}`,
+        kb(b.bytes),
+        kb(b.gzipBytes),
+        ms(b.importMs.median),
+        `${ms(b.importMs.min)} – ${ms(b.importMs.max)}`,
+      ]),
+    ),
+  ].join("\n");
+}
+
+function flatness(values: number[], unit: string): string {
+  const finite = values.filter((v) => Number.isFinite(v) && v > 0);
+  if (finite.length < 2) return "n/a";
+  const growth = Math.max(...finite) / Math.min(...finite);
+  return growth <= 2 ? `flat (within ×${num(growth)})` : `**grows ×${num(growth)}** (${unit})`;
+}
+
+function scaleSection(r: BenchResults): string {
+  const outcome = r.sections.scale;
+  const gap = missing("scale", outcome);
+  if (gap || !outcome?.result) return gap ?? "";
+  const s = outcome.result;
+  return [
+    stamp(outcome),
+    "",
+    `Queues filled directly over TCP by a Lua loader (minimal job hashes). One lease and one ack of ${s.batch} jobs, ${s.leaseAck[0]?.reps ?? 0} times at each size (medians), timed end to end through the non-metering REST server and on the Redis side (the EVALSHA's time in \`INFO commandstats\`, which covers every \`redis.call\` the script makes). The Redis-side time is the one to judge growth by: the end-to-end time is mostly HTTP and noise on this machine.`,
+    "",
+    table(
+      ["jobs waiting", "fill time", "lease (end to end)", "lease (Redis)", "ack (end to end)", "ack (Redis)"],
+      s.leaseAck.map((x) => [
+        num(x.waiting),
+        ms(x.fillMs),
+        ms(x.leaseMs),
+        `${num(x.leaseRedisUs)} µs`,
+        ms(x.ackMs),
+        `${num(x.ackRedisUs)} µs`,
+      ]),
+    ),
+    "",
+    `Lease: ${flatness(
+      s.leaseAck.map((x) => x.leaseRedisUs),
+      "Redis-side",
+    )}; ack: ${flatness(
+      s.leaseAck.map((x) => x.ackRedisUs),
+      "Redis-side",
+    )}. Taking jobs pops from the ends of the wait list and promotion reads the due range of the delayed set, so neither depends on how many jobs wait.`,
+    "",
+    table(
+      ["delayed jobs", "of which due", "sweep (end to end)", "sweep (Redis)", "promoted"],
+      s.sweeps.map((x) => [
+        num(x.delayed),
+        num(x.due),
+        ms(x.sweepMs),
+        `${num(x.sweepRedisUs)} µs`,
+        num(x.promoted),
+      ]),
+    ),
+    "",
+    `Sweep: ${flatness(
+      s.sweeps.map((x) => x.sweepRedisUs),
+      "Redis-side",
+    )} as the delayed set grows; its cost follows the number of due jobs it promotes (each is moved, its hash updated and an event written), not the size of the set.`,
+  ].join("\n");
+}
+
+function costModelSection(model: CostModel | undefined): string {
+  if (!model) return "_Needs the cost section (batch 1 and batch 10 or 50 rows)._";
+  const a = assumptions;
+  const out: string[] = [
+    "List prices: Upstash pay-as-you-go **$0.20 per 100K commands** (every command and every `redis.call`); Lambda **$0.20 per 1M requests** and **$0.0000133334 per GB-second** (arm64); SQS standard **$0.40 per 1M requests**; QStash **$1 per 100K messages** (list price at time of writing, as given by the project's reference notes from a third-party compiled price list — check Upstash's page before relying on it).",
+    "",
+    "Formulas, per million jobs:",
+    "",
+    "```",
+    "nimbusq   = 1e6 × (cmds_per_job × $0.20/100K)",
+    "          + 1e6 × inv_per_job × ($0.20/1M + 0.25 GB × t_inv × $0.0000133334)",
+    `          t_inv = 2 × RTT (register, unregister) + batches × (2 × RTT (lease, ack) + batch processing time)`,
+    `          cmds_per_job = measured billed commands per job + ${"invocation overhead"} × inv_per_job`,
+    "SQS       = 1e6 × requests_per_job × $0.40/1M + Lambda(inv_per_job = 1/batch, t_inv = batch processing time)",
+    "          requests_per_job = (send + receive + delete) / batch",
+    "QStash    = 1e6 × $1/100K + Lambda(inv_per_job = 1, t_inv = job processing time)",
+    "```",
+    "",
+    `Assumptions: ${a.memoryGb * 1024} MB functions; RTT = ${a.redisRoundTripMs} ms per Upstash request from Lambda in the same region (not measured here; the local REST server answers in about a millisecond); the processor's own time is the same work whichever queue feeds it, so it is priced in two variants — a no-op (queue overhead alone, Lambda bills at least 1 ms) and ${a.ioJobMs} ms of I/O per job, run concurrently within a batch; SQS's event source mapping batch is ${a.sqsBatch} (its default) and its pollers' empty receives are not counted; message sizes under 64 KB. Measured counts come from the cost section (backlog rows for the steady case, arrivals at batch 1 for the sparse one).`,
+    "",
+  ];
+  for (const scenario of model.scenarios) {
+    out.push(`### ${scenario.name}`, "", scenario.description, "");
+    out.push(
+      table(
+        [
+          "option",
+          "queue charges",
+          "basis",
+          "Lambda requests",
+          "Lambda duration (no-op)",
+          "total (no-op)",
+          `Lambda duration (${a.ioJobMs} ms jobs)`,
+          `total (${a.ioJobMs} ms jobs)`,
+        ],
+        scenario.options.map((o) => [
+          o.option,
+          dollars(o.queue),
+          o.queueDetail,
+          dollars(o.lambdaRequests),
+          dollars(o.lambdaDurationNoop),
+          `**${dollars(o.totalNoop)}**`,
+          dollars(o.lambdaDurationIo),
+          `**${dollars(o.totalIo)}**`,
+        ]),
+        1,
+      ),
+      "",
+    );
+  }
+  out.push(costReading(model), "");
+  out.push(
+    "### Fixed monthly cost of an idle queue",
+    "",
+    table(
+      ["", "per queue per month", "basis"],
+      model.monthly.map((m) => [m.option, dollars(m.perQueue), m.detail]),
+    ),
+  );
+  return out.join("\n");
+}
+
+/** Plain words on where nimbusq stands in the model: the cheapest option is not always nimbusq. */
+function costReading(model: CostModel): string {
+  const lines: string[] = [];
+  for (const scenario of model.scenarios) {
+    const ours = scenario.options.find((o) => o.option.startsWith("nimbusq"));
+    if (!ours) continue;
+    const others = scenario.options.filter((o) => o !== ours && !o.option.startsWith("BullMQ"));
+    const cheaper = others.filter((o) => o.totalNoop < ours.totalNoop);
+    const bull = scenario.options.find((o) => o.option.startsWith("BullMQ"));
+    const parts = cheaper.map(
+      (o) => `${o.option} (${dollars(o.totalNoop)}, ${num(ours.totalNoop / o.totalNoop, 1)}× cheaper)`,
+    );
+    lines.push(
+      `- **${scenario.name}**: nimbusq ${dollars(ours.totalNoop)} per million jobs${
+        bull
+          ? ` (BullMQ's Redis commands alone cost ${num(bull.totalNoop / ours.totalNoop, 1)}× as much on the same plan)`
+          : ""
+      }${parts.length > 0 ? `; **more than ${parts.join(" and ")}**` : ""}. ${
+        parts.length > 0
+          ? "The gap is Upstash's per-command price: every `redis.call` of a lease and an ack is billed, while SQS bills a request per batch of messages and QStash a flat price per message."
+          : ""
+      }`,
+    );
+  }
+  const steady = model.scenarios[0]?.options.find((o) => o.option.startsWith("nimbusq"));
+  const perJob = steady ? steady.queue / 1_000_000 / (0.2 / 100_000) : undefined;
+  if (perJob) {
+    const breakEven = 10 / (0.2 / 100_000);
+    lines.push(
+      `- Upstash's fixed plans bill no per-command charge ($10/month for 250 MB at up to 10,000 commands/s, reference §3.1): past ${num(breakEven / 1e6, 1)}M commands a month — about ${num(breakEven / perJob / 1000, 0)}K jobs at ${num(perJob)} commands each — a fixed plan costs less than pay-as-you-go and the queue charge stops growing with volume (until the commands/s cap).`,
+    );
+  }
+  return lines.join("\n");
+}
+
+function earlierSection(r: BenchResults): string {
+  const s = r.sections;
+  const cost = s.cost?.result;
+  const tp = s.throughput?.result?.cases.find((c) => c.processor === "no-op");
+  const lat = s.latency?.result;
+  const idle = s.idle?.result?.bullmq.find((b) => b.workers === 1);
+  const bull = s.coldstart?.result?.bundles.find((b) => b.system === "bullmq");
+  const e = earlierBullmq;
+  return table(
+    ["BullMQ 6.7.0", "earlier measurement (the issue)", "this run"],
+    [
+      [
+        "billed commands per job, lifecycle, concurrency 1",
+        num(e.lifecyclePerJob),
+        num(costRow(cost?.lifecycle, "backlog", 1)?.bullmq.billedPerJob),
+      ],
+      [
+        "billed commands per job failing 3 attempts",
+        num(e.failing3PerJob),
+        num(costRow(cost?.failing, "backlog", 1)?.bullmq.billedPerJob),
+      ],
+      ["round trips per job", num(e.roundTripsPerJob), "not measured (TCP)"],
+      ["idle commands per hour per queue", num(e.idlePerHourPerQueue), num(idle?.perHourPerQueue)],
+      [
+        "jobs/s, no-op, concurrency 50",
+        num(e.jobsPerSecond),
+        tp ? `${num(tp.bullmqMedian)} end to end; ${num(tp.bullmqAfterAddMedian)} after the add` : "n/a",
+      ],
+      [
+        "enqueue → start p50 / p99",
+        `${ms(e.enqueueToStartP50)} / ${ms(e.enqueueToStartP99)}`,
+        lat ? `${ms(lat.enqueueToStart.bullmq.p50)} / ${ms(lat.enqueueToStart.bullmq.p99)}` : "n/a",
+      ],
+      ["delayed lateness p99", ms(e.latenessP99), lat ? ms(lat.delayedLateness.bullmq.p99) : "n/a"],
+      [
+        "bundle size, import",
+        `${e.bundleMB} MB, ${ms(e.importMs)}`,
+        bull ? `${num(bull.bytes / 1024 / 1024, 2)} MB, ${ms(bull.importMs.median)}` : "n/a",
+      ],
+    ],
+  );
+}
+
+// ---------------------------------------------------------------- chart
+
+function chartPanels(r: BenchResults, model: CostModel | undefined): Panel[] {
+  const s = r.sections;
+  const panels: Panel[] = [];
+  const cost = s.cost?.result;
+  const pair = (label: string, ours: number | undefined, theirs: number | undefined): Group => ({
+    label,
+    bars: [
+      { series: "nimbusq", value: ours ?? Number.NaN },
+      { series: "bullmq", value: theirs ?? Number.NaN },
+    ],
+  });
+  if (cost) {
+    const backlog = (rows: CostRow[]) => rows.filter((x) => x.pattern === "backlog");
+    panels.push({
+      title: "Billed Redis commands per job",
+      note: "add → lease → complete, backlog; by batch size / concurrency — fewer is better",
+      groups: backlog(cost.lifecycle).map((x) =>
+        pair(`batch ${x.batch}`, x.nimbusq.billedPerJob, x.bullmq.billedPerJob),
+      ),
+    });
+    panels.push({
+      title: "Billed commands per job failing 3 attempts",
+      note: "backlog; by batch size / concurrency — fewer is better",
+      groups: backlog(cost.failing).map((x) =>
+        pair(`batch ${x.batch}`, x.nimbusq.billedPerJob, x.bullmq.billedPerJob),
+      ),
+    });
+  }
+  const tp = s.throughput?.result;
+  if (tp) {
+    panels.push({
+      title: "Throughput, jobs per second",
+      note: "addBulk then process, end to end; median of rounds — more is better",
+      groups: tp.cases.map((c) =>
+        pair(
+          `${c.processor}${c.inFlight ? `, ${c.inFlight} in flight` : ""}`,
+          c.nimbusqMedian,
+          c.bullmqMedian,
+        ),
+      ),
+    });
+  }
+  const idle = s.idle?.result;
+  if (idle) {
+    const sweeper = (queues: number) =>
+      idle.sweeper.find((x) => x.mode === "loop" && x.queues === queues && x.eventForwarding)
+        ?.perHourPerQueue;
+    const bull = (workers: number) => idle.bullmq.find((x) => x.workers === workers)?.perHourPerQueue;
+    panels.push({
+      title: "Idle cost, billed commands per hour per queue",
+      note: "nimbusq: sweeper tick × 60 (workers idle cost 0); BullMQ: idle Worker — fewer is better",
+      groups: [pair("1 queue", sweeper(1), bull(1)), pair("10 queues", sweeper(10), bull(10))],
+    });
+  }
+  const lat = s.latency?.result;
+  if (lat) {
+    const e = lat.enqueueToStart;
+    const d = lat.delayedLateness;
+    panels.push({
+      title: "Latency, milliseconds",
+      note: "enqueue → start (nimbusq over HTTP + kick); delayed-job lateness — less is better",
+      groups: [
+        pair("enqueue→start p50", e.nimbusq.p50, e.bullmq.p50),
+        pair("enqueue→start p99", e.nimbusq.p99, e.bullmq.p99),
+        pair("delayed lateness p50", d.nimbusq.p50, d.bullmq.p50),
+        pair("delayed lateness p99", d.nimbusq.p99, d.bullmq.p99),
+      ],
+    });
+  }
+  const cold = s.coldstart?.result;
+  if (cold) {
+    panels.push({
+      title: "Cold start: bundle import, milliseconds",
+      note: "fresh node process, median; bundle size after the value — less is better",
+      groups: cold.bundles.map((b) => ({
+        label: b.system === "bullmq" ? "BullMQ" : b.name,
+        bars: [
+          {
+            series: b.system === "nimbusq" ? "nimbusq" : b.system === "bullmq" ? "bullmq" : "other",
+            value: b.importMs.median,
+            text: `${num(b.importMs.median, 1)} ms · ${kb(b.bytes)}`,
+          },
+        ],
+      })),
+    });
+  }
+  const steady = model?.scenarios[0];
+  if (steady) {
+    panels.push({
+      title: "Dollars per million jobs (list prices)",
+      note: `${steady.name}; no-op processor — less is better`,
+      groups: steady.options.map((o) => ({
+        label: o.option.startsWith("BullMQ") ? "BullMQ (Redis only)" : o.option.replace(/ \(.*\)$/, ""),
+        bars: [
+          {
+            series: o.option.startsWith("nimbusq")
+              ? "nimbusq"
+              : o.option.startsWith("BullMQ")
+                ? "bullmq"
+                : "other",
+            value: o.totalNoop,
+            text: dollars(o.totalNoop),
+          },
+        ],
+      })),
+    });
+  }
+  return panels;
+}
+
+// ---------------------------------------------------------------- output
+
+export function renderMarkdown(r: BenchResults, paths: ReportPaths): string {
+  const model = costModel(r.sections.cost?.result, r.sections.idle?.result);
+  const findings = behind(r);
+  const svgLink = relative(dirname(paths.markdown), paths.svg).split("\\").join("/");
+  const jsonLink = relative(dirname(paths.markdown), paths.json).split("\\").join("/");
+  const sectionTimes = (Object.entries(r.sections) as [SectionName, SectionOutcome<unknown>][])
+    .map(([name, o]) => `${name} ${num(o.durationSeconds, 1)} s`)
+    .join(", ");
+  return [
+    "# Benchmarks",
+    "",
+    `Generated by \`npm run bench\` (scripts in \`test/bench/\`) on ${r.generatedAt.slice(0, 10)}; do not edit by hand. Raw numbers: [\`${jsonLink}\`](${jsonLink}).`,
+    r.quick
+      ? "\n> **Quick mode**: tiny sizes for a smoke run. These numbers say the scripts work, not how fast anything is.\n"
+      : "",
+    `The run took ${num(r.totalSeconds, 1)} s (${sectionTimes}).`,
+    "",
+    `![nimbusq next to BullMQ 6.7.0](${svgLink})`,
+    "",
+    "## Machine",
+    "",
+    machineSection(r),
+    "",
+    "## How",
+    "",
+    "- One redis-server is started for the run; nimbusq and BullMQ 6.7.0 run against it in the same run, alternating (nimbusq, BullMQ, nimbusq, BullMQ…), each on fresh queues, the keyspace flushed between timed runs.",
+    "- nimbusq talks to Redis only through the local Upstash-compatible REST server with the real `@upstash/redis` client; BullMQ over TCP with ioredis, as each is meant to run.",
+    "- Counts go through a REST server that meters billed commands exactly (it diffs `INFO commandstats` around each script request, which serialises script requests); timings go through a second REST server on the same redis-server with metering off, as Upstash has no such step.",
+    "- Everything — redis-server, the REST servers, the HTTP API, the workers and the load — shares this machine's cores, so absolute timings are low-end; the ratios are the point. Medians over rounds where timing matters.",
+    "",
+    "## Headline",
+    "",
+    headline(r),
+    "",
+    "## Where nimbusq is behind BullMQ or its budgets",
+    "",
+    findings.length > 0
+      ? findings.map((f) => `- ${f.text}`).join("\n")
+      : "Nowhere in this run's measurements.",
+    "",
+    "## 1. Billed Redis commands per job",
+    "",
+    costSection(r),
+    "",
+    "## 2. HTTP requests per job",
+    "",
+    requestsSection(r),
+    "",
+    "## 3. Throughput",
+    "",
+    throughputSection(r),
+    "",
+    "## 4. Idle cost",
+    "",
+    idleSection(r),
+    "",
+    "## 5. Latency",
+    "",
+    latencySection(r),
+    "",
+    "## 6. Cold start",
+    "",
+    coldStartSection(r),
+    "",
+    "## 7. Scale",
+    "",
+    scaleSection(r),
+    "",
+    "## 8. Cost model: dollars per million jobs",
+    "",
+    costModelSection(model),
+    "",
+    "## BullMQ: earlier figures and this run",
+    "",
+    earlierSection(r),
+    "",
+  ]
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n");
+}
+
+export function renderSvg(r: BenchResults): string {
+  const model = costModel(r.sections.cost?.result, r.sections.idle?.result);
+  const m = r.machine;
+  return renderChart(
+    `nimbusq vs BullMQ 6.7.0${r.quick ? " (quick mode: smoke sizes)" : ""}`,
+    `npm run bench, ${r.generatedAt.slice(0, 10)} — ${m.cores} cores ${m.cpuModel}, Node ${m.node}, Redis ${m.redis}; nimbusq over the local Upstash-compatible REST server, BullMQ over TCP, same redis-server`,
+    chartPanels(r, model),
+  );
+}
+
+export async function writeReport(results: BenchResults, paths: ReportPaths): Promise<void> {
+  for (const file of [paths.json, paths.markdown, paths.svg]) await mkdir(dirname(file), { recursive: true });
+  await writeFile(paths.json, `${JSON.stringify(results, null, 2)}\n`);
+  await writeFile(paths.markdown, renderMarkdown(results, paths));
+  await writeFile(paths.svg, renderSvg(results));
+}
