@@ -23,20 +23,13 @@ EVENTS
 ]]
 -- @include nextDelayedScore
 -- @include setDelayedMarker
+-- @include startGuardedMove
 local jobKey, jobId = KEYS[KEY.jobKey], ARGV[ARG.jobId]
-local previous = redis.call("SET", KEYS[KEY.replayGuard], "0", "NX", "GET", "PX", ARGV[ARG.guardTtl])
-if previous then return tonumber(previous) end
-if redis.call("EXISTS", jobKey) == 0 then
-  redis.call("DEL", KEYS[KEY.replayGuard])
-  return -1
-end
+local refused = startGuardedMove(KEYS[KEY.replayGuard], ARGV[ARG.guardTtl], "0", jobKey, KEYS[KEY.delayed], jobId)
+if refused then return refused end
 local delay = tonumber(ARGV[ARG.delay])
 local due = tonumber(ARGV[ARG.now]) + delay
 local score = nextDelayedScore(KEYS[KEY.delayed], due)
-if redis.call("ZREM", KEYS[KEY.delayed], jobId) == 0 then
-  redis.call("DEL", KEYS[KEY.replayGuard])
-  return -3
-end
 redis.call("HSET", jobKey, "delay", delay)
 redis.call("ZADD", KEYS[KEY.delayed], score, jobId)
 local maxLen = redis.call("HGET", KEYS[KEY.meta], "opts.maxLenEvents") or "10000"

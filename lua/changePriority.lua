@@ -24,13 +24,10 @@ EVENTS
   none
 ]]
 -- @include isQueuePausedOrMaxed
+-- @include startGuardedMove
 local jobKey, jobId = KEYS[KEY.jobKey], ARGV[ARG.jobId]
-local previous = redis.call("SET", KEYS[KEY.replayGuard], "0", "NX", "GET", "PX", ARGV[ARG.guardTtl])
-if previous then return tonumber(previous) end
-if redis.call("EXISTS", jobKey) == 0 then
-  redis.call("DEL", KEYS[KEY.replayGuard])
-  return -1
-end
+local refused = startGuardedMove(KEYS[KEY.replayGuard], ARGV[ARG.guardTtl], "0", jobKey, nil, jobId)
+if refused then return refused end
 local priority, lifo = tonumber(ARGV[ARG.priority]), ARGV[ARG.lifo] == "1"
 if redis.call("ZREM", KEYS[KEY.prioritized], jobId) > 0 or redis.call("LREM", KEYS[KEY.wait], -1, jobId) > 0 then
   local ready = true

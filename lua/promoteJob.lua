@@ -23,19 +23,10 @@ EVENTS
   waiting {jobId, prev: delayed}
 ]]
 -- @include pushReadyJob
+-- @include startGuardedMove
 local jobKey, jobId = KEYS[KEY.jobKey], ARGV[ARG.jobId]
-local previous = redis.call("SET", KEYS[KEY.replayGuard], "0", "NX", "GET", "PX", ARGV[ARG.guardTtl])
-if previous then return tonumber(previous) end
-local code = 0
-if redis.call("EXISTS", jobKey) == 0 then
-  code = -1
-elseif redis.call("ZREM", KEYS[KEY.delayed], jobId) == 0 then
-  code = -3
-end
-if code < 0 then
-  redis.call("DEL", KEYS[KEY.replayGuard])
-  return code
-end
+local refused = startGuardedMove(KEYS[KEY.replayGuard], ARGV[ARG.guardTtl], "0", jobKey, KEYS[KEY.delayed], jobId)
+if refused then return refused end
 local k = {}
 for name, index in pairs(KEY) do k[name] = KEYS[index] end
 pushReadyJob(k, jobId, tonumber(redis.call("HGET", jobKey, "priority")) or 0, false)

@@ -29,21 +29,11 @@ EVENTS
   waiting {jobId, prev: failed | completed}
 ]]
 -- @include pushReadyJob
+-- @include startGuardedMove
 -- @include moveChildBackToParent
 local jobKey, jobId, state = KEYS[KEY.jobKey], ARGV[ARG.jobId], ARGV[ARG.state]
-local previous = redis.call("SET", KEYS[KEY.replayGuard], "1", "NX", "GET", "PX", ARGV[ARG.guardTtl])
-if previous then return tonumber(previous) end
-local code = 1
-if redis.call("EXISTS", jobKey) == 0 then
-  code = -1
-elseif redis.call("ZREM", KEYS[KEY.finished], jobId) == 0 then
-  code = -3
-end
-if code < 0 then
-  -- Nothing changed, so a replay may simply run again: drop the guard rather than record the refusal.
-  redis.call("DEL", KEYS[KEY.replayGuard])
-  return code
-end
+local refused = startGuardedMove(KEYS[KEY.replayGuard], ARGV[ARG.guardTtl], "1", jobKey, KEYS[KEY.finished], jobId)
+if refused then return refused end
 local dropped = { "finishedOn", "processedOn", state == "failed" and "failedReason" or "returnvalue" }
 if ARGV[ARG.resetAttemptsMade] == "1" then dropped[#dropped + 1] = "atm" end
 if ARGV[ARG.resetAttemptsStarted] == "1" then dropped[#dropped + 1] = "ats" end

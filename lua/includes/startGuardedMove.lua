@@ -1,0 +1,16 @@
+-- Opens a single-job move under its replay guard. A replay answers `done`, what the first call
+-- answered; a job that is gone (-1) or, when `fromSet` is given, not in it (-3; it is taken out
+-- otherwise) is refused and the guard dropped, so a refusal writes nothing and may simply run again.
+-- Returns the code to answer at once, or nil to go on with the move.
+local function startGuardedMove(guardKey, guardTtl, done, jobKey, fromSet, jobId)
+  local previous = redis.call("SET", guardKey, done, "NX", "GET", "PX", guardTtl)
+  if previous then return tonumber(previous) end
+  local code
+  if redis.call("EXISTS", jobKey) == 0 then
+    code = -1
+  elseif fromSet and redis.call("ZREM", fromSet, jobId) == 0 then
+    code = -3
+  end
+  if code then redis.call("DEL", guardKey) end
+  return code
+end
