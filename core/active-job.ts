@@ -99,7 +99,6 @@ export class ActiveJob<TData = unknown, TResult = unknown> extends Job<TData, TR
         port,
         moveToWaitingChildren,
         {
-          job: this.key,
           lock: `${this.key}:lock`,
           dependencies: `${this.key}:dependencies`,
           unsuccessful: `${this.key}:unsuccessful`,

@@ -21,6 +21,7 @@
  */
 import type { ActiveJob } from "./active-job.ts";
 import { encodeOptions } from "./codec.ts";
+import { queueKeyPrefix, queueQualifiedName } from "./keys.ts";
 import type { AckEntry } from "./outcome.ts";
 import type { DeadLetterOptions, JobsOptions } from "./types.ts";
 import { type Checker, checkDeadLetter } from "./validate.ts";
@@ -66,7 +67,8 @@ export function deadLetterIdPrefix(
   source: { prefix: string; queue: string },
   deadLetterPrefix: string,
 ): string {
-  const name = source.prefix === deadLetterPrefix ? source.queue : `${source.prefix}:${source.queue}`;
+  const name =
+    source.prefix === deadLetterPrefix ? source.queue : queueQualifiedName(source.prefix, source.queue);
   return `dl:${encodePart(name)}:`;
 }
 
@@ -122,7 +124,7 @@ export function deadLetterFields(
   const data = job.storedData ?? JSON.stringify(job.data ?? {});
   const jobText = `${head.slice(0, -1)},"data":${data}}`;
   return {
-    deadLetter: `${prefix}:${target.queue}:`,
+    deadLetter: queueKeyPrefix(prefix, target.queue),
     deadLetterId: deadLetterId(source, prefix, job.id),
     deadLetterName: job.name,
     deadLetterData: `{"job":${jobText},"failedReason":${JSON.stringify(failure.value)},"stacktrace":${failure.stacktrace || "[]"},"attemptsMade":${Number(failure.attemptsMade)}}`,

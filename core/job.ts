@@ -12,7 +12,7 @@ import {
   type RemoveOptions,
   removeJobWithChildren,
 } from "./job-moves.ts";
-import { jobKey, queueKeys, replayGuardKey } from "./keys.ts";
+import { jobKey, queueKeys, queueQualifiedName, replayGuardKey } from "./keys.ts";
 import type { RedisPort } from "./redis-port.ts";
 import { runScript } from "./scripts.ts";
 import type { JobState } from "./types.ts";
@@ -121,7 +121,7 @@ export class Job<TData = unknown, TResult = unknown> {
 
   /** The queue as `<prefix>:<queueName>`, BullMQ's `queueQualifiedName`. */
   get queueQualifiedName(): string {
-    return `${this.location.prefix}:${this.location.queueName}`;
+    return queueQualifiedName(this.location.prefix, this.location.queueName);
   }
 
   /** `{P}<jobId>`, the job's hash key (what a parent's `:dependencies` set holds). */

@@ -13,11 +13,11 @@ import { runScript } from "./scripts.ts";
 import { Checker } from "./validate.ts";
 
 /** Most jobs one step of clean or drain looks at. */
-export const cleanStep = 1000;
+const cleanStep = 1000;
 /** Most jobs one step of obliterate, retryJobs or promoteJobs handles, unless told otherwise (BullMQ's default). */
-export const defaultStepCount = 1000;
+const defaultStepCount = 1000;
 /** The largest `count` a caller may ask one step to handle. */
-export const maxStepCount = 10_000;
+const maxStepCount = 10_000;
 /** How long a step's replay guard lives (ms): longer than the HTTP client's retries. */
 const guardTtl = 600_000;
 

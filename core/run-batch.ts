@@ -25,7 +25,7 @@ export interface RunBatchOptions {
 }
 
 /** An Error for anything a processor throws (strings, objects, undefined…). */
-export function asError(thrown: unknown): Error {
+function asError(thrown: unknown): Error {
   if (thrown instanceof Error) return thrown;
   let text: string;
   try {

@@ -66,7 +66,7 @@ async function run(
  * options with the iteration number raised, a fresh timestamp, and `prevMillis` = the planned run
  * for cron patterns (BullMQ leaves it out for `every`).
  */
-export function nextIterationOptions(
+function nextIterationOptions(
   opts: Record<string, unknown>,
   schedulerId: string,
   count: number,
@@ -85,7 +85,7 @@ export function nextIterationOptions(
 }
 
 /** Makes the next iteration of every scheduler job in a leased batch; returns the ids made. */
-export async function addNextIterations(
+async function addNextIterations(
   location: JobLocation,
   jobs: readonly ActiveJob[],
   maxLenEvents: number,

@@ -85,7 +85,7 @@ export function workerHandler<TData = unknown, TResult = unknown>(
     worker ??= new Worker<TData, TResult>(options.queue, options.processor, {
       ...options,
       redis: redisOrEnv(options.redis),
-      jobTimeoutMs: options.jobTimeoutMs ?? jobTimeoutMs,
+      jobTimeoutMs,
       maxJobTimeoutMs: jobTimeoutMs,
       leaseMs: options.leaseMs ?? Math.max(30_000, jobTimeoutMs + 5000),
     });

@@ -21,6 +21,7 @@ RETURNS
 EVENTS
   delayed {jobId, delay: when it is now due (ms)}
 ]]
+-- @include eventsMaxLen
 -- @include nextDelayedScore
 -- @include setDelayedMarker
 -- @include startGuardedMove
@@ -32,7 +33,7 @@ local due = tonumber(ARGV[ARG.now]) + delay
 local score = nextDelayedScore(KEYS[KEY.delayed], due)
 redis.call("HSET", jobKey, "delay", delay)
 redis.call("ZADD", KEYS[KEY.delayed], score, jobId)
-local maxLen = redis.call("HGET", KEYS[KEY.meta], "opts.maxLenEvents") or "10000"
+local maxLen = eventsMaxLen(KEYS[KEY.meta])
 redis.call("XADD", KEYS[KEY.events], "MAXLEN", "~", maxLen, "*", "event", "delayed", "jobId", jobId, "delay", due)
 setDelayedMarker(KEYS[KEY.delayed], KEYS[KEY.marker])
 return 0

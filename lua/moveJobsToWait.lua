@@ -24,6 +24,7 @@ RETURNS
 EVENTS
   waiting {jobId, prev: failed | completed | delayed} per job.
 ]]
+-- @include eventsMaxLen
 -- @include replayedResult
 -- @include saveResult
 -- @include isQueuePausedOrMaxed
@@ -41,7 +42,7 @@ if #jobs > 0 then
       moveChildBackToParent(jobKey, redis.call("HGET", jobKey, "parentKey"), state)
     end
   end
-  local maxLen = redis.call("HGET", KEYS[KEY.meta], "opts.maxLenEvents") or "10000"
+  local maxLen = eventsMaxLen(KEYS[KEY.meta])
   for _, id in ipairs(jobs) do
     redis.call("XADD", KEYS[KEY.events], "MAXLEN", "~", maxLen, "*", "event", "waiting", "jobId", id, "prev", state)
   end

@@ -3,7 +3,6 @@ moveToWaitingChildren: A running parent asks to wait for its children: while any
 leaves active for waiting-children (its lock released); otherwise it keeps running.
 
 KEYS
-  job  {P}<jobId>
   lock  {P}<jobId>:lock
   dependencies  {P}<jobId>:dependencies
   unsuccessful  {P}<jobId>:unsuccessful

@@ -28,6 +28,7 @@ RETURNS
 EVENTS
   waiting {jobId, prev: failed | completed}
 ]]
+-- @include eventsMaxLen
 -- @include pushReadyJob
 -- @include startGuardedMove
 -- @include moveChildBackToParent
@@ -44,6 +45,6 @@ local k = {}
 for name, index in pairs(KEY) do k[name] = KEYS[index] end
 pushReadyJob(k, jobId, priority, ARGV[ARG.lifo] == "1")
 moveChildBackToParent(jobKey, fields[2], state)
-local maxLen = redis.call("HGET", KEYS[KEY.meta], "opts.maxLenEvents") or "10000"
+local maxLen = eventsMaxLen(KEYS[KEY.meta])
 redis.call("XADD", KEYS[KEY.events], "MAXLEN", "~", maxLen, "*", "event", "waiting", "jobId", jobId, "prev", state)
 return 1

@@ -17,10 +17,11 @@ RETURNS
 EVENTS
   progress {jobId, data}
 ]]
+-- @include eventsMaxLen
 if redis.call("EXISTS", KEYS[KEY.job]) == 0 then return -1 end
 local kind, value = ARGV[ARG.kind], ARGV[ARG.value]
 if kind == "progress" then
-  local maxLen = redis.call("HGET", KEYS[KEY.meta], "opts.maxLenEvents") or "10000"
+  local maxLen = eventsMaxLen(KEYS[KEY.meta])
   redis.call("HSET", KEYS[KEY.job], "progress", value)
   redis.call("XADD", KEYS[KEY.events], "MAXLEN", "~", maxLen, "*", "event", "progress", "jobId", ARGV[ARG.jobId], "data", value)
   return 1

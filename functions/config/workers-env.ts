@@ -16,7 +16,7 @@ export type Env = Record<string, string | undefined>;
 export const workersVariable = "NIMBUSQ_WORKERS";
 
 /** A positive integer written in decimal, or a ValidationError naming the field. */
-export function positiveInteger(check: Checker, field: string, text: string): number {
+function positiveInteger(check: Checker, field: string, text: string): number {
   if (!/^\d+$/.test(text) || Number(text) < 1 || !Number.isSafeInteger(Number(text))) {
     check.fail(field, "a positive integer", text);
   }

@@ -1,7 +1,7 @@
 /**
  * The demo queues: an email queue whose sends fail now and then (retried with exponential backoff)
  * and a report queue whose jobs report progress and write logs. `npm start` runs them locally
- * (infra/local/demo-queues.ts) and the deployed demo workers run them on Lambda (functions/entries/).
+ * (infra/local/stack.ts) and the deployed demo workers run them on Lambda (functions/entries/).
  */
 import type { ActiveJob, JobsOptions, Processor } from "../../core/index.ts";
 

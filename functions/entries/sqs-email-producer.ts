@@ -11,7 +11,13 @@ import { sqsProducer } from "../producers/index.ts";
 const email = demoQueue("email");
 
 export function emailJob(record: SQSRecord) {
-  const body: unknown = JSON.parse(record.body);
+  let body: unknown;
+  try {
+    body = JSON.parse(record.body);
+  } catch {
+    // JSON.parse's message quotes the body; say what is wrong without it.
+    body = undefined;
+  }
   const { to, subject } = (body ?? {}) as { to?: unknown; subject?: unknown };
   if (typeof to !== "string" || to === "" || typeof subject !== "string") {
     throw new TypeError(

@@ -41,7 +41,7 @@ function idFromKey(key: string, index: number | undefined): string {
 }
 
 /** Checks the body's shape (core checks the values) and applies the Idempotency-Key. */
-export function jobsFromBody(body: unknown, key: string | undefined): { jobs: BulkJob[]; many: boolean } {
+function jobsFromBody(body: unknown, key: string | undefined): { jobs: BulkJob[]; many: boolean } {
   const many = Array.isArray(body);
   const items: unknown[] = many ? body : [body];
   if (items.length === 0 || items.length > maxJobsPerRequest) {

@@ -39,7 +39,7 @@ function indexParam(text: string | undefined, field: string, fallback: number): 
   return Number(text);
 }
 
-export function listQuery(query: (name: string) => string | undefined) {
+function listQuery(query: (name: string) => string | undefined) {
   const state = query("state");
   if (state === undefined || !(listTypes as readonly string[]).includes(state))
     throw invalid("state", `state must be one of ${listTypes.join(", ")}`);

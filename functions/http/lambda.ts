@@ -10,7 +10,7 @@ import { errorBody, errorCodes, HttpError } from "./http-errors.ts";
 import type { HttpOptions } from "./options.ts";
 
 /** The path the routes see: `rawPath` without a named stage's leading segment. */
-export function routePath(event: APIGatewayProxyEventV2): string {
+function routePath(event: APIGatewayProxyEventV2): string {
   const raw = event.rawPath || "/";
   const stage = event.requestContext.stage;
   if (stage && stage !== "$default") {
@@ -26,7 +26,7 @@ function decodeBase64(text: string): Uint8Array {
 }
 
 /** The fetch Request an event stands for; throws a TypeError for what no Request can carry. */
-export function requestFromEvent(event: APIGatewayProxyEventV2): Request {
+function requestFromEvent(event: APIGatewayProxyEventV2): Request {
   const method = event.requestContext.http.method.toUpperCase();
   const headers = new Headers();
   for (const [name, value] of Object.entries(event.headers ?? {})) {

@@ -5,7 +5,7 @@ import { errorCodes, HttpError } from "./http-errors.ts";
 import type { HttpSettings } from "./options.ts";
 import type { AppEnv } from "./queue-access.ts";
 
-export const publicPaths: ReadonlySet<string> = new Set(["/openapi.json"]);
+const publicPaths: ReadonlySet<string> = new Set(["/openapi.json"]);
 
 /** 401 without a valid bearer token; otherwise records whether the token is an admin token. */
 export function authenticate(settings: HttpSettings): MiddlewareHandler<AppEnv> {

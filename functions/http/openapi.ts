@@ -1,8 +1,9 @@
 /** The OpenAPI 3.1 description of the HTTP API, served at `GET /openapi.json` (public). */
+import { maxJobsPerRequest } from "./enqueue.ts";
 import { listTypes, maxPageSize } from "./job-routes.ts";
 import { maintenancePaths } from "./openapi-maintenance.ts";
 import { addResult, errorSchema, jobInput, jobProperties } from "./openapi-schemas.ts";
-import { maxRedriveCount } from "./redrive-route.ts";
+import { defaultRedriveCount, maxRedriveCount } from "./redrive-route.ts";
 
 const json = (schema: object, description: string) => ({
   description,
@@ -62,7 +63,7 @@ export const openApiDocument = {
               schema: {
                 oneOf: [
                   ref("JobInput"),
-                  { type: "array", minItems: 1, maxItems: 1000, items: ref("JobInput") },
+                  { type: "array", minItems: 1, maxItems: maxJobsPerRequest, items: ref("JobInput") },
                 ],
               },
             },
@@ -228,7 +229,12 @@ export const openApiDocument = {
                 type: "object",
                 additionalProperties: false,
                 properties: {
-                  count: { type: "integer", minimum: 1, maximum: maxRedriveCount, default: 1000 },
+                  count: {
+                    type: "integer",
+                    minimum: 1,
+                    maximum: maxRedriveCount,
+                    default: defaultRedriveCount,
+                  },
                   deadLetterQueue: {
                     type: "string",
                     description: "The dead-letter queue to read (default `<queue>-dlq`)",

@@ -11,12 +11,12 @@ import {
 } from "../../core/index.ts";
 import { checkPrefix, checkQueueName } from "../../core/validate.ts";
 
-/** A bearer token; `admin` tokens may also pause, resume, retry and remove. */
 /** Why a worker is kicked: `wakeAt` (ms) when the added job is delayed and due within a minute. */
 export interface KickHint {
   wakeAt?: number;
 }
 
+/** A bearer token; `admin` tokens may also pause, resume, retry and remove. */
 export interface ApiToken {
   token: string;
   admin?: boolean;
@@ -59,7 +59,7 @@ export interface HttpSettings {
   log: (message: string, error: unknown) => void;
 }
 
-export const defaultMaxBodyBytes = 1024 * 1024;
+const defaultMaxBodyBytes = 1024 * 1024;
 
 export function resolveHttpOptions(options: HttpOptions): HttpSettings {
   const tokens = (options.tokens as (ApiToken | string)[]).map((entry) =>

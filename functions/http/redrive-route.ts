@@ -12,7 +12,7 @@ import { readJsonBody } from "./request-body.ts";
 
 /** Most dead letters one request moves (a request must end within the API's time limit). */
 export const maxRedriveCount = 10_000;
-const defaultRedriveCount = 1000;
+export const defaultRedriveCount = 1000;
 
 function redriveRequest(body: unknown, queue: string): { count: number; from: string } {
   if (body === undefined) return { count: defaultRedriveCount, from: defaultDeadLetterQueue(queue) };

@@ -20,7 +20,13 @@ export class RecordsFailedError extends QueueError {
   constructor(source: string, failures: RecordFailure<unknown>[], total: number) {
     const first = failures[0];
     const summary = `${failures.length} of ${total} records were not added`;
-    super(`${source}: ${summary} (first: ${describe(first?.error)})`, { cause: first?.error });
+    // The errors stay on `failures` and `cause`: a map error's message may quote the record's data.
+    super(
+      `${source}: ${summary} (first: record ${first?.entry.itemId ?? "(no id)"}, ${kind(first?.error)})`,
+      {
+        cause: first?.error,
+      },
+    );
     this.failures = failures.map(({ entry, stage, error }) => ({ itemId: entry.itemId, stage, error }));
   }
 }
@@ -28,14 +34,21 @@ export class RecordsFailedError extends QueueError {
 /** What to do with a record whose map threw or returned a job core refuses. */
 export type OnRecordError = "throw" | "skip";
 
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+/**
+ * How a failure is described in our messages and logs: nimbusq's own errors by their message (it names
+ * fields and rules, never data); any other error (the user's map, JSON.parse) by its class only, since
+ * its message may quote the record's data. The error itself stays on `failures` / `cause`.
+ */
+function kind(error: unknown): string {
+  if (error instanceof QueueError) return `${error.name}: ${error.message}`;
+  if (error instanceof Error) return `${error.name} (message withheld: it may quote the record)`;
+  return typeof error;
 }
 
 /** One line per failed record, so a reported or dropped record is never silent. */
-export function logFailure(source: string, failure: RecordFailure<unknown>, action: string): void {
+function logFailure(source: string, failure: RecordFailure<unknown>, action: string): void {
   const { entry, stage, error } = failure;
-  console.warn(`${source}: record ${entry.itemId ?? "(no id)"} ${action} (${stage}): ${describe(error)}`);
+  console.warn(`${source}: record ${entry.itemId ?? "(no id)"} ${action} (${stage}): ${kind(error)}`);
 }
 
 /**

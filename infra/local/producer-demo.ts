@@ -5,9 +5,9 @@
  */
 import type { Redis } from "@upstash/redis";
 import { FlowProducer, Queue } from "../../core/index.ts";
-import { demoQueues } from "../../functions/demo/demo-queues.ts";
+import { demoQueue } from "../../functions/demo/demo-queues.ts";
 
-const options = (name: string) => demoQueues.find((q) => q.name === name)?.defaultJobOptions ?? {};
+const options = (name: string) => demoQueue(name).defaultJobOptions;
 
 export async function runProducerDemo(redis: Redis, log: (line: string) => void): Promise<void> {
   const emails = new Queue("email", { redis, defaultJobOptions: options("email") });

@@ -3,10 +3,11 @@
 -- lock is gone goes back to the front of wait with stc + 1 (and `defa` past maxStalledCount,
 -- unless it is a job scheduler's iteration); then all active jobs form the next snapshot.
 -- Returns the moved ids, or nil when the check ran within the interval.
+-- @include eventsMaxLen
 -- @include isQueuePausedOrMaxed
 local function checkStalledJobs(q, now, stalledInterval, maxStalledCount)
   if redis.call("SET", q.stalledCheck, now, "PX", stalledInterval, "NX") == false then return nil end
-  local maxLen = redis.call("HGET", q.meta, "opts.maxLenEvents") or "10000"
+  local maxLen = eventsMaxLen(q.meta)
   redis.call("XTRIM", q.events, "MAXLEN", "~", maxLen)
   local candidates = redis.call("SMEMBERS", q.stalled)
   if #candidates > 0 then redis.call("DEL", q.stalled) end

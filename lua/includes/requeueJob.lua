@@ -12,11 +12,7 @@ local function requeueJob(q, job, now)
     local due = tonumber(job.due)
     table.insert(fields, "delay"); table.insert(fields, math.max(due - now, 0))
     redis.call("HSET", key, unpack(fields))
-    -- Retries of one batch often share a due ms: look its sequence up once, then count on.
-    local base = due * 4096
-    local score = q.dueScores[base]
-    if score then score = math.min(score + 1, base + 4095) else score = nextDelayedScore(q.delayed, due) end
-    q.dueScores[base] = score
+    local score = nextDelayedScore(q.delayed, due, q.dueScores)
     table.insert(q.delayedAdds, score)
     table.insert(q.delayedAdds, id)
     redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "delayed", "jobId", id, "delay", due)

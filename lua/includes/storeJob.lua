@@ -16,10 +16,7 @@ local function storeJob(q, job, id, now)
   local placement = job.placement
   if placement == "delayed" then
     local due = tonumber(job.timestamp) + tonumber(job.delay)
-    local base = due * 4096
-    local score = q.dueScores[base]
-    if score then score = math.min(score + 1, base + 4095) else score = nextDelayedScore(q.delayed, due) end
-    q.dueScores[base] = score
+    local score = nextDelayedScore(q.delayed, due, q.dueScores)
     if not q.earliestScore or score < q.earliestScore then q.earliestScore = score end
     table.insert(q.delayedAdds, score); table.insert(q.delayedAdds, id)
     redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "delayed", "jobId", id, "delay", due)

@@ -3,7 +3,7 @@ import { Queue, Worker } from "../../core/index.ts";
 import { createEventPublisher } from "../../functions/aws/event-publisher.ts";
 import { createLambdaInvoker } from "../../functions/aws/lambda-invoker.ts";
 import { sweeperHandler } from "../../functions/sweeper.ts";
-import { scheduledEvent } from "../support/aws-events.ts";
+import { lambdaContext, scheduledEvent } from "../support/aws-events.ts";
 import { type AwsRecorder, startAwsRecorder } from "../support/aws-recorder.ts";
 import { type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
 
@@ -18,10 +18,7 @@ afterAll(async () => {
   await stack.stop();
 });
 
-function context(timeoutMs = 60_000) {
-  const end = Date.now() + timeoutMs;
-  return { awsRequestId: crypto.randomUUID(), getRemainingTimeInMillis: () => Math.max(0, end - Date.now()) };
-}
+const context = (remainingMs = 60_000) => lambdaContext({ remainingMs });
 
 function sweeper(prefix: string, extra: Partial<Parameters<typeof sweeperHandler>[0]> = {}) {
   return sweeperHandler({

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Queue } from "../../core/index.ts";
 import { createLambdaInvoker } from "../../functions/aws/lambda-invoker.ts";
 import { workerHandler } from "../../functions/worker.ts";
+import { lambdaContext } from "../support/aws-events.ts";
 import { type AwsRecorder, startAwsRecorder } from "../support/aws-recorder.ts";
 import { sharedConnection, sharedRedis, uniquePrefix } from "../support/stack.ts";
 
@@ -17,15 +18,8 @@ afterAll(async () => {
   await recorder.close();
 });
 
-/** A Lambda context whose remaining time counts down for real. */
-function context(timeoutMs: number, functionName = "email-worker") {
-  const end = Date.now() + timeoutMs;
-  return {
-    functionName,
-    awsRequestId: crypto.randomUUID(),
-    getRemainingTimeInMillis: () => Math.max(0, end - Date.now()),
-  };
-}
+const context = (remainingMs: number, functionName = "email-worker") =>
+  lambdaContext({ remainingMs, functionName });
 
 describe("workerHandler", () => {
   it("drains the queue and returns the summary", async () => {

@@ -114,9 +114,13 @@ describe("s3Producer", () => {
     expect(error).toBeInstanceOf(RecordsFailedError);
     expect(error).toMatchObject({
       name: "RecordsFailedError",
-      message: expect.stringContaining("1 of 2 records were not added (first: Error: refusing executables)"),
+      message: expect.stringMatching(
+        /1 of 2 records were not added \(first: record b\/bad\.exe@\S+, Error \(message withheld/,
+      ),
       failures: [{ stage: "map", itemId: expect.stringContaining("b/bad.exe@") }],
     });
+    expect((error as Error).message).not.toContain("refusing executables");
+    expect(((error as Error).cause as Error).message).toBe("refusing executables");
     const okId = `s3-b/ok.jpg@${event.Records[0]?.s3.object.sequencer}`;
     expect(await direct.lrange(`${prefix}:thumbnails:wait`, 0, -1)).toEqual([okId]);
     // The retry of the whole event finds the good record's job: still one job.

@@ -4,7 +4,7 @@
  */
 import type { Redis as IORedis } from "ioredis";
 
-export async function placesOfJobs(direct: IORedis, queuePrefix: string): Promise<Map<string, string[]>> {
+async function placesOfJobs(direct: IORedis, queuePrefix: string): Promise<Map<string, string[]>> {
   const places = new Map<string, string[]>();
   const note = (id: string, where: string) => places.set(id, [...(places.get(id) ?? []), where]);
   for (const list of ["wait", "active", "paused"]) {
