@@ -7,7 +7,7 @@ import { encodeOptions, parentField } from "./codec.ts";
 import { errorForCode, UnexpectedReplyError } from "./errors.ts";
 import { addJobs } from "./generated/scripts.ts";
 import type { Job } from "./job.ts";
-import { queueKeys, queueQualifiedName, replayGuardKey } from "./keys.ts";
+import { defaultMaxLenEvents, queueKeys, queueQualifiedName, replayGuardKey } from "./keys.ts";
 import type { RedisPort } from "./redis-port.ts";
 import { runScript } from "./scripts.ts";
 import type { JobsOptions } from "./types.ts";
@@ -89,7 +89,7 @@ export function writeSettings(
   now: number,
 ): WriteSettings {
   const check = new Checker("Queue options");
-  const maxLenEvents = options.streams?.events?.maxLen ?? 10_000;
+  const maxLenEvents = options.streams?.events?.maxLen ?? defaultMaxLenEvents;
   check.integer("streams.events.maxLen", maxLenEvents, 1);
   const guardTtlMs = options.replayGuardTtlMs ?? 600_000;
   check.integer("replayGuardTtlMs", guardTtlMs, 10_000);

@@ -41,6 +41,9 @@ export const queueKeySuffix = {
   repeat: "repeat",
 } as const;
 
+/** BullMQ's default cap of the events stream (`opts.maxLenEvents`, XADD MAXLEN ~). */
+export const defaultMaxLenEvents = 10_000;
+
 export type QueueKeyName = keyof typeof queueKeySuffix;
 export type QueueKeys = { readonly [K in QueueKeyName]: string };
 

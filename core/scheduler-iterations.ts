@@ -10,7 +10,7 @@ import { decodeScheduler, encodeOptions, hashFromFlat } from "./codec.ts";
 import { UnexpectedReplyError } from "./errors.ts";
 import { type AddIterationsArgsIterationsItem, addIterations } from "./generated/scripts.ts";
 import type { JobLocation } from "./job.ts";
-import { queueKeyPrefix, queueKeys } from "./keys.ts";
+import { defaultMaxLenEvents, queueKeyPrefix, queueKeys } from "./keys.ts";
 import type { RedisPort } from "./redis-port.ts";
 import { type IterationRepeat, planNextIteration, shouldRestoreIteration } from "./schedule-time.ts";
 import { jsonEscaped } from "./scheduler-options.ts";
@@ -150,7 +150,7 @@ export async function restoreIterations(
   queueName: string,
   missing: readonly MissingIteration[],
   now: number,
-  maxLenEvents = 10_000,
+  maxLenEvents = defaultMaxLenEvents,
 ): Promise<string[]> {
   const iterations: AddIterationsArgsIterationsItem[] = [];
   for (const { schedulerId, millis, hash } of missing) {

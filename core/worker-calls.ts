@@ -12,7 +12,7 @@ import {
   recoverStalled as recoverStalledScript,
 } from "./generated/scripts.ts";
 import type { JobLocation } from "./job.ts";
-import { queueKeyPrefix, queueKeys, replayGuardKey } from "./keys.ts";
+import { defaultMaxLenEvents, queueKeyPrefix, queueKeys, replayGuardKey } from "./keys.ts";
 import type { AckEntry } from "./outcome.ts";
 import { runScript } from "./scripts.ts";
 
@@ -122,7 +122,7 @@ export async function ackBatch(
   location: JobLocation,
   entries: AckEntry[],
   batchToken: string,
-  maxLenEvents = 10_000,
+  maxLenEvents = defaultMaxLenEvents,
 ): Promise<AckResult> {
   if (entries.length === 0) return { codes: [], readyLeft: true, nextDue: 0 };
   const { port, prefix, queueName, clock } = location;

@@ -11,7 +11,7 @@ import { Emitter } from "./emitter.ts";
 import { LeaseLostError, RateLimitError } from "./errors.ts";
 import { setRateLimit } from "./generated/scripts.ts";
 import type { JobLocation } from "./job.ts";
-import { queueKeys } from "./keys.ts";
+import { defaultMaxLenEvents, queueKeys } from "./keys.ts";
 import { type AckEntry, type Decision, decide, type OutcomeSettings, refusedCompletion } from "./outcome.ts";
 import { toRedisPort } from "./redis-port.ts";
 import { runBatch } from "./run-batch.ts";
@@ -136,7 +136,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
         return { ...summary, stoppedBecause: "empty", ...(nextDueAt ? { nextDueAt } : {}) };
       }
       summary.leased += lease.jobs.length;
-      const maxLen = this.options.streams?.events?.maxLen ?? 10_000;
+      const maxLen = this.options.streams?.events?.maxLen ?? defaultMaxLenEvents;
       const jobs = await withNextIterations(this.location, lease.jobs, maxLen, (e) => this.emit("error", e));
       const after = await this.processBatch(jobs, token, deadline, options.signal, summary);
       if (after.rateLimited) return { ...summary, stoppedBecause: "rate-limited" };
