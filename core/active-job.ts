@@ -5,7 +5,7 @@
 import { errorForCode, UnexpectedReplyError, ValidationError } from "./errors.ts";
 import { moveToWaitingChildren, updateJob } from "./generated/scripts.ts";
 import { Job } from "./job.ts";
-import { queueKeys } from "./keys.ts";
+import { jobSubKeys, queueKeys } from "./keys.ts";
 import { runScript } from "./scripts.ts";
 
 /** A move the processor asked for; the ack applies it. */
@@ -37,7 +37,7 @@ export class ActiveJob<TData = unknown, TResult = unknown> extends Job<TData, TR
     const reply = await runScript(
       port,
       updateJob,
-      { job: this.key, logs: `${this.key}:logs`, events: keys.events, meta: keys.meta },
+      { job: this.key, logs: jobSubKeys(this.key).logs, events: keys.events, meta: keys.meta },
       { jobId: this.id, kind, value, keepLogs: Number(this.opts.keepLogs ?? 0) },
     );
     const code = Number(reply);
@@ -99,9 +99,9 @@ export class ActiveJob<TData = unknown, TResult = unknown> extends Job<TData, TR
         port,
         moveToWaitingChildren,
         {
-          lock: `${this.key}:lock`,
-          dependencies: `${this.key}:dependencies`,
-          unsuccessful: `${this.key}:unsuccessful`,
+          lock: jobSubKeys(this.key).lock,
+          dependencies: jobSubKeys(this.key).dependencies,
+          unsuccessful: jobSubKeys(this.key).unsuccessful,
           active: keys.active,
           waitingChildren: keys.waitingChildren,
           stalled: keys.stalled,

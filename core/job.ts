@@ -12,7 +12,7 @@ import {
   type RemoveOptions,
   removeJobWithChildren,
 } from "./job-moves.ts";
-import { jobKey, queueKeys, queueQualifiedName, replayGuardKey } from "./keys.ts";
+import { jobKey, jobSubKeys, queueKeys, queueQualifiedName, replayGuardKey } from "./keys.ts";
 import type { RedisPort } from "./redis-port.ts";
 import { runScript } from "./scripts.ts";
 import type { JobState } from "./types.ts";
@@ -150,7 +150,7 @@ export class Job<TData = unknown, TResult = unknown> {
 
   /** Children's return values by child key (`<prefix>:<queue>:<id>`), as BullMQ returns them. */
   async getChildrenValues<T = unknown>(): Promise<Record<string, T>> {
-    const flat = await this.location.port.hgetall(`${this.key}:processed`);
+    const flat = await this.location.port.hgetall(jobSubKeys(this.key).processed);
     const values: Record<string, T> = {};
     for (let i = 0; i + 1 < flat.length; i += 2) {
       const raw = flat[i + 1] as string;
@@ -175,10 +175,10 @@ export class Job<TData = unknown, TResult = unknown> {
       this.location.port,
       getDependencyCounts,
       {
-        dependencies: `${key}:dependencies`,
-        processed: `${key}:processed`,
-        failed: `${key}:failed`,
-        unsuccessful: `${key}:unsuccessful`,
+        dependencies: jobSubKeys(key).dependencies,
+        processed: jobSubKeys(key).processed,
+        failed: jobSubKeys(key).failed,
+        unsuccessful: jobSubKeys(key).unsuccessful,
       },
       {},
     );

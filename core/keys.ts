@@ -71,6 +71,43 @@ export function jobKey(prefix: string, queueName: string, jobId: string): string
   return queueKeyPrefix(prefix, queueName) + jobId;
 }
 
+/** The keys that hang off a job's hash `{P}<jobId>`, by what they hold. */
+export const jobKeySuffix = {
+  /** STRING with PX, the lease: the token of the worker that holds the job. */
+  lock: ":lock",
+  /** LIST, the job's log lines (RPUSH). */
+  logs: ":logs",
+  /** SET, a parent's pending children (full child keys). */
+  dependencies: ":dependencies",
+  /** HASH, a parent's completed children: child key → return value JSON. */
+  processed: ":processed",
+  /** HASH, a parent's ignored or continued failed children: child key → failedReason. */
+  failed: ":failed",
+  /** ZSET, a parent's children that failed under failParentOnFailure. */
+  unsuccessful: ":unsuccessful",
+} as const;
+
+export type JobSubKeys = { readonly [K in keyof typeof jobKeySuffix]: string };
+
+/** The keys of one job: its hash plus `:lock`, `:logs`, `:dependencies`… */
+export function jobSubKeys(jobHashKey: string): JobSubKeys {
+  const keys = {} as Record<keyof typeof jobKeySuffix, string>;
+  for (const [name, suffix] of Object.entries(jobKeySuffix) as [keyof typeof jobKeySuffix, string][]) {
+    keys[name] = jobHashKey + suffix;
+  }
+  return keys;
+}
+
+/** `{P}metrics:<completed|failed>` and its `:data` list, kept by BullMQ workers with metrics on. */
+export function metricsKeys(
+  prefix: string,
+  queueName: string,
+  type: "completed" | "failed",
+): { metrics: string; data: string } {
+  const metrics = `${queueKeyPrefix(prefix, queueName)}metrics:${type}`;
+  return { metrics, data: `${metrics}:data` };
+}
+
 /** `{P}de:<deduplicationId>`, owner of a deduplication window. */
 export function deduplicationKey(prefix: string, queueName: string, deduplicationId: string): string {
   return `${queueKeyPrefix(prefix, queueName)}de:${deduplicationId}`;

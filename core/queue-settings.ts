@@ -12,7 +12,7 @@ import {
   updateQueueMeta,
 } from "./generated/scripts.ts";
 import type { JobLocation } from "./job.ts";
-import { deduplicationKey as dedupKeyOf, queueKeyPrefix, queueKeys } from "./keys.ts";
+import { deduplicationKey as dedupKeyOf, metricsKeys, queueKeys } from "./keys.ts";
 import { runScript } from "./scripts.ts";
 import { Checker } from "./validate.ts";
 
@@ -142,11 +142,10 @@ export async function getMetrics(
   if (type !== "completed" && type !== "failed") check.fail("type", "completed or failed", type);
   check.integer("start", start, -Number.MAX_SAFE_INTEGER);
   check.integer("end", end, -Number.MAX_SAFE_INTEGER);
-  const base = `${queueKeyPrefix(location.prefix, location.queueName)}metrics:${type}`;
   const reply = await runScript(
     location.port,
     getMetricsScript,
-    { metrics: base, data: `${base}:data` },
+    metricsKeys(location.prefix, location.queueName, type),
     { start, stop: end },
   );
   if (!Array.isArray(reply) || !Array.isArray(reply[0]) || !Array.isArray(reply[1]))
