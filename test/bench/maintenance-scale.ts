@@ -97,15 +97,19 @@ async function main(): Promise<void> {
       }
       await direct.del(`${p}wait`, `${p}marker`);
     };
+    /** Runs one operation and reads the script runs SLOWLOG saw during it (durations in µs). */
+    const scriptRuns = async (run: () => Promise<unknown>) => {
+      await direct.slowlog("RESET");
+      const start = performance.now();
+      await run();
+      const totalMs = performance.now() - start;
+      const log = (await direct.call("SLOWLOG", "GET", "-1")) as [number, number, number, string[]][];
+      return { totalMs, scripts: log.filter(([, , , args]) => /^(evalsha|eval)$/i.test(String(args[0]))) };
+    };
     const measure = async (operation: string, run: (queue: Queue) => Promise<unknown>, name: string) => {
       const calls: number[] = [];
       const queue = new Queue(name, { redis: timedPort(port, calls), prefix });
-      await direct.slowlog("RESET");
-      const start = performance.now();
-      await run(queue);
-      const totalMs = performance.now() - start;
-      const log = (await direct.call("SLOWLOG", "GET", "-1")) as [number, number, number, string[]][];
-      const scripts = log.filter(([, , , args]) => /^(evalsha|eval)$/i.test(String(args[0])));
+      const { totalMs, scripts } = await scriptRuns(() => run(queue));
       rows.push({
         operation,
         jobs,
@@ -124,12 +128,7 @@ async function main(): Promise<void> {
     ) => {
       const queue = new BullQueue(name, { connection: { host: server.host, port: server.port }, prefix });
       await queue.waitUntilReady();
-      await direct.slowlog("RESET");
-      const start = performance.now();
-      await run(queue);
-      const totalMs = performance.now() - start;
-      const log = (await direct.call("SLOWLOG", "GET", "-1")) as [number, number, number, string[]][];
-      const scripts = log.filter(([, , , args]) => /^(evalsha|eval)$/i.test(String(args[0])));
+      const { totalMs, scripts } = await scriptRuns(() => run(queue));
       rows.push({
         operation,
         jobs,

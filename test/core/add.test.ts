@@ -1,13 +1,8 @@
-import type { Redis as IORedis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Queue } from "../../core/index.ts";
-import { sharedConnection, sharedRedis, uniquePrefix } from "../support/stack.ts";
+import { directConnectionForFile, sharedRedis, uniquePrefix } from "../support/stack.ts";
 
-let direct: IORedis;
-beforeAll(() => {
-  direct = sharedConnection();
-});
-afterAll(() => direct.disconnect());
+const direct = directConnectionForFile();
 
 function newQueue(name = "q") {
   const prefix = uniquePrefix();

@@ -1,14 +1,9 @@
-import type { Redis as IORedis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { FlowProducer, Queue, ValidationError } from "../../core/index.ts";
 import type { JobsOptions } from "../../core/types.ts";
-import { keysUnder, sharedConnection, sharedRedis, uniquePrefix } from "../support/stack.ts";
+import { directConnectionForFile, keysUnder, sharedRedis, uniquePrefix } from "../support/stack.ts";
 
-let direct: IORedis;
-beforeAll(() => {
-  direct = sharedConnection();
-});
-afterAll(() => direct.disconnect());
+const direct = directConnectionForFile();
 
 async function expectRejected(
   prefix: string,

@@ -4,8 +4,7 @@
  * retry touches must end up the same.
  */
 import { FlowProducer as BullFlowProducer, Queue as BullQueue } from "bullmq";
-import type { Redis as IORedis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   type ActiveJob,
   JobNotFoundError,
@@ -15,19 +14,15 @@ import {
   Worker,
 } from "../../core/index.ts";
 import {
+  directConnectionForFile,
   keysUnder,
-  sharedConnection,
   sharedConnectionOptions,
   sharedRedis,
   startPrivateStack,
   uniquePrefix,
 } from "../support/stack.ts";
 
-let direct: IORedis;
-beforeAll(() => {
-  direct = sharedConnection();
-});
-afterAll(() => direct.disconnect());
+const direct = directConnectionForFile();
 
 async function must<T>(value: Promise<T | undefined>): Promise<T> {
   const found = await value;

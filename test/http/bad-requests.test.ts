@@ -1,18 +1,9 @@
-/**
- * Every kind of bad request gets its status and the one JSON error shape naming what was wrong —
- * never a 500, never a stack trace — and leaves Redis exactly as it was.
- */
-import type { Redis as IORedis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type ActiveJob, Worker } from "../../core/index.ts";
-import { sharedConnection, sharedRedis, startPrivateStack } from "../support/stack.ts";
+import { directConnectionForFile, sharedRedis, startPrivateStack } from "../support/stack.ts";
 import { adminToken, type CallInit, expectError, field, makeApi, redisPicture } from "./http-kit.ts";
 
-let direct: IORedis;
-beforeAll(() => {
-  direct = sharedConnection();
-});
-afterAll(() => direct.disconnect());
+const direct = directConnectionForFile();
 
 type Case = [
   label: string,

@@ -1,19 +1,10 @@
-/**
- * `httpHandler` invoked as Lambda invokes it: API Gateway HTTP API events (payload 2.0, `$default` or
- * a named stage) and function URL events, answered with payload 2.0 results.
- */
-import type { Redis as IORedis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { httpHandler, httpOptionsFromEnv } from "../../functions/http/index.ts";
 import { apiGatewayV2Event, functionUrlEvent, lambdaContext } from "../support/aws-events.ts";
-import { sharedConnection, sharedRedis, uniquePrefix } from "../support/stack.ts";
+import { directConnectionForFile, sharedRedis, uniquePrefix } from "../support/stack.ts";
 import { adminToken, userToken } from "./http-kit.ts";
 
-let direct: IORedis;
-beforeAll(() => {
-  direct = sharedConnection();
-});
-afterAll(() => direct.disconnect());
+const direct = directConnectionForFile();
 
 const context = lambdaContext({ functionName: "nimbusq-http", remainingMs: 29_000 });
 const auth = (token = userToken) => ({ authorization: `Bearer ${token}` });

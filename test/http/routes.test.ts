@@ -1,16 +1,11 @@
 /** Every route of the HTTP API doing its job, through `app.request()`, against the real stack. */
 import { Queue as BullQueue } from "bullmq";
-import type { Redis as IORedis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type ActiveJob, Queue, Worker } from "../../core/index.ts";
-import { sharedConnection, sharedConnectionOptions, sharedRedis } from "../support/stack.ts";
+import { directConnectionForFile, sharedConnectionOptions, sharedRedis } from "../support/stack.ts";
 import { field, makeApi } from "./http-kit.ts";
 
-let direct: IORedis;
-beforeAll(() => {
-  direct = sharedConnection();
-});
-afterAll(() => direct.disconnect());
+const direct = directConnectionForFile();
 
 describe("POST /queues/:queue/jobs", () => {
   it("adds one job and answers 202 with its id, state and outcome, and where to read it", async () => {

@@ -1,19 +1,10 @@
-/**
- * The maintenance admin routes — retry, clean, drain, promote — through `app.request()` against the
- * real stack: what they do, what they answer, who may call them, and bad bodies that change nothing.
- */
-import type { Redis as IORedis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Queue, Worker } from "../../core/index.ts";
 import { openApiDocument } from "../../functions/http/openapi.ts";
 import { expectError, makeApi, redisPicture } from "../http/http-kit.ts";
-import { sharedConnection, sharedRedis } from "../support/stack.ts";
+import { directConnectionForFile, sharedRedis } from "../support/stack.ts";
 
-let direct: IORedis;
-beforeAll(() => {
-  direct = sharedConnection();
-});
-afterAll(() => direct.disconnect());
+const direct = directConnectionForFile();
 
 const fail = async (): Promise<never> => {
   throw new Error("no");

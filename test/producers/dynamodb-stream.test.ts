@@ -1,20 +1,12 @@
 import type { DynamoDBRecord } from "aws-lambda";
-import type { Redis as IORedis } from "ioredis";
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Queue } from "../../core/index.ts";
 import { dynamodbStreamProducer, RecordsFailedError } from "../../functions/producers/index.ts";
 import { dynamodbStreamEvent, lambdaContext } from "../support/aws-events.ts";
-import { sharedConnection, sharedRedis, uniquePrefix } from "../support/stack.ts";
+import { directConnectionForFile, sharedRedis, silenceWarnings, uniquePrefix } from "../support/stack.ts";
 
-let direct: IORedis;
-beforeAll(() => {
-  direct = sharedConnection();
-});
-afterAll(() => direct.disconnect());
-beforeEach(() => {
-  vi.spyOn(console, "warn").mockImplementation(() => {});
-  return () => vi.restoreAllMocks();
-});
+const direct = directConnectionForFile();
+silenceWarnings();
 
 const context = lambdaContext();
 const orderId = (record: DynamoDBRecord) => record.dynamodb?.Keys?.pk?.S as string;

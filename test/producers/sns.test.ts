@@ -1,18 +1,10 @@
-import type { Redis as IORedis } from "ioredis";
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RecordsFailedError, snsProducer } from "../../functions/producers/index.ts";
 import { lambdaContext, snsEvent } from "../support/aws-events.ts";
-import { sharedConnection, sharedRedis, uniquePrefix } from "../support/stack.ts";
+import { directConnectionForFile, sharedRedis, silenceWarnings, uniquePrefix } from "../support/stack.ts";
 
-let direct: IORedis;
-beforeAll(() => {
-  direct = sharedConnection();
-});
-afterAll(() => direct.disconnect());
-beforeEach(() => {
-  vi.spyOn(console, "warn").mockImplementation(() => {});
-  return () => vi.restoreAllMocks();
-});
+const direct = directConnectionForFile();
+silenceWarnings();
 
 const context = lambdaContext();
 

@@ -1,26 +1,19 @@
 import type { SQSRecord } from "aws-lambda";
-import type { Redis as IORedis } from "ioredis";
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Queue } from "../../core/index.ts";
 import { sqsProducer } from "../../functions/producers/index.ts";
 import { lambdaContext, sqsEvent } from "../support/aws-events.ts";
 import {
+  directConnectionForFile,
   type PrivateStack,
-  sharedConnection,
   sharedRedis,
+  silenceWarnings,
   startPrivateStack,
   uniquePrefix,
 } from "../support/stack.ts";
 
-let direct: IORedis;
-beforeAll(() => {
-  direct = sharedConnection();
-});
-afterAll(() => direct.disconnect());
-beforeEach(() => {
-  vi.spyOn(console, "warn").mockImplementation(() => {});
-  return () => vi.restoreAllMocks();
-});
+const direct = directConnectionForFile();
+silenceWarnings();
 
 const context = lambdaContext();
 const body = (record: SQSRecord) => JSON.parse(record.body) as Record<string, unknown>;

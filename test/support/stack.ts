@@ -5,7 +5,7 @@
  */
 import type { Redis } from "@upstash/redis";
 import { Redis as IORedis } from "ioredis";
-import { inject } from "vitest";
+import { afterAll, beforeEach, inject, vi } from "vitest";
 import { createRedis } from "../../core/client.ts";
 import { type RedisServer, startRedisServer } from "../../infra/redis-server.ts";
 import { type RestServer, startRestServer } from "../../infra/rest-server/server.ts";
@@ -26,6 +26,21 @@ export function sharedRedis(): Redis {
 /** A direct TCP connection to the shared redis-server, as BullMQ wants it. */
 export function sharedConnection(): IORedis {
   return new IORedis({ host: inject("redisHost"), port: inject("redisPort"), maxRetriesPerRequest: null });
+}
+
+/** A direct connection to the shared redis-server for one test file, closed after its tests. */
+export function directConnectionForFile(): IORedis {
+  const connection = sharedConnection();
+  afterAll(() => connection.disconnect());
+  return connection;
+}
+
+/** Keeps console.warn quiet (and inspectable as a spy) during each test of the file. */
+export function silenceWarnings(): void {
+  beforeEach(() => {
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    return () => vi.restoreAllMocks();
+  });
 }
 
 export function sharedConnectionOptions(): { host: string; port: number } {

@@ -1,13 +1,8 @@
-import type { Redis as IORedis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type ActiveJob, Queue, UnrecoverableError, Worker } from "../../core/index.ts";
-import { sharedConnection, sharedRedis, uniquePrefix } from "../support/stack.ts";
+import { directConnectionForFile, sharedRedis, uniquePrefix } from "../support/stack.ts";
 
-let direct: IORedis;
-beforeAll(() => {
-  direct = sharedConnection();
-});
-afterAll(() => direct.disconnect());
+const direct = directConnectionForFile();
 
 function setup(workerOptions: Partial<ConstructorParameters<typeof Worker>[2]> = {}) {
   const prefix = uniquePrefix();

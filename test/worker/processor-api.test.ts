@@ -1,5 +1,4 @@
-import type { Redis as IORedis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   type ActiveJob,
   DelayedError,
@@ -9,13 +8,9 @@ import {
   Worker,
   type WorkerOptions,
 } from "../../core/index.ts";
-import { sharedConnection, sharedRedis, uniquePrefix } from "../support/stack.ts";
+import { directConnectionForFile, sharedRedis, uniquePrefix } from "../support/stack.ts";
 
-let direct: IORedis;
-beforeAll(() => {
-  direct = sharedConnection();
-});
-afterAll(() => direct.disconnect());
+const direct = directConnectionForFile();
 
 function setup(options: Partial<WorkerOptions> = {}) {
   const prefix = uniquePrefix();
