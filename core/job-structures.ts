@@ -3,6 +3,7 @@
  * `wait` an alias of `waiting`, `paused` the legacy 5.x list).
  */
 import type { QueueKeys } from "./keys.ts";
+import type { JobType } from "./types.ts";
 import { Checker } from "./validate.ts";
 
 const structureOf: Record<string, { suffix: keyof QueueKeys; kind: "list" | "zset" }> = {
@@ -41,3 +42,17 @@ export function jobStructures(
   }
   return out;
 }
+
+/** The types BullMQ 6's `getJobCounts()` and `getJobs()` use when given none (no `paused`). */
+export const defaultJobTypes: JobType[] = [
+  "active",
+  "completed",
+  "delayed",
+  "failed",
+  "prioritized",
+  "waiting",
+  "waiting-children",
+];
+
+/** What BullMQ's `count()` sums: the jobs still to be processed. */
+export const pendingJobTypes: JobType[] = ["waiting", "delayed", "prioritized", "waiting-children"];

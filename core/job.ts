@@ -12,7 +12,7 @@ import {
   type RemoveOptions,
   removeJobWithChildren,
 } from "./job-moves.ts";
-import { jobKey, jobSubKeys, queueKeys, queueQualifiedName, replayGuardKey } from "./keys.ts";
+import { jobKey, jobSubKeys, queueKeyPrefix, queueKeys, queueQualifiedName, replayGuardKey } from "./keys.ts";
 import type { RedisPort } from "./redis-port.ts";
 import { runScript } from "./scripts.ts";
 import type { JobState } from "./types.ts";
@@ -88,6 +88,19 @@ export class Job<TData = unknown, TResult = unknown> {
     this.deferredFailure = fields.deferredFailure;
   }
 
+  /** @internal Decodes a flat `{id, {field, value, …}, …}` reply into jobs, skipping ids without a hash. */
+  static listFromReply<T = unknown, R = unknown>(
+    location: JobLocation,
+    reply: readonly unknown[],
+  ): Job<T, R>[] {
+    const jobs: Job<T, R>[] = [];
+    for (let i = 0; i + 1 < reply.length; i += 2) {
+      const job = Job.fromFlat<T, R>(location, String(reply[i]), (reply[i + 1] as unknown[]).map(String));
+      if (job) jobs.push(job);
+    }
+    return jobs;
+  }
+
   /** @internal Decodes a stored hash (flat HGETALL reply); undefined when the hash is empty. */
   static fromFlat<T = unknown, R = unknown>(
     location: JobLocation,
@@ -134,13 +147,35 @@ export class Job<TData = unknown, TResult = unknown> {
     return (await Job.getStates([this]))[0] as JobState;
   }
 
+  /**
+   * @internal A job and its state read in one call, so they agree (two reads could see the state of
+   * a job completed in between without its return value). Undefined when the job does not exist.
+   */
+  static async readWithState<T = unknown, R = unknown>(
+    location: JobLocation,
+    id: string,
+  ): Promise<{ job: Job<T, R>; state: JobState } | undefined> {
+    const { port, prefix, queueName } = location;
+    const reply = await runScript(port, getJobStates, queueKeys(prefix, queueName), {
+      prefix: queueKeyPrefix(prefix, queueName),
+      jobs: [{ id }],
+    });
+    if (!Array.isArray(reply) || !Array.isArray(reply[1]))
+      throw new UnexpectedReplyError(`read of job "${id}" in queue "${queueName}": unexpected reply`);
+    const job = Job.fromFlat<T, R>(location, id, reply[1].map(String));
+    return job && { job, state: String(reply[0]) as JobState };
+  }
+
   /** The states of jobs of one queue, in one call: what `getState` says of each, in order. */
   static async getStates(jobs: readonly Job[]): Promise<JobState[]> {
     const first = jobs[0];
     if (!first) return [];
     const { port, prefix, queueName } = first.location;
     const ids = jobs.map((job) => ({ id: job.id }));
-    const reply = await runScript(port, getJobStates, queueKeys(prefix, queueName), { jobs: ids });
+    const reply = await runScript(port, getJobStates, queueKeys(prefix, queueName), {
+      prefix: "",
+      jobs: ids,
+    });
     if (!Array.isArray(reply) || reply.length !== jobs.length)
       throw new UnexpectedReplyError(
         `getState of ${jobs.length} job(s) in queue "${queueName}": unexpected reply`,

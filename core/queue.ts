@@ -14,13 +14,20 @@ import { UnexpectedReplyError } from "./errors.ts";
 import { getJobCounts, getJobsInRange, pauseQueue } from "./generated/scripts.ts";
 import { Job } from "./job.ts";
 import * as schedulers from "./job-schedulers.ts";
-import { jobStructures } from "./job-structures.ts";
+import { defaultJobTypes, jobStructures, pendingJobTypes } from "./job-structures.ts";
 import { jobKey, queueKeyPrefix, queueKeys, queueQualifiedName } from "./keys.ts";
 import { QueueMaintenance } from "./queue-maintenance.ts";
 import { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
 import { type RedriveOptions, redrive } from "./redrive.ts";
 import { runScript } from "./scripts.ts";
-import type { BulkJob, JobSchedulerTemplate, JobsOptions, JobType, RepeatOptions } from "./types.ts";
+import type {
+  BulkJob,
+  JobSchedulerTemplate,
+  JobState,
+  JobsOptions,
+  JobType,
+  RepeatOptions,
+} from "./types.ts";
 import {
   Checker,
   checkJobOptions,
@@ -46,18 +53,6 @@ export interface QueueOptions {
   /** The clock (ms); injectable for tests. */
   clock?: () => number;
 }
-
-const defaultCountTypes = [
-  "active",
-  "completed",
-  "delayed",
-  "failed",
-  "prioritized",
-  "waiting",
-  "waiting-children",
-];
-/** What BullMQ's `count()` sums: the jobs still to be processed. */
-const pendingTypes: JobType[] = ["waiting", "delayed", "prioritized", "waiting-children"];
 
 /**
  * A queue in BullMQ 6's layout.
@@ -176,6 +171,11 @@ export class Queue<TData = unknown> extends QueueMaintenance {
     return Job.fromFlat<TData>(this.location, id, flat);
   }
 
+  /** A job and its state, read together in one call so they agree; undefined when it does not exist. */
+  getJobWithState(id: string): Promise<{ job: Job<TData>; state: JobState } | undefined> {
+    return Job.readWithState<TData>(this.location, id);
+  }
+
   /**
    * Counts by type, keyed by the type names asked for (BullMQ keeps `wait` as `wait`); with no types,
    * BullMQ 6's default set (no `paused`).
@@ -183,7 +183,7 @@ export class Queue<TData = unknown> extends QueueMaintenance {
   async getJobCounts(...types: JobType[]): Promise<Record<string, number>> {
     const structures = jobStructures(
       this.keys,
-      types.length > 0 ? types : defaultCountTypes,
+      types.length > 0 ? types : defaultJobTypes,
       `Queue "${this.name}": getJobCounts`,
       true,
     );
@@ -203,7 +203,7 @@ export class Queue<TData = unknown> extends QueueMaintenance {
    * prioritized, waiting-children), as BullMQ's `count()`.
    */
   async count(...types: JobType[]): Promise<number> {
-    const counts = await this.getJobCounts(...(types.length > 0 ? types : pendingTypes));
+    const counts = await this.getJobCounts(...(types.length > 0 ? types : pendingJobTypes));
     return Object.values(counts).reduce((sum, n) => sum + n, 0);
   }
 
@@ -212,7 +212,7 @@ export class Queue<TData = unknown> extends QueueMaintenance {
    * order and sets by ascending score, as BullMQ's `getJobs`.
    */
   async getJobs(types: JobType | JobType[] = [], start = 0, end = -1, asc = false): Promise<Job<TData>[]> {
-    const list = typeof types === "string" ? [types] : types.length > 0 ? types : defaultCountTypes;
+    const list = typeof types === "string" ? [types] : types.length > 0 ? types : defaultJobTypes;
     const check = new Checker(`Queue "${this.name}": getJobs`);
     check.integer("start", start, 0);
     check.integer("end", end, -1);
@@ -231,16 +231,7 @@ export class Queue<TData = unknown> extends QueueMaintenance {
     );
     if (!Array.isArray(reply))
       throw new UnexpectedReplyError(`getJobs of queue "${this.name}": unexpected reply`);
-    const jobs: Job<TData>[] = [];
-    for (let i = 0; i + 1 < reply.length; i += 2) {
-      const job = Job.fromFlat<TData>(
-        this.location,
-        String(reply[i]),
-        (reply[i + 1] as unknown[]).map(String),
-      );
-      if (job) jobs.push(job);
-    }
-    return jobs;
+    return Job.listFromReply<TData>(this.location, reply);
   }
 
   getWaiting(start = 0, end = -1): Promise<Job<TData>[]> {

@@ -10,11 +10,14 @@ KEYS
   wait  {P}wait
   legacyPaused  {P}paused
   waitingChildren  {P}waiting-children
+ARGV
+  prefix  the queue key prefix {P} to also return each job's hash, or "" for states only
 ARGV repeated jobs
   id  a job id
 RETURNS
   One state name per job: completed, failed, delayed, prioritized, active, waiting,
-  waiting-children or unknown.
+  waiting-children or unknown; with a prefix, {state, {field, value, …}} per job, read together so a
+  state and its fields always agree.
 EVENTS
   none
 ]]
@@ -31,6 +34,11 @@ for i = 1, ARG_GROUP_COUNT do
   elseif redis.call("LPOS", KEYS[KEY.legacyPaused], id) then state = "waiting"
   elseif redis.call("ZSCORE", KEYS[KEY.waitingChildren], id) then state = "waiting-children"
   end
-  states[i] = state
+  if ARGV[ARG.prefix] ~= "" then
+    states[#states + 1] = state
+    states[#states + 1] = redis.call("HGETALL", ARGV[ARG.prefix] .. id)
+  else
+    states[i] = state
+  end
 end
 return states

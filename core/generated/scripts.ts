@@ -616,6 +616,8 @@ export interface GetJobStatesArgsJobsItem {
 }
 
 export interface GetJobStatesArgs {
+  /** the queue key prefix {P} to also return each job's hash, or "" for states only */
+  prefix: string | number;
   jobs: readonly GetJobStatesArgsJobsItem[];
 }
 
@@ -623,16 +625,17 @@ export interface GetJobStatesArgs {
  * Reads the state of each given job, checking BullMQ's structures in getState's order.
  *
  * Returns: One state name per job: completed, failed, delayed, prioritized, active, waiting,
- * waiting-children or unknown.
+ * waiting-children or unknown; with a prefix, {state, {field, value, …}} per job, read together so a
+ * state and its fields always agree.
  *
  * Events: none
  */
 export const getJobStates: ScriptDef<GetJobStatesKeys, GetJobStatesArgs> = {
   name: "getJobStates",
-  sha1: "d55c6c027284084b49432b645062b82a644a8cdf",
+  sha1: "215a5d95182ed3e501522566495d2636b97c062a",
   keys: { fixed: ["completed","failed","delayed","prioritized","active","wait","legacyPaused","waitingChildren"] },
-  argv: { fixed: [], group: { name: "jobs", fields: ["id"] } },
-  source: "-- nimbusq:getJobStates (generated from lua/getJobStates.lua; do not edit)\nlocal KEY = { completed = 1, failed = 2, delayed = 3, prioritized = 4, active = 5, wait = 6, legacyPaused = 7, waitingChildren = 8 }\nlocal ARG_GROUP = { first = 1, size = 1, id = 0 }\nlocal ARG_GROUP_COUNT = (#ARGV - 0) / 1\nlocal function groupArg(i, offset) return ARGV[1 + (i - 1) * 1 + offset] end\nlocal states = {}\nfor i = 1, ARG_GROUP_COUNT do\n  local id = groupArg(i, ARG_GROUP.id)\n  local state = \"unknown\"\n  if redis.call(\"ZSCORE\", KEYS[KEY.completed], id) then state = \"completed\"\n  elseif redis.call(\"ZSCORE\", KEYS[KEY.failed], id) then state = \"failed\"\n  elseif redis.call(\"ZSCORE\", KEYS[KEY.delayed], id) then state = \"delayed\"\n  elseif redis.call(\"ZSCORE\", KEYS[KEY.prioritized], id) then state = \"prioritized\"\n  elseif redis.call(\"LPOS\", KEYS[KEY.active], id) then state = \"active\"\n  elseif redis.call(\"LPOS\", KEYS[KEY.wait], id) then state = \"waiting\"\n  elseif redis.call(\"LPOS\", KEYS[KEY.legacyPaused], id) then state = \"waiting\"\n  elseif redis.call(\"ZSCORE\", KEYS[KEY.waitingChildren], id) then state = \"waiting-children\"\n  end\n  states[i] = state\nend\nreturn states\n",
+  argv: { fixed: ["prefix"], group: { name: "jobs", fields: ["id"] } },
+  source: "-- nimbusq:getJobStates (generated from lua/getJobStates.lua; do not edit)\nlocal KEY = { completed = 1, failed = 2, delayed = 3, prioritized = 4, active = 5, wait = 6, legacyPaused = 7, waitingChildren = 8 }\nlocal ARG = { prefix = 1 }\nlocal ARG_GROUP = { first = 2, size = 1, id = 0 }\nlocal ARG_GROUP_COUNT = (#ARGV - 1) / 1\nlocal function groupArg(i, offset) return ARGV[2 + (i - 1) * 1 + offset] end\nlocal states = {}\nfor i = 1, ARG_GROUP_COUNT do\n  local id = groupArg(i, ARG_GROUP.id)\n  local state = \"unknown\"\n  if redis.call(\"ZSCORE\", KEYS[KEY.completed], id) then state = \"completed\"\n  elseif redis.call(\"ZSCORE\", KEYS[KEY.failed], id) then state = \"failed\"\n  elseif redis.call(\"ZSCORE\", KEYS[KEY.delayed], id) then state = \"delayed\"\n  elseif redis.call(\"ZSCORE\", KEYS[KEY.prioritized], id) then state = \"prioritized\"\n  elseif redis.call(\"LPOS\", KEYS[KEY.active], id) then state = \"active\"\n  elseif redis.call(\"LPOS\", KEYS[KEY.wait], id) then state = \"waiting\"\n  elseif redis.call(\"LPOS\", KEYS[KEY.legacyPaused], id) then state = \"waiting\"\n  elseif redis.call(\"ZSCORE\", KEYS[KEY.waitingChildren], id) then state = \"waiting-children\"\n  end\n  if ARGV[ARG.prefix] ~= \"\" then\n    states[#states + 1] = state\n    states[#states + 1] = redis.call(\"HGETALL\", ARGV[ARG.prefix] .. id)\n  else\n    states[i] = state\n  end\nend\nreturn states\n",
 };
 
 export interface GetJobsInRangeKeysStructuresItem {

@@ -123,8 +123,8 @@ export function addJobRoutes(app: Hono<AppEnv>, access: QueueAccess): void {
 
   app.get("/queues/:queue/jobs/:id", async (c) => {
     const queue = access.queue(c);
-    const job = await access.findJob(queue, access.jobId(c));
-    return c.json(jobView(job, await job.getState(), true));
+    const { job, state } = await access.findJobWithState(queue, access.jobId(c));
+    return c.json(jobView(job, state, true));
   });
 
   app.delete("/queues/:queue/jobs/:id", adminOnly, async (c) => {

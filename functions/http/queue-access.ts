@@ -3,7 +3,7 @@
  * and the allow-list), the job id its path names, the job itself, and the worker kick.
  */
 import type { Context } from "hono";
-import { type Job, Queue, ValidationError } from "../../core/index.ts";
+import { type Job, type JobState, Queue, ValidationError } from "../../core/index.ts";
 import { queueKeySuffix } from "../../core/keys.ts";
 import { checkQueueName } from "../../core/validate.ts";
 import { errorCodes, HttpError } from "./http-errors.ts";
@@ -32,8 +32,28 @@ export interface QueueAccess {
   jobId(c: Context<AppEnv>): string;
   /** The job, or a 404. */
   findJob(queue: Queue, id: string): Promise<Job>;
+  /** The job with its state, read together so they agree, or a 404. */
+  findJobWithState(queue: Queue, id: string): Promise<{ job: Job; state: JobState }>;
   /** Starts the queue's worker when a kick is configured; a failure is logged, never answered. */
   kick(queue: string, hint?: KickHint): Promise<void>;
+}
+
+/** Reads a job through `read`, answering 404 for ids that name no job hash or no job. */
+async function readJob<T>(
+  queue: Queue,
+  id: string,
+  read: (queue: Queue) => Promise<T | undefined>,
+): Promise<T> {
+  if (id === "" || isReservedJobId(id)) throw jobNotFound(queue.name, id);
+  let found: T | undefined;
+  try {
+    found = await read(queue);
+  } catch (error) {
+    // A three-segment id may still name a non-hash key (`{P}metrics:completed:data`).
+    if (!(error instanceof Error && /WRONGTYPE/.test(error.message))) throw error;
+  }
+  if (!found) throw jobNotFound(queue.name, id);
+  return found;
 }
 
 function jobNotFound(queue: string, id: string): HttpError {
@@ -66,16 +86,10 @@ export function queueAccess(settings: HttpSettings): QueueAccess {
       return c.req.param("id") ?? "";
     },
     async findJob(queue, id) {
-      if (id === "" || isReservedJobId(id)) throw jobNotFound(queue.name, id);
-      let job: Job | undefined;
-      try {
-        job = await queue.getJob(id);
-      } catch (error) {
-        // A three-segment id may still name a non-hash key (`{P}metrics:completed:data`).
-        if (!(error instanceof Error && /WRONGTYPE/.test(error.message))) throw error;
-      }
-      if (!job) throw jobNotFound(queue.name, id);
-      return job;
+      return (await readJob(queue, id, (q) => q.getJob(id))) as Job;
+    },
+    async findJobWithState(queue, id) {
+      return (await readJob(queue, id, (q) => q.getJobWithState(id))) as { job: Job; state: JobState };
     },
     async kick(queue, hint) {
       if (!settings.kick) return;

@@ -70,3 +70,14 @@ describe("Queue.add", () => {
     expect(counts).toMatchObject({ waiting: 5, active: 0, delayed: 0 });
   });
 });
+
+describe("Queue.getJobWithState", () => {
+  it("reads a job and its state in one call, and undefined for an unknown id", async () => {
+    const { queue } = newQueue();
+    const job = await queue.add("x", { n: 1 }, { delay: 60_000 });
+    const read = await queue.getJobWithState(job.id);
+    expect(read?.state).toBe("delayed");
+    expect(read?.job.data).toEqual({ n: 1 });
+    expect(await queue.getJobWithState("missing")).toBeUndefined();
+  });
+});
