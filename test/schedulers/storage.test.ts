@@ -95,7 +95,8 @@ describe("upsertJobScheduler storage", () => {
   });
 
   it("replaces a pending iteration: an `every` one keeps its millis, `ic` survives", async () => {
-    let now = Date.now();
+    // 2 s past a 5 s slot boundary, so the first run (offset 1 s) is 4 s away and stays delayed.
+    let now = Math.floor(Date.now() / 5000) * 5000 + 2000;
     const { queue, key } = setup(() => now);
     await queue.upsertJobScheduler("tick", { every: 5000, offset: 1000 }, { data: { v: 1 } });
     const [first] = await raw.zrange(key("delayed"), 0, -1);
