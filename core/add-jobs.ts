@@ -81,11 +81,17 @@ export interface WriteSettings {
   guardTtlMs: number;
   /** The events stream cap (MAXLEN ~), BullMQ's `streams.events.maxLen`. */
   maxLenEvents: number;
+  /** The queue's events level: only "all" writes add events. */
+  events: "all" | "final" | "none";
 }
 
 /** @internal How adds are written, from Queue or FlowProducer options. */
 export function writeSettings(
-  options: { replayGuardTtlMs?: number; streams?: { events?: { maxLen?: number } } },
+  options: {
+    replayGuardTtlMs?: number;
+    streams?: { events?: { maxLen?: number } };
+    events?: "all" | "final" | "none";
+  },
   now: number,
 ): WriteSettings {
   const check = new Checker("Queue options");
@@ -93,7 +99,11 @@ export function writeSettings(
   check.integer("streams.events.maxLen", maxLenEvents, 1);
   const guardTtlMs = options.replayGuardTtlMs ?? 600_000;
   check.integer("replayGuardTtlMs", guardTtlMs, 10_000);
-  return { now, guardTtlMs, maxLenEvents };
+  const events = options.events ?? "all";
+  if (events !== "all" && events !== "final" && events !== "none") {
+    check.fail("events", "one of all, final, none", events);
+  }
+  return { now, guardTtlMs, maxLenEvents, events };
 }
 
 export async function writeJobs(
@@ -129,6 +139,7 @@ async function writeChunk(port: RedisPort, jobs: NewJob[], settings: WriteSettin
       guardTtl: settings.guardTtlMs,
       maxLenEvents: settings.maxLenEvents,
       now: settings.now,
+      events: settings.events === "all" ? 2 : settings.events === "final" ? 1 : 0,
       jobs: jobs.map((job) => {
         const parent = job.opts.parent;
         const dedup = job.opts.deduplication;

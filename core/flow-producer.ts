@@ -15,6 +15,11 @@ export interface FlowProducerOptions {
   maxDataBytes?: number;
   replayGuardTtlMs?: number;
   streams?: { events?: { maxLen?: number } };
+  /**
+   * The queue's events level, as its workers' (WorkerOptions.events): "all" (default) writes BullMQ's
+   * add events (added, waiting, delayed…); "final" and "none" write none of them.
+   */
+  events?: "all" | "final" | "none";
   clock?: () => number;
 }
 

@@ -44,11 +44,14 @@ export {
   workersToStart,
 } from "./sweep.ts";
 export type * from "./types.ts";
+export { addSummaries, drainInvocation, type InvocationOptions } from "./worker/invocation.ts";
 export {
+  type DrainOptions,
   type DrainSummary,
+  type EventsLevel,
   type Processor,
   type StopReason,
   Worker,
   type WorkerEvents,
   type WorkerOptions,
-} from "./worker.ts";
+} from "./worker/worker.ts";

@@ -48,6 +48,11 @@ export interface QueueOptions {
   maxDataBytes?: number;
   /** The events stream's approximate cap, as BullMQ's Queue option of that name (default 10000). */
   streams?: { events?: { maxLen?: number } };
+  /**
+   * The queue's events level, as its workers' (WorkerOptions.events): "all" (default) writes BullMQ's
+   * add events (added, waiting, delayed…); "final" and "none" write none of them.
+   */
+  events?: "all" | "final" | "none";
   /** How long a call's replay guard lives (ms, default 10 minutes). */
   replayGuardTtlMs?: number;
   /** The clock (ms); injectable for tests. */

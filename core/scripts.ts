@@ -14,6 +14,11 @@ export interface ScriptDef<TKeys, TArgs> {
   readonly name: string;
   readonly sha1: string;
   readonly source: string;
+  /**
+   * The source opens with `#!lua flags=allow-key-locking`: Upstash then locks only the KEYS, and every
+   * key the script touches must be one of them.
+   */
+  readonly keyLocking: boolean;
   readonly keys: ScriptLayout;
   readonly argv: ScriptLayout;
   /** Phantom field: never set, only carries the types. */

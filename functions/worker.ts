@@ -9,6 +9,7 @@
 import type { Context } from "aws-lambda";
 import {
   type DrainSummary,
+  drainInvocation,
   type Processor,
   toRedisPort,
   trackWorkerInvocation,
@@ -53,22 +54,6 @@ export interface WorkerHandlerResult extends DrainSummary {
 
 type WorkerContext = Pick<Context, "getRemainingTimeInMillis" | "functionName" | "awsRequestId">;
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Two drains' counts added up; the later one says why and when. */
-function addSummaries(a: DrainSummary, b: DrainSummary): DrainSummary {
-  return {
-    ...b,
-    leased: a.leased + b.leased,
-    completed: a.completed + b.completed,
-    failed: a.failed + b.failed,
-    retried: a.retried + b.retried,
-    delayed: a.delayed + b.delayed,
-    handedBack: a.handedBack + b.handedBack,
-    lostLeases: a.lostLeases + b.lostLeases,
-  };
-}
-
 export function workerHandler<TData = unknown, TResult = unknown>(
   options: WorkerHandlerOptions<TData, TResult>,
 ) {
@@ -104,23 +89,14 @@ export function workerHandler<TData = unknown, TResult = unknown>(
     ).catch((error: unknown) => {
       console.error(`nimbusq worker "${options.queue}": could not register the invocation`, error);
     });
-    const waitForDelayedMs = options.waitForDelayedMs ?? 5000;
-    const latestStart = deadline - jobTimeoutMs;
     let summary: DrainSummary;
     try {
-      if (event?.wakeAt !== undefined && event.wakeAt > Date.now() && event.wakeAt <= latestStart) {
-        await sleep(event.wakeAt - Date.now());
-      }
-      summary = await worker.drain({ deadline, reserveMs: jobTimeoutMs });
-      while (
-        summary.stoppedBecause === "empty" &&
-        summary.nextDueAt !== undefined &&
-        summary.nextDueAt - Date.now() <= waitForDelayedMs &&
-        summary.nextDueAt <= latestStart
-      ) {
-        await sleep(Math.max(0, summary.nextDueAt - Date.now()));
-        summary = addSummaries(summary, await worker.drain({ deadline, reserveMs: jobTimeoutMs }));
-      }
+      summary = await drainInvocation(worker, {
+        deadline,
+        jobTimeoutMs,
+        waitForDelayedMs: options.waitForDelayedMs,
+        wakeAt: event?.wakeAt,
+      });
     } finally {
       await registered;
       await trackWorkerInvocation(port, prefix, options.queue, context.awsRequestId, 0);

@@ -17,6 +17,7 @@ ARGV
   guardTtl  how long the replay guard lives (ms)
   maxLenEvents  the events stream's approximate cap (MAXLEN ~), BullMQ's default is 10000
   now  the caller's clock (epoch ms)
+  events  which events to write: 2 all (BullMQ's), 1 final only or 0 none (both write no add events)
 ARGV repeated jobs
   queue  1-based index of the job's queue in KEYS
   customId  the custom job id, or "" for the next counter value
@@ -42,7 +43,8 @@ RETURNS
   values, then "|" and the outcomes when any job was not simply created). {-5, index}: the parent of
   job `index` does not exist; {-7, index}: that job exists with another parent. Nothing is written then.
 EVENTS
-  added, waiting, delayed, waiting-children, duplicated, deduplicated, removed (dedup replace);
+  with events 2: added, waiting, delayed, waiting-children, duplicated, deduplicated, removed (dedup
+  replace); with 1 or 0 none of them;
   waiting prev waiting-children on a parent's queue when a parent has nothing pending.
 ]]
 -- @include checkNewJobs
@@ -81,7 +83,7 @@ local guardValue = table.concat(counters, ",")
 local previous = redis.call("SET", KEYS[KEY.replayGuard], guardValue, "NX", "GET", "PX", ARGV[ARG.guardTtl])
 if previous then return previous end
 
-local result, outcomes = placeJobs(jobs, queues, now, ARGV[ARG.maxLenEvents])
+local result, outcomes = placeJobs(jobs, queues, now, ARGV[ARG.maxLenEvents], tonumber(ARGV[ARG.events]))
 if outcomes ~= "" then
   redis.call("SET", KEYS[KEY.replayGuard], guardValue .. "|" .. outcomes, "XX", "KEEPTTL")
 end

@@ -65,11 +65,16 @@ function prelude(header: ScriptHeader): string {
   return lines.join("\n");
 }
 
+/** A script may open with Upstash's shebang (`#!lua flags=allow-key-locking`); it stays line 1. */
+const shebangLine = /^#!lua[^\n]*\n/;
+
 export function buildScript(luaDir: string, fileName: string): BuiltScript {
-  const raw = readFileSync(join(luaDir, fileName), "utf8");
+  const file = readFileSync(join(luaDir, fileName), "utf8");
+  const shebang = shebangLine.exec(file)?.[0] ?? "";
+  const raw = file.slice(shebang.length);
   const header = parseHeader(fileName, raw);
   const body = raw.replace(/^--\[\[\n[\s\S]*?\n\]\]\n/, "");
-  const source = `${prelude(header)}\n${inlineIncludes(luaDir, body, new Set(), [])}`.replace(
+  const source = `${shebang}${prelude(header)}\n${inlineIncludes(luaDir, body, new Set(), [])}`.replace(
     /\n{3,}/g,
     "\n\n",
   );
@@ -126,6 +131,7 @@ export function generateModule(scripts: BuiltScript[]): string {
     out.push(`export const ${header.name}: ScriptDef<${base}Keys, ${base}Args> = {`);
     out.push(`  name: "${header.name}",`);
     out.push(`  sha1: "${sha1}",`);
+    out.push(`  keyLocking: ${/^#!lua[^\n]*allow-key-locking/.test(source)},`);
     out.push(`  keys: ${layout(header.keys)},`);
     out.push(`  argv: ${layout(header.argv)},`);
     out.push(`  source: ${JSON.stringify(source)},`);

@@ -22,6 +22,13 @@ export interface RestStats {
   scriptCalls: number;
   /** `commands + scriptCalls`: how Upstash bills. */
   billed: number;
+  /** Runs of scripts flagged `allow-key-locking` that Redis executed. */
+  keyLockingCalls: number;
+  /**
+   * Declared-keys refusals (undeclared key, unverifiable or database-wide command) found in the replies
+   * of flagged scripts, nested ones included; a refusal a script swallows with `pcall` is not seen.
+   */
+  keyViolations: number;
   /** Top-level commands by lower-case name. */
   byCommand: Record<string, number>;
 }
@@ -63,6 +70,8 @@ export class UsageMeter {
   private requests = 0;
   private commands = 0;
   private scriptCalls = 0;
+  private keyLockingCalls = 0;
+  private keyViolations = 0;
   private byCommand = new Map<string, number>();
   private readonly lock = new RwLock();
   private statsConnection: RespConnection | null = null;
@@ -76,9 +85,14 @@ export class UsageMeter {
     this.requests += 1;
   }
 
+  countKeyLocking(calls: number, violations: number): void {
+    this.keyLockingCalls += calls;
+    this.keyViolations += violations;
+  }
+
   /**
-   * Bills `commands` and runs `execute`, which sends them (plus the `wrappers` such as MULTI/EXEC)
-   * to Redis.
+   * Bills `commands` and runs `execute`, which sends them to Redis plus the unbilled `wrappers` (such
+   * as MULTI/EXEC, or a retried EVAL). `wrappers` is read once `execute` is done, so it may add to it.
    */
   async run<T>(
     commands: readonly Command[],
@@ -129,6 +143,8 @@ export class UsageMeter {
       commands: this.commands,
       scriptCalls: this.scriptCalls,
       billed: this.commands + this.scriptCalls,
+      keyLockingCalls: this.keyLockingCalls,
+      keyViolations: this.keyViolations,
       byCommand: Object.fromEntries(this.byCommand),
     };
   }
@@ -137,6 +153,8 @@ export class UsageMeter {
     this.requests = 0;
     this.commands = 0;
     this.scriptCalls = 0;
+    this.keyLockingCalls = 0;
+    this.keyViolations = 0;
     this.byCommand = new Map();
   }
 

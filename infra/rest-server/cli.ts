@@ -11,7 +11,7 @@ import { type RedisServer, startRedisServer } from "../redis-server.ts";
 import { startRestServer } from "./server.ts";
 
 const USAGE = `Usage: rest-server [--redis-url redis://host:port] [--port 8079] [--host 127.0.0.1] [--token TOKEN]
-                   [--max-body-bytes N] [--no-script-calls]
+                   [--max-body-bytes N] [--no-script-calls] [--no-declared-keys]
 
   --redis-url        redis-server to front (env REDIS_URL); without one a disposable redis-server is started
   --port             port to listen on (env PORT; default 8079, 0 = any free port)
@@ -20,6 +20,8 @@ const USAGE = `Usage: rest-server [--redis-url redis://host:port] [--port 8079] 
                      which is only allowed on a loopback host)
   --max-body-bytes   largest accepted request body (default 10485760)
   --no-script-calls  do not measure redis.call()s inside scripts (no serialisation of script requests)
+  --no-declared-keys let scripts flagged allow-key-locking touch keys missing from KEYS (the flag is
+                     still stripped before Redis sees the script)
 `;
 
 interface CliOptions {
@@ -29,6 +31,7 @@ interface CliOptions {
   token: string;
   maxBodyBytes: number;
   countScriptCalls: boolean;
+  declaredKeys: boolean;
 }
 
 class UsageError extends Error {
@@ -95,6 +98,7 @@ function parseCliOptions(argv: string[], env: NodeJS.ProcessEnv): CliOptions | "
     maxBodyBytes:
       maxBody === undefined ? 10 * 1024 * 1024 : parseInteger(maxBody, "--max-body-bytes", 2 ** 31),
     countScriptCalls: !values["no-script-calls"],
+    declaredKeys: !values["no-declared-keys"],
   };
 }
 
@@ -110,6 +114,7 @@ function parse(argv: string[]) {
       token: { type: "string" },
       "max-body-bytes": { type: "string" },
       "no-script-calls": { type: "boolean" },
+      "no-declared-keys": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });

@@ -19,6 +19,8 @@ import { ConnectionPool } from "./connection-pool.ts";
 import { runPipeline, runTransaction } from "./execute.ts";
 import { type Fault, FaultInjector } from "./faults.ts";
 import { isAuthorized, isJsonContentType, readBody, sendError, sendJson } from "./http-io.ts";
+import { KeyLocking } from "./key-locking.ts";
+import { parseCommandTable } from "./lua-key-check.ts";
 import { type Encoding, entryJson, errorJson, resultJson } from "./reply-json.ts";
 
 export type { RestStats } from "./billing.ts";
@@ -35,6 +37,11 @@ export interface RestServerOptions {
   maxBodyBytes?: number;
   /** Default true: measure the redis.call()s scripts run, which serialises script-bearing requests. */
   countScriptCalls?: boolean;
+  /**
+   * Default true: scripts flagged `#!lua flags=allow-key-locking` may only touch keys in KEYS, as on
+   * Upstash (checked by a prelude added to the script). False: the flag is still stripped, unchecked.
+   */
+  declaredKeys?: boolean;
 }
 
 export interface RestServer {
@@ -65,6 +72,7 @@ interface Context {
   readonly pool: ConnectionPool;
   readonly meter: UsageMeter;
   readonly faults: FaultInjector;
+  readonly scripts: KeyLocking;
   nextSyncToken(): string;
 }
 
@@ -95,16 +103,33 @@ async function answerCommands(
   if (endpoint === "multi-exec") {
     const refused = rejections.find((rejection) => rejection !== null);
     if (refused) return { fault, answer: { status: 400, json: errorJson(refused) } };
+    const plan = context.scripts.plan(commands);
     const outcome = await context.meter.run(commands, ["multi", "exec"], () =>
-      runTransaction(context.pool, commands),
+      runTransaction(context.pool, plan.commands),
     );
-    answer =
-      outcome.kind === "discarded"
-        ? { status: 400, json: errorJson(outcome.error) }
-        : { status: 200, json: `[${outcome.replies.map((reply) => entryJson(reply, encoding)).join(",")}]` };
+    if (outcome.kind === "discarded") {
+      answer = { status: 400, json: errorJson(outcome.error) };
+    } else {
+      const settled = await context.scripts.settle(plan, outcome.replies, null);
+      context.meter.countKeyLocking(settled.calls, settled.violations);
+      answer = {
+        status: 200,
+        json: `[${settled.replies.map((reply) => entryJson(reply, encoding)).join(",")}]`,
+      };
+    }
   } else {
     const allowed = commands.filter((_, index) => rejections[index] === null);
-    const replies = await context.meter.run(allowed, [], () => runPipeline(context.pool, allowed));
+    const plan = context.scripts.plan(allowed);
+    const retried: string[] = [];
+    const settled = await context.meter.run(allowed, retried, async () => {
+      const sent = await runPipeline(context.pool, plan.commands);
+      return await context.scripts.settle(plan, sent, (command) => {
+        retried.push(command.name);
+        return context.pool.use((connection) => connection.call(...command.args));
+      });
+    });
+    context.meter.countKeyLocking(settled.calls, settled.violations);
+    const replies = settled.replies;
     let next = 0;
     const entries = rejections.map((rejection) => {
       if (rejection !== null) return { kind: "error", text: rejection } as const;
@@ -193,6 +218,18 @@ export async function startRestServer(options: RestServerOptions): Promise<RestS
   const pool = new ConnectionPool(options.redis.host, options.redis.port, POOL_SIZE);
   const meter = new UsageMeter(options.redis, options.countScriptCalls ?? true);
   const faults = new FaultInjector();
+  let scripts: KeyLocking;
+  try {
+    await pool.use((connection) => connection.call("PING"));
+    // Key positions are read once, here: a COMMAND sent later could fall into another request's
+    // billing window and be billed to its script.
+    const table =
+      (options.declaredKeys ?? true) ? await pool.use((connection) => connection.call("COMMAND")) : null;
+    scripts = new KeyLocking(table ? parseCommandTable(table) : null);
+  } catch (error) {
+    pool.close();
+    throw error;
+  }
   let syncCounter = 0;
   const bootId = Date.now().toString(36);
   const context: Context = {
@@ -201,14 +238,9 @@ export async function startRestServer(options: RestServerOptions): Promise<RestS
     pool,
     meter,
     faults,
+    scripts,
     nextSyncToken: () => `${bootId}-${++syncCounter}`,
   };
-  try {
-    await pool.use((connection) => connection.call("PING"));
-  } catch (error) {
-    pool.close();
-    throw error;
-  }
 
   const server = createServer((request, response) => {
     route(context, request, response).catch((error: unknown) => {

@@ -5,6 +5,7 @@
 --   replace mode: an owner still in `delayed` is removed (`removed`, then `deduplicated` naming the
 --     new job) and the new job takes the window; any other live owner wins silently;
 --   a window without TTL whose owner hash is gone is stale and taken over.
+-- A nil `eventsKey` (the queue writes no add events) writes no event.
 -- @include removeJobKeys
 local function deduplicateJob(prefix, eventsKey, maxLen, dedupId, jobId, ttl, extend, replace)
   local dedupKey = prefix .. "de:" .. dedupId
@@ -34,9 +35,11 @@ local function deduplicateJob(prefix, eventsKey, maxLen, dedupId, jobId, ttl, ex
   end
   if replace and redis.call("ZREM", prefix .. "delayed", owner) > 0 then
     removeJobKeys(prefix .. owner)
-    redis.call("XADD", eventsKey, "*", "event", "removed", "jobId", owner, "prev", "delayed")
-    redis.call("XADD", eventsKey, "MAXLEN", "~", maxLen, "*", "event", "deduplicated", "jobId", jobId,
-      "deduplicationId", dedupId, "deduplicatedJobId", owner)
+    if eventsKey then
+      redis.call("XADD", eventsKey, "*", "event", "removed", "jobId", owner, "prev", "delayed")
+      redis.call("XADD", eventsKey, "MAXLEN", "~", maxLen, "*", "event", "deduplicated", "jobId", jobId,
+        "deduplicationId", dedupId, "deduplicatedJobId", owner)
+    end
     redis.call("DEL", prefix .. "dn:" .. dedupId)
     if ttl > 0 and not extend then
       redis.call("SET", dedupKey, jobId, "KEEPTTL")
@@ -52,7 +55,9 @@ local function deduplicateJob(prefix, eventsKey, maxLen, dedupId, jobId, ttl, ex
   end
   if replace then return owner, false end
   if ttl > 0 and extend then claim(owner) end
-  redis.call("XADD", eventsKey, "MAXLEN", "~", maxLen, "*", "event", "deduplicated", "jobId", owner,
-    "deduplicationId", dedupId, "deduplicatedJobId", jobId)
+  if eventsKey then
+    redis.call("XADD", eventsKey, "MAXLEN", "~", maxLen, "*", "event", "deduplicated", "jobId", owner,
+      "deduplicationId", dedupId, "deduplicatedJobId", jobId)
+  end
   return owner, false
 end

@@ -1,6 +1,7 @@
 -- Completes a job or fails it for good: its fields, its finished set (batched in q.finished) or
 -- immediate removal (keep count 0), the completed / failed / retries-exhausted events, the
--- deduplication window, the parent, and a failed job's dead letter.
+-- deduplication window, the parent, and a failed job's dead letter. `q.level` (events: 2 all, 1 final
+-- only, 0 none; nil is 2) says which events are written.
 -- @include addDeadLetter
 -- @include removeJobKeys
 -- @include cleanDeduplicationKey
@@ -30,9 +31,12 @@ local function finishJob(q, job, now)
       q.prunes[target .. "|" .. keep .. "|" .. age .. "|" .. job.keepLimit] = { target, keep, age, tonumber(job.keepLimit) }
     end
   end
-  redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", target, "jobId", id, valueField, job.value,
-    "prev", "active")
-  if failed and tonumber(job.attemptsMade) >= tonumber(job.attempts) then
+  local level = q.level or 2
+  if level >= 1 then
+    redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", target, "jobId", id, valueField, job.value,
+      "prev", "active")
+  end
+  if level >= 1 and failed and tonumber(job.attemptsMade) >= tonumber(job.attempts) then
     redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "retries-exhausted", "jobId", id,
       "attemptsMade", job.attemptsMade)
   end

@@ -8,11 +8,12 @@
 -- @include deduplicateJob
 -- @include attachExistingChild
 -- @include releaseParent
-local function placeJobs(jobs, queues, now, maxLen)
+local function placeJobs(jobs, queues, now, maxLen, level)
   local result, deviations, parents = {}, {}, {}
   for i, job in ipairs(jobs) do
     local q = queues[job.queue]
     loadQueueMeta(q, maxLen)
+    q.level = level or 2
     local id, outcome, create = job.customId, 1, true
     if id == "" then id = string.format("%d", q.last - q.counts + job.seq) end
     if job.exists then
@@ -20,10 +21,10 @@ local function placeJobs(jobs, queues, now, maxLen)
       if job.parentKey ~= "" and attachExistingChild(q.prefix, id, job.parentKey, job.parentField) then
         parents[job.parentKey] = job.parentPrefix
       end
-      redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "duplicated", "jobId", id)
+      if q.level >= 2 then redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "duplicated", "jobId", id) end
     elseif job.dedupId ~= "" then
       local owner
-      owner, create = deduplicateJob(q.prefix, q.events, q.maxLen, job.dedupId, id, tonumber(job.dedupTtl),
+      owner, create = deduplicateJob(q.prefix, q.level >= 2 and q.events or nil, q.maxLen, job.dedupId, id, tonumber(job.dedupTtl),
         job.dedupExtend == "1", job.dedupReplace == "1")
       if not create then id, outcome = owner, 3 end
     end

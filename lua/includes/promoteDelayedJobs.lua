@@ -2,7 +2,7 @@
 -- when they have a priority, with BullMQ's `waiting prev delayed` event. Returns a table id → hash
 -- (flat HGETALL) of the moved jobs: the caller resets their `delay` to 0 (the lease folds that into
 -- the write it makes anyway when it takes the job in the same call).
-local function promoteDelayedJobs(prefix, delayedKey, waitKey, prioritizedKey, counterKey, eventsKey, now, limit)
+local function promoteDelayedJobs(prefix, delayedKey, waitKey, prioritizedKey, counterKey, eventsKey, now, limit, level)
   local promoted = {}
   local due = redis.call("ZRANGEBYSCORE", delayedKey, 0, (now + 1) * 4096 - 1, "LIMIT", 0, limit)
   if #due == 0 then return promoted end
@@ -23,7 +23,7 @@ local function promoteDelayedJobs(prefix, delayedKey, waitKey, prioritizedKey, c
     else
       toWait[#toWait + 1] = id
     end
-    redis.call("XADD", eventsKey, "*", "event", "waiting", "jobId", id, "prev", "delayed")
+    if (level or 2) >= 2 then redis.call("XADD", eventsKey, "*", "event", "waiting", "jobId", id, "prev", "delayed") end
   end
   for from = 1, #toWait, 4000 do
     redis.call("LPUSH", waitKey, unpack(toWait, from, math.min(from + 3999, #toWait)))

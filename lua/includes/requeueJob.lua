@@ -15,7 +15,9 @@ local function requeueJob(q, job, now)
     local score = nextDelayedScore(q.delayed, due, q.dueScores)
     table.insert(q.delayedAdds, score)
     table.insert(q.delayedAdds, id)
-    redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "delayed", "jobId", id, "delay", due)
+    if (q.level or 2) >= 2 then
+      redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "delayed", "jobId", id, "delay", due)
+    end
     if not q.earliestDue or due < q.earliestDue then q.earliestDue = due end
     return
   end
@@ -35,5 +37,7 @@ local function requeueJob(q, job, now)
     redis.call("LPUSH", q.wait, id)
   end
   q.ready = true
-  redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "waiting", "jobId", id, "prev", "active")
+  if (q.level or 2) >= 2 then
+    redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "waiting", "jobId", id, "prev", "active")
+  end
 end

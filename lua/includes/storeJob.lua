@@ -12,17 +12,18 @@ local function storeJob(q, job, id, now)
   if job.repeatJobKey ~= "" then table.insert(fields, "rjk"); table.insert(fields, job.repeatJobKey) end
   if job.dedupId ~= "" then table.insert(fields, "deid"); table.insert(fields, job.dedupId) end
   redis.call("HSET", key, unpack(fields))
-  redis.call("XADD", q.events, "*", "event", "added", "jobId", id, "name", job.name)
+  local events = (q.level or 2) >= 2
+  if events then redis.call("XADD", q.events, "*", "event", "added", "jobId", id, "name", job.name) end
   local placement = job.placement
   if placement == "delayed" then
     local due = tonumber(job.timestamp) + tonumber(job.delay)
     local score = nextDelayedScore(q.delayed, due, q.dueScores)
     if not q.earliestScore or score < q.earliestScore then q.earliestScore = score end
     table.insert(q.delayedAdds, score); table.insert(q.delayedAdds, id)
-    redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "delayed", "jobId", id, "delay", due)
+    if events then redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "delayed", "jobId", id, "delay", due) end
   elseif placement == "waiting-children" then
     redis.call("ZADD", q.waitingChildren, job.timestamp, id)
-    redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "waiting-children", "jobId", id)
+    if events then redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "waiting-children", "jobId", id) end
   else
     if placement == "prioritized" then
       local counter = redis.call("INCR", q.priorityCounter)
@@ -34,7 +35,7 @@ local function storeJob(q, job, id, now)
       table.insert(q.leftPushes, id)
     end
     q.ready = true
-    redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "waiting", "jobId", id)
+    if events then redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "waiting", "jobId", id) end
   end
   if job.parentKey ~= "" then redis.call("SADD", job.parentKey .. ":dependencies", key) end
 end

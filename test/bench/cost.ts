@@ -12,26 +12,59 @@
  *   those are done, so every batch pays the way from idle to busy and back.
  * The window runs from the first add to the last completion (plus 50 ms, so BullMQ's way back to
  * waiting is counted too).
+ *
+ * Then the cases the worker-engine issue names, each with the worker's default batchSize where it
+ * says so: a backlog at concurrency 1; one job arriving at a time into an idle queue ("trickle": add
+ * one job, one drain — as a kicked serverless invocation runs — until it is done, the next job only
+ * then); a backlog at concurrency 50 (batchSize 50) with all events and with `events: "final"`. Each
+ * next to BullMQ 6.7.0 on the same work (BullMQ has no events level: its all-events figure stands for
+ * both). From the concurrency-50 rows: the jobs/s one Upstash database's 10,000 commands/s allow.
  */
 import { Queue as BullQueue, Worker as BullWorker } from "bullmq";
 import { Queue, toRedisPort, trackWorkerInvocation, Worker } from "../../core/index.ts";
 import { type BenchEnv, billedTotal, chunks, flush, round, sleep, unique, waitUntil } from "./common.ts";
+import type { EventsLevel } from "./throughput-shared.ts";
 
 export type Pattern = "backlog" | "arrivals";
+
+export interface NimbusqCounts {
+  billedPerJob: number;
+  /** The add calls' share of billedPerJob. */
+  addPerJob: number;
+  requestsPerJob: number;
+  /** The same window counted by redis-server's INFO commandstats (INFO itself left out). */
+  crossCheckPerJob: number;
+}
 
 export interface CostRow {
   pattern: Pattern;
   batch: number;
   jobs: number;
-  nimbusq: {
-    billedPerJob: number;
-    /** The add calls' share of billedPerJob. */
-    addPerJob: number;
-    requestsPerJob: number;
-    /** The same window counted by redis-server's INFO commandstats (INFO itself left out). */
-    crossCheckPerJob: number;
-  };
+  nimbusq: NimbusqCounts;
   bullmq: { billedPerJob: number };
+}
+
+export type IssueCase = "backlog-c1" | "trickle" | "backlog-c50" | "backlog-c50-final";
+
+/** One of the worker-engine issue's cases, next to BullMQ on the same work. */
+export interface IssueCostRow {
+  case: IssueCase;
+  jobs: number;
+  /** What the nimbusq Worker ran with, defaults spelled out. */
+  nimbusqSetting: string;
+  bullmqSetting: string;
+  nimbusq: NimbusqCounts;
+  bullmq: { billedPerJob: number };
+  /** True when BullMQ's figure is the all-events run's (BullMQ has no events level). */
+  bullmqShared?: boolean;
+}
+
+/** Jobs/s one Upstash database allows: its commands/s limit ÷ billed commands per job at concurrency 50. */
+export interface UpstashCeiling {
+  commandsPerSecond: number;
+  nimbusq: number;
+  nimbusqFinalEvents: number;
+  bullmq: number;
 }
 
 export interface AddCostRow {
@@ -42,6 +75,9 @@ export interface AddCostRow {
 }
 
 export interface CostResult {
+  /** The worker-engine issue's cases (absent in results written before them). */
+  issueCases?: IssueCostRow[];
+  ceiling?: UpstashCeiling;
   lifecycle: CostRow[];
   failing: CostRow[];
   adds: AddCostRow[];
@@ -84,15 +120,32 @@ function addChunks(pattern: Pattern, jobs: number, batch: number): [number, numb
   return pattern === "backlog" ? [[0, jobs]] : chunks(jobs, batch);
 }
 
-async function nimbusqRun(env: BenchEnv, pattern: Pattern, batch: number, jobs: number, failing: boolean) {
-  const name = unique(`nq-${failing ? "fail" : "ok"}-${batch}`);
+interface NimbusqSpec {
+  pattern: Pattern;
+  /** Jobs per arrival (arrivals pattern). */
+  arrive: number;
+  /** Absent: the Worker's default. */
+  batchSize?: number;
+  concurrency?: number;
+  events?: EventsLevel;
+  jobs: number;
+  failing: boolean;
+}
+
+async function nimbusqRun(env: BenchEnv, spec: NimbusqSpec): Promise<NimbusqCounts & { setting: string }> {
+  const { pattern, jobs, failing } = spec;
+  const name = unique(`nq-${failing ? "fail" : "ok"}-${spec.batchSize ?? "d"}`);
   const redis = env.meteredRedis;
-  const queue = new Queue(name, { redis });
+  // `events` is the engine's new option; cast so this compiles before and after it exists.
+  const level = spec.events ? { events: spec.events } : {};
+  const queue = new Queue(name, { redis, ...level } as ConstructorParameters<typeof Queue>[1]);
   const worker = new Worker(name, failing ? alwaysFails : noop, {
     redis,
-    batchSize: batch,
-    concurrency: batch,
-  });
+    ...(spec.batchSize !== undefined ? { batchSize: spec.batchSize } : {}),
+    ...(spec.concurrency !== undefined ? { concurrency: spec.concurrency } : {}),
+    ...level,
+  } as ConstructorParameters<typeof Worker>[2]);
+  const setting = `batchSize ${worker.batchSize}${spec.batchSize === undefined ? " (default)" : ""}, concurrency ${worker.concurrency}${spec.concurrency === undefined ? " (default)" : ""}${spec.events ? `, events "${spec.events}"` : ""}`;
   // Loads every script (EVALSHA → NOSCRIPT → EVAL) outside the window.
   await queue.add("warm", {}, failing ? failingOptions : undefined);
   for (let i = 0; i < 4; i++) {
@@ -103,7 +156,7 @@ async function nimbusqRun(env: BenchEnv, pattern: Pattern, batch: number, jobs: 
   const window = await openWindow(env);
   let addBilled = 0;
   let finished = 0;
-  for (const [start, length] of addChunks(pattern, jobs, batch)) {
+  for (const [start, length] of addChunks(pattern, jobs, spec.arrive)) {
     const before = env.metered.stats().billed;
     const opts = failing ? failingOptions : undefined;
     if (length === 1) await queue.add("n", { n: start }, opts);
@@ -118,8 +171,9 @@ async function nimbusqRun(env: BenchEnv, pattern: Pattern, batch: number, jobs: 
     }
   }
   const counted = await window.close();
-  if (finished !== jobs) throw new Error(`nimbusq batch ${batch}: ${finished} of ${jobs} jobs finished`);
+  if (finished !== jobs) throw new Error(`nimbusq ${setting}: ${finished} of ${jobs} jobs finished`);
   return {
+    setting,
     billedPerJob: round(counted.billed / jobs, 3),
     addPerJob: round(addBilled / jobs, 3),
     requestsPerJob: round(counted.requests / jobs, 3),
@@ -127,12 +181,20 @@ async function nimbusqRun(env: BenchEnv, pattern: Pattern, batch: number, jobs: 
   };
 }
 
-async function bullmqRun(env: BenchEnv, pattern: Pattern, batch: number, jobs: number, failing: boolean) {
-  const name = unique(`bq-${failing ? "fail" : "ok"}-${batch}`);
+/** BullMQ's Worker at `concurrency`, jobs added all at once or `arrive` at a time. */
+async function bullmqRun(
+  env: BenchEnv,
+  pattern: Pattern,
+  arrive: number,
+  concurrency: number,
+  jobs: number,
+  failing: boolean,
+) {
+  const name = unique(`bq-${failing ? "fail" : "ok"}-${concurrency}`);
   const queue = new BullQueue(name, { connection: env.connection });
   const worker = new BullWorker(name, failing ? alwaysFails : noop, {
     connection: env.connection,
-    concurrency: batch,
+    concurrency,
   });
   let finished = 0;
   worker.on("completed", () => {
@@ -150,12 +212,15 @@ async function bullmqRun(env: BenchEnv, pattern: Pattern, batch: number, jobs: n
     if (!(await waitUntil(() => finished >= 1, 10_000))) throw new Error("BullMQ warm-up job did not finish");
     await sleep(500);
     const before = await billedTotal(env.direct);
-    for (const [start, length] of addChunks(pattern, jobs, batch)) {
+    for (const [start, length] of addChunks(pattern, jobs, arrive)) {
       const opts = failing ? failingOptions : undefined;
       if (length === 1) await queue.add("n", { n: start }, opts);
       else await queue.addBulk(jobsOf(start, length, opts));
       const done = await waitUntil(() => finished >= 1 + start + length, 30_000);
-      if (!done) throw new Error(`BullMQ batch ${batch}: ${finished - 1} of ${start + length} jobs finished`);
+      if (!done)
+        throw new Error(
+          `BullMQ concurrency ${concurrency}: ${finished - 1} of ${start + length} jobs finished`,
+        );
     }
     await sleep(50);
     const billed = (await billedTotal(env.direct)) - before;
@@ -224,30 +289,118 @@ async function invocationOverhead(env: BenchEnv): Promise<number> {
   return env.metered.stats().billed;
 }
 
+/** The worker-engine issue's cases, and the Upstash ceiling they imply. */
+async function issueCases(env: BenchEnv): Promise<{ rows: IssueCostRow[]; ceiling: UpstashCeiling }> {
+  const backlogJobs = env.quick ? 100 : 2000;
+  const trickleJobs = env.quick ? 10 : 200;
+  const specs: {
+    case: IssueCase;
+    nimbusq: Omit<NimbusqSpec, "failing">;
+    bullmq?: { pattern: Pattern; concurrency: number };
+  }[] = [
+    {
+      case: "backlog-c1",
+      nimbusq: { pattern: "backlog", arrive: backlogJobs, concurrency: 1, jobs: backlogJobs },
+      bullmq: { pattern: "backlog", concurrency: 1 },
+    },
+    {
+      case: "trickle",
+      nimbusq: { pattern: "arrivals", arrive: 1, jobs: trickleJobs },
+      bullmq: { pattern: "arrivals", concurrency: 1 },
+    },
+    {
+      case: "backlog-c50",
+      nimbusq: { pattern: "backlog", arrive: backlogJobs, batchSize: 50, concurrency: 50, jobs: backlogJobs },
+      bullmq: { pattern: "backlog", concurrency: 50 },
+    },
+    {
+      case: "backlog-c50-final",
+      nimbusq: {
+        pattern: "backlog",
+        arrive: backlogJobs,
+        batchSize: 50,
+        concurrency: 50,
+        events: "final",
+        jobs: backlogJobs,
+      },
+    },
+  ];
+  const rows: IssueCostRow[] = [];
+  for (const spec of specs) {
+    const { setting, ...nimbusq } = await nimbusqRun(env, { ...spec.nimbusq, failing: false });
+    const previous = rows.at(-1);
+    const bullmq = spec.bullmq
+      ? await bullmqRun(
+          env,
+          spec.bullmq.pattern,
+          spec.nimbusq.arrive,
+          spec.bullmq.concurrency,
+          spec.nimbusq.jobs,
+          false,
+        )
+      : { billedPerJob: previous?.bullmq.billedPerJob ?? Number.NaN };
+    const concurrency = spec.bullmq?.concurrency ?? 50;
+    rows.push({
+      case: spec.case,
+      jobs: spec.nimbusq.jobs,
+      nimbusqSetting: setting,
+      bullmqSetting: `1 Worker, concurrency ${concurrency}${spec.bullmq ? "" : " (all events: BullMQ has no events level)"}`,
+      nimbusq,
+      bullmq,
+      ...(spec.bullmq ? {} : { bullmqShared: true }),
+    });
+    env.log(
+      `cost: ${spec.case} (${setting}): nimbusq ${nimbusq.billedPerJob}/job, ${nimbusq.requestsPerJob} req/job; BullMQ ${bullmq.billedPerJob}/job`,
+    );
+    await flush(env);
+  }
+  const perJob = (c: IssueCase, side: "nimbusq" | "bullmq") =>
+    rows.find((r) => r.case === c)?.[side].billedPerJob ?? Number.NaN;
+  const limit = 10_000;
+  return {
+    rows,
+    ceiling: {
+      commandsPerSecond: limit,
+      nimbusq: round(limit / perJob("backlog-c50", "nimbusq"), 0),
+      nimbusqFinalEvents: round(limit / perJob("backlog-c50-final", "nimbusq"), 0),
+      bullmq: round(limit / perJob("backlog-c50", "bullmq"), 0),
+    },
+  };
+}
+
 export async function runCost(env: BenchEnv): Promise<CostResult> {
+  const issue = await issueCases(env);
   const batches = env.quick ? [1, 10] : [1, 10, 50, 100];
   const lifecycle: CostRow[] = [];
   const failing: CostRow[] = [];
+  const grid = async (fail: boolean, pattern: Pattern, batch: number, jobs: number) => {
+    const { setting: _, ...nimbusq } = await nimbusqRun(env, {
+      pattern,
+      arrive: batch,
+      batchSize: batch,
+      concurrency: batch,
+      jobs,
+      failing: fail,
+    });
+    const bullmq = await bullmqRun(env, pattern, batch, batch, jobs, fail);
+    return { pattern, batch, jobs, nimbusq, bullmq };
+  };
   for (const pattern of ["backlog", "arrivals"] as const) {
     for (const batch of batches) {
-      const jobs = Math.max(env.quick ? 20 : 200, batch);
-      const nimbusq = await nimbusqRun(env, pattern, batch, jobs, false);
-      const bullmq = await bullmqRun(env, pattern, batch, jobs, false);
-      lifecycle.push({ pattern, batch, jobs, nimbusq, bullmq });
+      const row = await grid(false, pattern, batch, Math.max(env.quick ? 20 : 200, batch));
+      lifecycle.push(row);
       env.log(
-        `cost: lifecycle, ${pattern}, batch ${batch}: nimbusq ${nimbusq.billedPerJob}/job, ${nimbusq.requestsPerJob} req/job; BullMQ ${bullmq.billedPerJob}/job`,
+        `cost: lifecycle, ${pattern}, batch ${batch}: nimbusq ${row.nimbusq.billedPerJob}/job, ${row.nimbusq.requestsPerJob} req/job; BullMQ ${row.bullmq.billedPerJob}/job`,
       );
     }
     await flush(env);
   }
   for (const pattern of ["backlog", "arrivals"] as const) {
     for (const batch of batches) {
-      const jobs = Math.max(env.quick ? 4 : 20, batch);
-      const nimbusq = await nimbusqRun(env, pattern, batch, jobs, true);
-      const bullmq = await bullmqRun(env, pattern, batch, jobs, true);
-      failing.push({ pattern, batch, jobs, nimbusq, bullmq });
+      const row = await grid(true, pattern, batch, Math.max(env.quick ? 4 : 20, batch));
+      failing.push(row);
       env.log(
-        `cost: failing ×3, ${pattern}, batch ${batch}: nimbusq ${nimbusq.billedPerJob}/job; BullMQ ${bullmq.billedPerJob}/job`,
+        `cost: failing ×3, ${pattern}, batch ${batch}: nimbusq ${row.nimbusq.billedPerJob}/job; BullMQ ${row.bullmq.billedPerJob}/job`,
       );
     }
     await flush(env);
@@ -255,5 +408,13 @@ export async function runCost(env: BenchEnv): Promise<CostResult> {
   const adds = await addCosts(env);
   const overhead = await invocationOverhead(env);
   await flush(env);
-  return { lifecycle, failing, adds, invocationOverhead: overhead, failingOptions };
+  return {
+    issueCases: issue.rows,
+    ceiling: issue.ceiling,
+    lifecycle,
+    failing,
+    adds,
+    invocationOverhead: overhead,
+    failingOptions,
+  };
 }

@@ -8,6 +8,7 @@
  *   npm run bench -- --out DIR              # write latest.json, BENCHMARKS.md and benchmarks.svg to DIR
  *   npm run bench -- --idle-window 60       # BullMQ's idle window in seconds (default 300, quick 5)
  *   npm run bench -- --render               # only rewrite BENCHMARKS.md and the SVG from latest.json
+ *   BENCH_CPU_PROF=DIR npm run bench -- --only throughput   # CPU profiles of both worker processes in DIR
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";

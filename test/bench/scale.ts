@@ -6,8 +6,10 @@
  * through the local REST server and, on the Redis side, by the EVALSHA time in `INFO commandstats`.
  */
 import type { Redis as IORedis } from "ioredis";
-import { ackJobs, leaseJobs, sweepQueues } from "../../core/generated/scripts.ts";
-import { type RedisPort, releaseSweeperLock, sweep, toRedisPort, Worker } from "../../core/index.ts";
+import { ackAndLease, ackPromoteAndLease, sweepQueues } from "../../core/generated/scripts.ts";
+import { type RedisPort, releaseSweeperLock, sweep, toRedisPort } from "../../core/index.ts";
+import { decide } from "../../core/outcome.ts";
+import { ackBatch, leaseBatch } from "../../core/worker/calls.ts";
 import { type BenchEnv, commandCounts, flush, median, round } from "./common.ts";
 
 export interface LeaseAckRow {
@@ -81,7 +83,7 @@ interface Call {
 
 /** A port that times each script call, end to end and on the Redis side. */
 function timingPort(inner: RedisPort, direct: IORedis, onCall: (call: Call) => void): RedisPort {
-  const names = new Map([leaseJobs, ackJobs, sweepQueues].map((s) => [s.sha1, s.name]));
+  const names = new Map([ackPromoteAndLease, ackAndLease, sweepQueues].map((s) => [s.sha1, s.name]));
   const scriptUs = async () => {
     const counts = await commandCounts(direct);
     return (counts.get("evalsha")?.usec ?? 0) + (counts.get("eval")?.usec ?? 0);
@@ -107,26 +109,35 @@ function timingPort(inner: RedisPort, direct: IORedis, onCall: (call: Call) => v
   return port;
 }
 
+/** One lease (a worker's first call) and one ack of `batch` completions (its declared-keys call), `reps` times. */
 async function leaseAndAck(env: BenchEnv, queue: string, batch: number, reps: number) {
   const leases: Call[] = [];
   const acks: Call[] = [];
-  let controller = new AbortController();
   const port = timingPort(toRedisPort(env.fastRedis), env.direct, (call) => {
-    if (call.name === "leaseJobs") leases.push(call);
-    if (call.name === "ackJobs") {
-      acks.push(call);
-      controller.abort();
-    }
+    if (call.name === "ackPromoteAndLease") leases.push(call);
+    if (call.name === "ackAndLease") acks.push(call);
   });
-  const worker = new Worker(queue, async () => undefined, {
-    redis: port,
-    batchSize: batch,
-    concurrency: batch,
-  });
+  const location = { port, prefix: "bull", queueName: queue, clock: Date.now };
   for (let rep = 0; rep < reps; rep++) {
-    controller = new AbortController();
-    const summary = await worker.drain({ signal: controller.signal });
-    if (summary.completed !== batch) throw new Error(`scale: a batch completed ${summary.completed} jobs`);
+    const token = `scale:${rep}:${Date.now()}`;
+    const lease = await leaseBatch(location, {
+      token,
+      count: batch,
+      leaseMs: 30_000,
+      limiterMax: 0,
+      limiterDuration: 0,
+      workerName: "",
+    });
+    const entries = lease.jobs.map(
+      (job) => decide(job, { kind: "returned", value: null }, { now: Date.now() }).entry,
+    );
+    const ack = await ackBatch(
+      location,
+      entries.filter((e) => e !== undefined),
+      `${token}:ack`,
+    );
+    if (ack.codes.filter((code) => code === 1).length !== batch)
+      throw new Error(`scale: a batch acked ${ack.codes.length} of ${batch} jobs`);
   }
   return { leases, acks };
 }

@@ -1,252 +1,284 @@
 /**
- * Section 3: throughput, end to end — addBulk of every job, then processing until the last one is
- * done. nimbusq runs `Worker.drain` over the local REST server (several drains at once play several
- * Lambda invocations); BullMQ runs one Worker over TCP, started and idle before the clock starts, so
- * it begins processing while the bulk add is still going (nimbusq drains only after its add returns).
+ * Section 3: throughput, processing only, like for like.
  *
- * No-op processor: a few nimbusq settings are tried once, the best is then run against BullMQ at
- * concurrency 50 in alternating rounds. 10 ms processor: pairs with the same number of jobs in flight.
+ * Every job is added (`addBulk`, not timed) before the worker starts; the clock runs in the worker's
+ * own process from "go" to the last job's completion. nimbusq's Worker and BullMQ's Worker each run in
+ * a child process of their own (throughput-worker.ts; one process per library for the whole section, a
+ * fresh Worker per run), with the same jobs in flight: nimbusq one Worker with batchSize = concurrency
+ * = N draining over the local REST server, BullMQ one Worker with concurrency N over TCP, on the same
+ * redis-server. Rounds alternate nimbusq, BullMQ; medians of the rounds.
+ *
+ * Two network profiles: loopback as it is, and every nimbusq HTTP request and every BullMQ round trip
+ * delayed by the same 2 ms (a REST server of its own with an unlimited `delay` fault; a delaying TCP
+ * proxy in front of redis-server for BullMQ). Three processors: no-op, 10 ms of I/O, and seeded
+ * exponential durations with mean 10 ms (the same duration for the same job index on both sides).
  */
-import { Queue as BullQueue, Worker as BullWorker } from "bullmq";
-import { Queue, Worker } from "../../core/index.ts";
-import { type BenchEnv, flush, median, round, sleep, unique, waitUntil } from "./common.ts";
+import { Queue as BullQueue } from "bullmq";
+import { Redis as IORedis } from "ioredis";
+import { createRedis, Queue } from "../../core/index.ts";
+import { type RestServer, startRestServer } from "../../infra/rest-server/server.ts";
+import { type BenchEnv, chunks, flush, median, round, unique } from "./common.ts";
+import { type DelayProxy, startDelayProxy } from "./delay-proxy.ts";
+import { WorkerProcess } from "./throughput-process.ts";
+import {
+  meanDurationMs,
+  type ParentMessage,
+  type ProcessorKind,
+  processorLabels,
+  type RunReport,
+  type System,
+} from "./throughput-shared.ts";
 
-export interface NimbusqSetting {
-  /** Drains running at once (Lambda invocations). */
-  workers: number;
-  batchSize: number;
-  concurrency: number;
-}
+export type NetworkProfile = "loopback" | "delayed";
 
 export interface ThroughputRun {
-  system: "nimbusq" | "bullmq";
-  setting: string;
+  system: System;
   jobs: number;
-  addMs: number;
-  totalMs: number;
+  done: number;
+  elapsedMs: number;
   jobsPerSecond: number;
-  /** Jobs finished after the add returned, per second of the time after it (processing alone). */
-  afterAddJobsPerSecond: number;
+  /** The processors' measured mean wall time (ms). */
+  processorMeanMs: number;
+  /** Jobs/s from the 10th to the 90th percentile job's completion (no ramp-up, no tail). */
+  middleJobsPerSecond: number;
   /** False when the time limit stopped the run before every job was done. */
   complete: boolean;
 }
 
 export interface ThroughputCase {
-  processor: "no-op" | "10 ms I/O";
+  profile: NetworkProfile;
+  /** Added to every HTTP request / TCP round trip (ms); 0 on loopback. */
+  delayMs: number;
+  processor: ProcessorKind;
+  inFlight: number;
   jobs: number;
-  /** Jobs in flight at once (I/O case: the same on both sides). */
-  inFlight?: number;
   nimbusqSetting: string;
   bullmqSetting: string;
-  /** Every nimbusq setting tried once (no-op case), fastest first. */
-  explored: ThroughputRun[];
+  /** Mean requested job duration d over this case's jobs (ms); absent for the no-op processor. */
+  meanDurationMs?: number;
+  /** N / d: what no worker with N jobs in flight exceeds (jobs/s); absent for the no-op processor. */
+  physicalLimit?: number;
   rounds: { nimbusq: ThroughputRun; bullmq: ThroughputRun }[];
   nimbusqMedian: number;
   bullmqMedian: number;
-  /** nimbusq / BullMQ jobs per second. */
+  /** nimbusq / BullMQ, of the medians. */
   ratio: number;
-  /** Medians of afterAddJobsPerSecond. */
-  nimbusqAfterAddMedian: number;
-  bullmqAfterAddMedian: number;
+  /** Medians of middleJobsPerSecond. */
+  nimbusqMiddleMedian: number;
+  bullmqMiddleMedian: number;
+  /** Medians as a fraction of physicalLimit. */
+  nimbusqOfLimit?: number;
+  bullmqOfLimit?: number;
 }
 
 export interface ThroughputResult {
+  delayMs: number;
+  /** What the delayed profile added to one round trip, measured with PINGs (median, ms). */
+  measuredDelayMs?: { rest: number; tcp: number };
+  rounds: number;
   cases: ThroughputCase[];
 }
 
-type Processor = () => Promise<unknown>;
-const noop: Processor = async () => undefined;
-const io10ms: Processor = () => sleep(10);
+const delayMs = 2;
+const processors: ProcessorKind[] = ["no-op", "io-10ms", "variable"];
+const inFlights = [50, 200];
 
-export const settingLabel = (s: NimbusqSetting) =>
-  `${s.workers} × drain(batchSize ${s.batchSize}, concurrency ${s.concurrency})`;
-
-function bulk(count: number) {
-  return Array.from({ length: count }, (_, n) => ({ name: "t", data: { n } }));
+interface Endpoints {
+  profile: NetworkProfile;
+  rest: { url: string; token: string };
+  tcp: { host: string; port: number };
 }
 
-async function nimbusqRun(
-  env: BenchEnv,
-  setting: NimbusqSetting,
-  jobs: number,
-  processor: Processor,
-  limitMs: number,
-): Promise<ThroughputRun> {
-  const name = unique("tp-nq");
-  const redis = env.fastRedis;
-  const queue = new Queue(name, { redis });
-  const workers = Array.from(
-    { length: setting.workers },
-    () =>
-      new Worker(name, processor, { redis, batchSize: setting.batchSize, concurrency: setting.concurrency }),
-  );
-  const started = performance.now();
-  await queue.addBulk(bulk(jobs));
-  const addMs = performance.now() - started;
-  const deadline = Date.now() + limitMs;
-  const summaries = await Promise.all(workers.map((worker) => worker.drain({ deadline })));
-  const totalMs = performance.now() - started;
-  const done = summaries.reduce((sum, s) => sum + s.completed, 0);
-  await flush(env);
-  return {
-    system: "nimbusq",
-    setting: settingLabel(setting),
-    jobs,
-    addMs: round(addMs, 1),
-    totalMs: round(totalMs, 1),
-    jobsPerSecond: round((done / totalMs) * 1000, 0),
-    afterAddJobsPerSecond: round((done / (totalMs - addMs)) * 1000, 0),
-    complete: done === jobs,
-  };
-}
-
-async function bullmqRun(
-  env: BenchEnv,
-  concurrency: number,
-  jobs: number,
-  processor: Processor,
-  limitMs: number,
-): Promise<ThroughputRun> {
-  const name = unique("tp-bq");
-  const queue = new BullQueue(name, { connection: env.connection });
-  const worker = new BullWorker(name, processor, { connection: env.connection, concurrency });
-  let done = 0;
-  worker.on("completed", () => {
-    done += 1;
-  });
+/** Adds `jobs` jobs `{ n }` with each library's own Queue, over loopback (not timed). */
+async function addJobs(env: BenchEnv, system: System, queue: string, jobs: number): Promise<void> {
+  const bulk = (start: number, length: number) =>
+    Array.from({ length }, (_, i) => ({ name: "t", data: { n: start + i } }));
+  if (system === "nimbusq") {
+    const ours = new Queue(queue, { redis: env.fastRedis });
+    for (const [start, length] of chunks(jobs, 2000)) await ours.addBulk(bulk(start, length));
+    return;
+  }
+  const theirs = new BullQueue(queue, { connection: env.connection });
   try {
-    await queue.waitUntilReady();
-    await worker.waitUntilReady();
-    await sleep(200);
-    const started = performance.now();
-    await queue.addBulk(bulk(jobs));
-    const addMs = performance.now() - started;
-    const doneDuringAdd = done;
-    await waitUntil(() => done >= jobs, limitMs, 1);
-    const totalMs = performance.now() - started;
-    return {
-      system: "bullmq",
-      setting: `1 Worker, concurrency ${concurrency}`,
+    for (const [start, length] of chunks(jobs, 2000)) await theirs.addBulk(bulk(start, length));
+  } finally {
+    await theirs.close();
+  }
+}
+
+async function runOnce(
+  env: BenchEnv,
+  worker: WorkerProcess,
+  at: Endpoints,
+  processor: ProcessorKind,
+  inFlight: number,
+  jobs: number,
+): Promise<ThroughputRun> {
+  const limitMs = env.quick ? 20_000 : 60_000;
+  const queue = unique(`tp-${worker.system}`);
+  try {
+    await addJobs(env, worker.system, queue, jobs);
+    const prepare: ParentMessage = {
+      type: "prepare",
+      system: worker.system,
+      queue,
+      prefix: "bull",
+      processor,
+      inFlight,
       jobs,
-      addMs: round(addMs, 1),
-      totalMs: round(totalMs, 1),
-      jobsPerSecond: round((Math.min(done, jobs) / totalMs) * 1000, 0),
-      afterAddJobsPerSecond: round(((Math.min(done, jobs) - doneDuringAdd) / (totalMs - addMs)) * 1000, 0),
-      complete: done >= jobs,
+      limitMs,
+      ...(worker.system === "nimbusq" ? { rest: at.rest } : { tcp: at.tcp }),
+    };
+    const ready = await worker.next(prepare, 30_000);
+    if (ready.type !== "ready") throw new Error(`${worker.system}: expected ready, got ${ready.type}`);
+    const done = await worker.next({ type: "go" }, limitMs + 30_000);
+    if (done.type !== "done") throw new Error(`${worker.system}: expected done, got ${done.type}`);
+    const report: RunReport = done;
+    return {
+      system: worker.system,
+      jobs,
+      done: report.done,
+      elapsedMs: round(report.elapsedMs, 1),
+      jobsPerSecond: round((Math.min(report.done, jobs) / report.elapsedMs) * 1000, 0),
+      processorMeanMs: round(report.processorMeanMs, 2),
+      middleJobsPerSecond: round(report.middleJobsPerSecond, 0),
+      complete: report.done >= jobs,
     };
   } finally {
-    await worker.close(true);
-    await queue.close();
     await flush(env);
   }
 }
 
-async function alternate(
-  env: BenchEnv,
-  rounds: number,
-  nimbusq: () => Promise<ThroughputRun>,
-  bullmq: () => Promise<ThroughputRun>,
-): Promise<{ nimbusq: ThroughputRun; bullmq: ThroughputRun }[]> {
-  const out: { nimbusq: ThroughputRun; bullmq: ThroughputRun }[] = [];
-  for (let i = 0; i < rounds; i++) {
-    const ours = await nimbusq();
-    const theirs = await bullmq();
-    env.log(
-      `throughput: round ${i + 1}: nimbusq ${ours.jobsPerSecond} jobs/s (${ours.setting}), BullMQ ${theirs.jobsPerSecond} jobs/s`,
-    );
-    out.push({ nimbusq: ours, bullmq: theirs });
+/** Median PING round trip (ms) of `ping`, over `count` sequential calls after a few unmeasured ones. */
+async function pingMs(ping: () => Promise<unknown>, count: number): Promise<number> {
+  const samples: number[] = [];
+  for (let i = 0; i < count + 5; i++) {
+    const started = performance.now();
+    await ping();
+    if (i >= 5) samples.push(performance.now() - started);
   }
-  return out;
+  return median(samples);
+}
+
+/** The delay each profile adds to one round trip: delayed minus loopback PING, REST and TCP. */
+async function measureDelay(env: BenchEnv, profiles: Endpoints[]): Promise<{ rest: number; tcp: number }> {
+  const [loopback, delayed] = profiles as [Endpoints, Endpoints];
+  const rest = async (at: Endpoints) => {
+    const redis = createRedis({ url: at.rest.url, token: at.rest.token });
+    return await pingMs(() => redis.ping(), env.quick ? 30 : 200);
+  };
+  const tcp = async (at: Endpoints) => {
+    const redis = new IORedis({ ...at.tcp, maxRetriesPerRequest: null });
+    try {
+      return await pingMs(() => redis.ping(), env.quick ? 30 : 200);
+    } finally {
+      redis.disconnect();
+    }
+  };
+  return {
+    rest: round((await rest(delayed)) - (await rest(loopback)), 2),
+    tcp: round((await tcp(delayed)) - (await tcp(loopback)), 2),
+  };
+}
+
+function jobsFor(quick: boolean, processor: ProcessorKind, inFlight: number): number {
+  if (processor === "no-op") return quick ? 200 : 10_000;
+  // Each slot runs a given number of jobs: about 0.6 s at the physical limit in a full run.
+  return inFlight * (quick ? 3 : 60);
 }
 
 function summarise(
-  base: Omit<
-    ThroughputCase,
-    "rounds" | "nimbusqMedian" | "bullmqMedian" | "ratio" | "nimbusqAfterAddMedian" | "bullmqAfterAddMedian"
-  >,
+  at: Endpoints,
+  processor: ProcessorKind,
+  inFlight: number,
+  jobs: number,
   rounds: ThroughputCase["rounds"],
 ): ThroughputCase {
   const ours = median(rounds.map((r) => r.nimbusq.jobsPerSecond));
   const theirs = median(rounds.map((r) => r.bullmq.jobsPerSecond));
+  const d = meanDurationMs(processor, jobs);
+  const limit = d > 0 ? (inFlight / d) * 1000 : undefined;
   return {
-    ...base,
+    profile: at.profile,
+    delayMs: at.profile === "delayed" ? delayMs : 0,
+    processor,
+    inFlight,
+    jobs,
+    nimbusqSetting: `1 Worker, batchSize ${inFlight}, concurrency ${inFlight} (drain)`,
+    bullmqSetting: `1 Worker, concurrency ${inFlight}`,
+    ...(limit !== undefined
+      ? {
+          meanDurationMs: round(d, 3),
+          physicalLimit: round(limit, 0),
+          nimbusqOfLimit: round(ours / limit, 3),
+          bullmqOfLimit: round(theirs / limit, 3),
+        }
+      : {}),
     rounds,
     nimbusqMedian: ours,
     bullmqMedian: theirs,
     ratio: round(ours / theirs, 2),
-    nimbusqAfterAddMedian: median(rounds.map((r) => r.nimbusq.afterAddJobsPerSecond)),
-    bullmqAfterAddMedian: median(rounds.map((r) => r.bullmq.afterAddJobsPerSecond)),
+    nimbusqMiddleMedian: median(rounds.map((r) => r.nimbusq.middleJobsPerSecond)),
+    bullmqMiddleMedian: median(rounds.map((r) => r.bullmq.middleJobsPerSecond)),
   };
 }
 
 export async function runThroughput(env: BenchEnv): Promise<ThroughputResult> {
-  const quick = env.quick;
-  const limitMs = quick ? 20_000 : 60_000;
-  // Scripts loaded before anything is timed.
-  await nimbusqRun(env, { workers: 1, batchSize: 10, concurrency: 10 }, 20, noop, limitMs);
-  await bullmqRun(env, 10, 20, noop, limitMs);
-  const cases: ThroughputCase[] = [];
-
-  const noopJobs = quick ? 500 : 20_000;
-  const candidates: NimbusqSetting[] = [
-    { workers: 1, batchSize: 100, concurrency: 100 },
-    { workers: 1, batchSize: 500, concurrency: 500 },
-    { workers: 4, batchSize: 100, concurrency: 100 },
-    { workers: 4, batchSize: 250, concurrency: 250 },
-  ];
-  const explored: ThroughputRun[] = [];
-  for (const setting of quick ? candidates.slice(0, 2) : candidates) {
-    const run = await nimbusqRun(env, setting, noopJobs, noop, limitMs);
-    env.log(`throughput: explore ${run.setting}: ${run.jobsPerSecond} jobs/s`);
-    explored.push(run);
-  }
-  explored.sort((a, b) => b.jobsPerSecond - a.jobsPerSecond);
-  const bestIndex = candidates.findIndex((s) => settingLabel(s) === explored[0]?.setting);
-  const best = candidates[Math.max(0, bestIndex)] as NimbusqSetting;
-  const noopRounds = await alternate(
-    env,
-    quick ? 1 : 3,
-    () => nimbusqRun(env, best, noopJobs, noop, limitMs),
-    () => bullmqRun(env, 50, noopJobs, noop, limitMs),
-  );
-  cases.push(
-    summarise(
+  const rounds = env.quick ? 1 : 3;
+  const target = { host: env.server.host, port: env.server.port };
+  let delayedRest: RestServer | undefined;
+  let proxy: DelayProxy | undefined;
+  const workers: Partial<Record<System, WorkerProcess>> = {};
+  try {
+    delayedRest = await startRestServer({ redis: target, token: "bench-delayed", countScriptCalls: false });
+    delayedRest.setFault({ kind: "delay", delayMs });
+    proxy = await startDelayProxy(target, delayMs);
+    const started = await Promise.allSettled([WorkerProcess.start("nimbusq"), WorkerProcess.start("bullmq")]);
+    for (const s of started) if (s.status === "fulfilled") workers[s.value.system] = s.value;
+    const nimbusq = workers.nimbusq;
+    const bullmq = workers.bullmq;
+    if (!nimbusq || !bullmq) throw new Error("a worker process did not start");
+    const profiles: Endpoints[] = [
+      { profile: "loopback", rest: { url: env.fast.url, token: env.fast.token }, tcp: target },
       {
-        processor: "no-op",
-        jobs: noopJobs,
-        nimbusqSetting: settingLabel(best),
-        bullmqSetting: "1 Worker, concurrency 50",
-        explored,
+        profile: "delayed",
+        rest: { url: delayedRest.url, token: delayedRest.token },
+        tcp: { host: proxy.host, port: proxy.port },
       },
-      noopRounds,
-    ),
-  );
-
-  const ioJobs = quick ? 200 : 5_000;
-  const pairs: { inFlight: number; nimbusq: NimbusqSetting }[] = [
-    { inFlight: 50, nimbusq: { workers: 1, batchSize: 50, concurrency: 50 } },
-    { inFlight: 200, nimbusq: { workers: 4, batchSize: 50, concurrency: 50 } },
-  ];
-  for (const pair of quick ? pairs.slice(0, 1) : pairs) {
-    const rounds = await alternate(
-      env,
-      quick ? 1 : 2,
-      () => nimbusqRun(env, pair.nimbusq, ioJobs, io10ms, limitMs),
-      () => bullmqRun(env, pair.inFlight, ioJobs, io10ms, limitMs),
+    ];
+    const measuredDelayMs = await measureDelay(env, profiles);
+    env.log(
+      `throughput: the delayed profile adds ${measuredDelayMs.rest} ms per HTTP request, ${measuredDelayMs.tcp} ms per TCP round trip`,
     );
-    cases.push(
-      summarise(
-        {
-          processor: "10 ms I/O",
-          jobs: ioJobs,
-          inFlight: pair.inFlight,
-          nimbusqSetting: settingLabel(pair.nimbusq),
-          bullmqSetting: `1 Worker, concurrency ${pair.inFlight}`,
-          explored: [],
-        },
-        rounds,
-      ),
-    );
+    const calibrationConnections = proxy.accepted();
+    const cases: ThroughputCase[] = [];
+    for (const at of profiles) {
+      // Warm-up, not kept: scripts loaded, connections and JIT warm on both sides.
+      await runOnce(env, nimbusq, at, "no-op", 50, env.quick ? 100 : 1000);
+      await runOnce(env, bullmq, at, "no-op", 50, env.quick ? 100 : 1000);
+      for (const inFlight of inFlights) {
+        for (const processor of processors) {
+          const jobs = jobsFor(env.quick, processor, inFlight);
+          const pairs: ThroughputCase["rounds"] = [];
+          for (let i = 0; i < rounds; i++) {
+            const ours = await runOnce(env, nimbusq, at, processor, inFlight, jobs);
+            const theirs = await runOnce(env, bullmq, at, processor, inFlight, jobs);
+            pairs.push({ nimbusq: ours, bullmq: theirs });
+            env.log(
+              `throughput: ${at.profile}, ${processorLabels[processor]}, ${inFlight} in flight, round ${i + 1}: nimbusq ${ours.jobsPerSecond} jobs/s, BullMQ ${theirs.jobsPerSecond} jobs/s`,
+            );
+          }
+          cases.push(summarise(at, processor, inFlight, jobs, pairs));
+        }
+      }
+    }
+    // BullMQ's Worker really went through the proxy (its connection options name the proxy's port).
+    if (proxy.accepted() <= calibrationConnections)
+      throw new Error("BullMQ did not go through the delaying proxy");
+    return { delayMs, measuredDelayMs, rounds, cases };
+  } finally {
+    await Promise.all(Object.values(workers).map((w) => w.stop()));
+    await proxy?.close();
+    await delayedRest?.close();
   }
-  return { cases };
 }

@@ -131,7 +131,10 @@ describe("sweeperHandler", () => {
       context(3000),
     );
     expect(result.promoted).toBe(1);
-    expect(result.passes).toBe(2);
+    // Two passes: one before the job is due, one at its due time (a third when a loaded machine wakes
+    // the second just before the due millisecond; it promotes nothing more).
+    expect(result.passes).toBeGreaterThanOrEqual(2);
+    expect(result.passes).toBeLessThanOrEqual(3);
     expect(recorder.invokes.length - before).toBe(1);
     expect(Date.now() - started).toBeLessThan(2000);
     const worker = new Worker("email", async () => "ok", {

@@ -5,7 +5,7 @@
  * the `stalled` event alike, and a job stalled once on each side is failed by the next worker.
  */
 import { describe, expect, it } from "vitest";
-import { leaseBatch } from "../../core/worker-calls.ts";
+import { leaseBatch } from "../../core/worker/calls.ts";
 import { type Interop, interopKits, type RecordedEvent, sleep, waitFor } from "../interop/kit.ts";
 import { byJob, delivered, finished, nimbusWorker, outcomes, recordAll } from "./rig.ts";
 

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedis } from "../../core/index.ts";
 import { toRedisPort } from "../../core/redis-port.ts";
-import { leaseBatch } from "../../core/worker-calls.ts";
+import { leaseBatch } from "../../core/worker/calls.ts";
 import { type LocalStack, startLocalStack } from "../../infra/local/stack.ts";
 
 let stack: LocalStack;

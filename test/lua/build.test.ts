@@ -53,10 +53,18 @@ describe("the Lua build", () => {
 
   it("gives every script a contract header whose names the prelude exposes", () => {
     for (const script of buildAllScripts("lua")) {
-      expect(script.source.startsWith(`-- nimbusq:${script.header.name}`)).toBe(true);
+      const body = script.source.replace(/^#!lua flags=allow-key-locking\n/, "");
+      expect(body.startsWith(`-- nimbusq:${script.header.name}`)).toBe(true);
       for (const item of script.header.keys.fixed) expect(script.source).toContain(`${item.name} = `);
       expect(script.sha1).toMatch(/^[0-9a-f]{40}$/);
     }
+  });
+
+  it("flags the worker's hot path for Upstash's key-based locking, and nothing that builds keys it cannot know", () => {
+    const flagged = buildAllScripts("lua")
+      .filter((script) => script.source.startsWith("#!lua flags=allow-key-locking\n"))
+      .map((script) => script.header.name);
+    expect(flagged).toEqual(["ackAndLease", "extendLeases"]);
   });
 });
 

@@ -33,6 +33,8 @@ describe("billing", () => {
       commands: 1,
       scriptCalls: 3,
       billed: 4,
+      keyLockingCalls: 0,
+      keyViolations: 0,
       byCommand: { eval: 1 },
     });
   });
@@ -121,6 +123,8 @@ describe("billing", () => {
       commands: 1,
       scriptCalls: 0,
       billed: 1,
+      keyLockingCalls: 0,
+      keyViolations: 0,
       byCommand: { ping: 1 },
     });
   });
@@ -133,6 +137,8 @@ describe("billing", () => {
       commands: 0,
       scriptCalls: 0,
       billed: 0,
+      keyLockingCalls: 0,
+      keyViolations: 0,
       byCommand: {},
     });
     await stack.post("/", '["ping"]');

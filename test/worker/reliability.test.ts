@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { noDeadLetter } from "../../core/dead-letter.ts";
 import { Queue, Worker } from "../../core/index.ts";
 import type { JobLocation } from "../../core/job.ts";
-import { ackBatch, leaseBatch } from "../../core/worker-calls.ts";
+import { ackBatch, leaseBatch } from "../../core/worker/calls.ts";
 import { type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
 import { misplacedJobs } from "../support/state-walk.ts";
 

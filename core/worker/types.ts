@@ -1,10 +1,11 @@
 /**
  * The worker's public types: options, the processor, the drain summary and the local events.
  */
-import type { ActiveJob } from "./active-job.ts";
-import type { BackoffStrategy } from "./backoff.ts";
-import type { RedisPort, UpstashRedisLike } from "./redis-port.ts";
-import type { DeadLetterOptions, KeepJobs } from "./types.ts";
+import type { ActiveJob } from "../active-job.ts";
+import type { BackoffStrategy } from "../backoff.ts";
+import type { RedisPort, UpstashRedisLike } from "../redis-port.ts";
+import type { DeadLetterOptions, KeepJobs } from "../types.ts";
+import type { EventsLevel } from "./calls.ts";
 
 export type Processor<TData = unknown, TResult = unknown> = (
   job: ActiveJob<TData, TResult>,
@@ -13,12 +14,35 @@ export type Processor<TData = unknown, TResult = unknown> = (
 export interface WorkerOptions {
   redis: UpstashRedisLike | RedisPort;
   prefix?: string;
-  /** Most jobs leased per call (default 10). */
+  /**
+   * Most jobs one call leases, and so how many leased jobs may wait for a free slot beside the
+   * `concurrency` running ones (the prefetch depth; default 10).
+   */
   batchSize?: number;
   /** Most jobs run at once (default: batchSize). */
   concurrency?: number;
-  /** Lock time-to-live (ms, default 30000); extended every third of it while jobs run. */
+  /**
+   * Lock time-to-live (ms, default 30000); every job held — waiting for a slot, running, or finished
+   * and not yet acked — is extended every third of it until its ack lands.
+   */
   leaseMs?: number;
+  /**
+   * Finished jobs are acked in groups, by the call that also leases more: once `groupSize` are done
+   * (default half the batchSize), once the first has waited `waitMs` (default 10 ms), or at once when
+   * a slot would otherwise stay idle.
+   */
+  ack?: { groupSize?: number; waitMs?: number };
+  /**
+   * Which events the worker writes to the queue's stream, as the queue's producers should (one
+   * setting per queue, see QueueOptions.events): "all" (BullMQ's, the default; QueueEvents and the
+   * EventBridge forwarding need it), "final" (completed, failed, retries-exhausted only) or "none".
+   */
+  events?: EventsLevel;
+  /**
+   * The most bytes one request may carry (default 10,000,000: Upstash's 10 MB). Acks are split to
+   * stay well under it; a single result or failure too large for it fails its job alone.
+   */
+  maxRequestBytes?: number;
   limiter?: { max: number; duration: number };
   /** Written to each job's `processedBy`. */
   name?: string;
@@ -65,6 +89,19 @@ export interface DrainSummary {
   stoppedBecause: StopReason;
   /** When more work is due (ms): the earliest delayed job, or when the rate limit ends. */
   nextDueAt?: number;
+}
+
+export function emptySummary(): DrainSummary {
+  return {
+    leased: 0,
+    completed: 0,
+    failed: 0,
+    retried: 0,
+    delayed: 0,
+    handedBack: 0,
+    lostLeases: 0,
+    stoppedBecause: "empty",
+  };
 }
 
 export interface WorkerEvents {

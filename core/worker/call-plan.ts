@@ -1,0 +1,66 @@
+/**
+ * When a worker makes its next call and what it asks for: pure decisions over the pipeline's counts,
+ * unit-tested without Redis.
+ */
+import type { AckEntry } from "../outcome.ts";
+import type { PipelineSettings } from "./pipeline-host.ts";
+
+export interface PipelineCounts {
+  /** Leased, waiting for a slot. */
+  queued: number;
+  running: number;
+  /** Finished, waiting for their ack. */
+  done: number;
+  /** How long the oldest done job has waited (ms). */
+  oldestDoneWaitedMs: number;
+}
+
+export interface CallPlan {
+  /** Jobs to lease. */
+  count: number;
+  /** Ack the done jobs in this call. */
+  ack: boolean;
+}
+
+/**
+ * The worker holds at most max(concurrency, batchSize) jobs: batchSize above concurrency is how many
+ * leased jobs wait for a slot, so a freed slot starts the next one without a round trip. A call goes
+ * out when a slot would otherwise idle, when enough jobs are done (or the first has waited long
+ * enough), when half a batch can be leased, or to hand back what a stopping worker holds.
+ */
+export function planCall(
+  settings: PipelineSettings,
+  counts: PipelineCounts,
+  leasing: boolean,
+  stopping: boolean,
+): CallPlan | undefined {
+  const capacity = Math.max(settings.concurrency, settings.batchSize);
+  const holding = counts.queued + counts.running;
+  const count = leasing ? Math.max(0, Math.min(settings.batchSize, capacity - holding)) : 0;
+  const idle = counts.running < settings.concurrency && counts.queued === 0;
+  const ack =
+    counts.done > 0 &&
+    (idle ||
+      stopping ||
+      counts.done >= settings.ackGroupSize ||
+      counts.oldestDoneWaitedMs >= settings.ackWaitMs);
+  const lease = count > 0 && (idle || count >= Math.ceil(settings.batchSize / 2));
+  if (!ack && !lease) return undefined;
+  return { count, ack };
+}
+
+/** The prune an entry owes (removeOnComplete/removeOnFail by count or age), as the script reads it. */
+export function pruneOf(entry: AckEntry): string | undefined {
+  if (entry.keepCount <= 0 && entry.keepAge <= 0) return undefined;
+  if (entry.outcome !== "completed" && entry.outcome !== "failed") return undefined;
+  return `${entry.outcome}|${entry.keepCount}|${entry.keepAge}|${entry.keepLimit}`;
+}
+
+/**
+ * Entries in the order a call sends them: handed-back jobs last and in reverse, so that each pushed
+ * to the front of the line leaves the first-leased one foremost.
+ */
+export function ackOrder<T>(items: T[], entryOf: (item: T) => AckEntry | undefined): T[] {
+  const returned = (item: T) => entryOf(item)?.outcome === "returned";
+  return [...items.filter((item) => !returned(item)), ...items.filter(returned).reverse()];
+}

@@ -1,0 +1,277 @@
+/**
+ * The worker's script calls: one ackAndLease (or ackPromoteAndLease) per pipeline cycle, acking the
+ * finished jobs and leasing more in the same request; extendLeases for every job held; and BullMQ's
+ * stalled check. Each carries what it needs to be replay-safe.
+ */
+import { ActiveJob } from "../active-job.ts";
+import { decodeJob, hashFromFlat } from "../codec.ts";
+import { UnexpectedReplyError } from "../errors.ts";
+import {
+  ackAndLease,
+  ackPromoteAndLease,
+  extendLeases,
+  recoverStalled as recoverStalledScript,
+} from "../generated/scripts.ts";
+import type { JobLocation } from "../job.ts";
+import { defaultMaxLenEvents, jobSubKeys, queueKeyPrefix, queueKeys, replayGuardKey } from "../keys.ts";
+import type { AckEntry } from "../outcome.ts";
+import { runScript } from "../scripts.ts";
+import { declaredKeys } from "./declared-keys.ts";
+
+const guardTtlMs = 600_000;
+
+/** Which events the worker writes: BullMQ's all, only completed/failed/retries-exhausted, or none. */
+export type EventsLevel = "all" | "final" | "none";
+const levelCode: Record<EventsLevel, number> = { all: 2, final: 1, none: 0 };
+
+export type LeaseStatus = "leased" | "paused" | "rate-limited" | "maxed";
+const statuses: LeaseStatus[] = ["leased", "paused", "rate-limited", "maxed"];
+
+export interface CycleRequest {
+  /** This call's token: the lock value of the jobs it leases, and its replay guard's name. */
+  token: string;
+  /** Jobs to lease (0: ack only). */
+  count: number;
+  leaseMs: number;
+  /** Ready ids to peek for the next call. */
+  peek: number;
+  /** Ids the previous call peeked: the only jobs a declared-keys call may lease. */
+  candidates: string[];
+  /** ackPromoteAndLease: promote due delayed jobs, prune, lease from anywhere (no declared keys). */
+  open: boolean;
+  /** Finished sets to prune (open calls): "target|count|age|limit;…". */
+  prunes: string;
+  limiterMax: number;
+  limiterDuration: number;
+  workerName: string;
+  maxLenEvents: number;
+  events: EventsLevel;
+  entries: AckEntry[];
+}
+
+export interface CycleResult {
+  status: LeaseStatus;
+  /** rate-limited: the limiter's TTL (ms). */
+  info: number;
+  /** Jobs were ready after the call. */
+  readyLeft: boolean;
+  /** The earliest delayed job's due time (ms), 0 for none; at or before the call's clock: promote. */
+  nextDue: number;
+  /**
+   * One code per entry: 1 done, -2 lock gone, -6 another owner, -3 not active; for a completion, -4
+   * children still pending or -9 a child failed (the job is left active and locked).
+   */
+  codes: number[];
+  peeked: string[];
+  jobs: ActiveJob[];
+}
+
+export async function cycle(location: JobLocation, request: CycleRequest): Promise<CycleResult> {
+  const { port, prefix, queueName, clock } = location;
+  const keys = queueKeys(prefix, queueName);
+  const queuePrefix = queueKeyPrefix(prefix, queueName);
+  const now = clock();
+  const fixedKeys = { ...keys, replayGuard: replayGuardKey(prefix, queueName, request.token) };
+  const args = {
+    prefix: queuePrefix,
+    leaseToken: request.token,
+    now,
+    leaseMs: request.leaseMs,
+    count: request.count,
+    peek: request.peek,
+    candidates: request.open ? "" : request.candidates.map((id) => `${id.length}:${id}`).join(""),
+    limiterMax: request.limiterMax,
+    limiterDuration: request.limiterDuration,
+    workerName: request.workerName,
+    guardTtl: guardTtlMs,
+    maxLenEvents: request.maxLenEvents,
+    events: levelCode[request.events],
+    prunes: request.open ? request.prunes : "",
+    jobs: request.entries,
+  };
+  const reply = request.open
+    ? await runScript(port, ackPromoteAndLease, fixedKeys, args)
+    : await runScript(
+        port,
+        ackAndLease,
+        { ...fixedKeys, declared: declaredKeys(queuePrefix, request.entries, request.candidates) },
+        args,
+      );
+  return parseCycleReply(location, reply, request, now);
+}
+
+function parseCycleReply(
+  location: JobLocation,
+  reply: unknown,
+  request: CycleRequest,
+  now: number,
+): CycleResult {
+  const where = `worker call on queue "${location.queueName}"`;
+  if (!Array.isArray(reply)) throw new UnexpectedReplyError(`${where}: unexpected reply`);
+  const status = statuses[Number(reply[0])];
+  if (!status) throw new UnexpectedReplyError(`${where}: unknown status ${String(reply[0])}`);
+  const codeCount = Number(reply[4]);
+  const codes = reply.slice(5, 5 + codeCount).map(Number);
+  const peekAt = 5 + codeCount;
+  const peekCount = Number(reply[peekAt]);
+  const peeked = reply.slice(peekAt + 1, peekAt + 1 + peekCount).map(String);
+  const jobs: ActiveJob[] = [];
+  for (let i = peekAt + 1 + peekCount; i + 1 < reply.length; i += 2) {
+    const id = String(reply[i]);
+    const flat = (reply[i + 1] as unknown[]).map(String);
+    if (flat.length === 0) continue;
+    const hash = hashFromFlat(flat);
+    const job = new ActiveJob(location, id, decodeJob(hash));
+    job.token = request.token;
+    job.storedData = hash.data;
+    // The script wrote these after reading the hash.
+    job.processedOn = now;
+    job.attemptsStarted += 1;
+    if (request.workerName) job.processedBy = request.workerName;
+    jobs.push(job);
+  }
+  if (codes.length !== request.entries.length)
+    throw new UnexpectedReplyError(`${where}: ${codes.length} codes for ${request.entries.length} jobs`);
+  return {
+    status,
+    info: Number(reply[1]),
+    readyLeft: Number(reply[2]) === 1,
+    nextDue: Number(reply[3]),
+    codes,
+    peeked,
+    jobs,
+  };
+}
+
+const callRetriesMs = [100, 400, 1600];
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A call whose answer was lost (after the client's own retries) is retried with the same token: the
+ * replay guard then answers with the first run's result, so nothing is done twice.
+ */
+export async function cycleWithRetries(
+  location: JobLocation,
+  request: CycleRequest,
+  onError: (error: Error) => void,
+): Promise<CycleResult> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await cycle(location, request);
+    } catch (error) {
+      const wait = callRetriesMs[attempt];
+      if (wait === undefined) throw error;
+      onError(error as Error);
+      await pause(wait);
+    }
+  }
+}
+
+export interface LeaseRequest {
+  token: string;
+  count: number;
+  leaseMs: number;
+  limiterMax: number;
+  limiterDuration: number;
+  workerName: string;
+}
+
+export interface LeaseResult {
+  status: LeaseStatus;
+  jobs: ActiveJob[];
+  /** rate-limited: the limiter's TTL (ms); leased with no job: when the earliest delayed job is due (ms), or 0. */
+  info: number;
+}
+
+/** Leases jobs without acking any (a worker's first call; tests play a worker that dies with it). */
+export async function leaseBatch(location: JobLocation, request: LeaseRequest): Promise<LeaseResult> {
+  const result = await cycle(location, {
+    ...request,
+    peek: 0,
+    candidates: [],
+    open: true,
+    prunes: "",
+    maxLenEvents: defaultMaxLenEvents,
+    events: "all",
+    entries: [],
+  });
+  const info = result.status === "rate-limited" ? result.info : result.jobs.length === 0 ? result.nextDue : 0;
+  return { status: result.status, jobs: result.jobs, info };
+}
+
+/** Acks entries without leasing; codes as {@link CycleResult.codes}. */
+export async function ackBatch(
+  location: JobLocation,
+  entries: AckEntry[],
+  token: string,
+  maxLenEvents = defaultMaxLenEvents,
+): Promise<{ codes: number[]; readyLeft: boolean; nextDue: number }> {
+  const result = await cycle(location, {
+    // Its own guard: the lease that took these jobs used `token` for its guard.
+    token: `ack-${token}`,
+    count: 0,
+    leaseMs: 1000,
+    peek: 1,
+    candidates: [],
+    open: false,
+    prunes: "",
+    limiterMax: 0,
+    limiterDuration: 0,
+    workerName: "",
+    maxLenEvents,
+    events: "all",
+    entries,
+  });
+  return { codes: result.codes, readyLeft: result.readyLeft, nextDue: result.nextDue };
+}
+
+/** Extends the given leases; returns the ids whose lease is lost. */
+export async function extendBatch(
+  location: JobLocation,
+  jobs: { id: string; token: string; key: string }[],
+  leaseMs: number,
+): Promise<Set<string>> {
+  if (jobs.length === 0) return new Set();
+  const { port, prefix, queueName } = location;
+  const reply = await runScript(
+    port,
+    extendLeases,
+    {
+      stalled: queueKeys(prefix, queueName).stalled,
+      locks: jobs.map((job) => ({ lock: jobSubKeys(job.key).lock })),
+    },
+    { leaseMs, jobs: jobs.map((job) => ({ id: job.id, token: job.token })) },
+  );
+  if (!Array.isArray(reply))
+    throw new UnexpectedReplyError(`extend on queue "${queueName}": unexpected reply`);
+  return new Set(jobs.filter((_, i) => Number(reply[i]) !== 1).map((job) => job.id));
+}
+
+export interface StalledCheck {
+  stalledInterval: number;
+  maxStalledCount: number;
+}
+
+/** Runs BullMQ's stalled check; returns the requeued ids, or undefined when it ran too recently. */
+export async function runStalledCheck(
+  location: JobLocation,
+  check: StalledCheck,
+): Promise<string[] | undefined> {
+  const { port, prefix, queueName, clock } = location;
+  const keys = queueKeys(prefix, queueName);
+  const reply = await runScript(
+    port,
+    recoverStalledScript,
+    { ...keys, schedulers: keys.repeat },
+    {
+      prefix: queueKeyPrefix(prefix, queueName),
+      now: clock(),
+      stalledInterval: check.stalledInterval,
+      maxStalledCount: check.maxStalledCount,
+    },
+  );
+  if (!Array.isArray(reply))
+    throw new UnexpectedReplyError(`recoverStalled on queue "${queueName}": unexpected reply`);
+  if (reply[0] === "skipped") return undefined;
+  return reply.map(String);
+}

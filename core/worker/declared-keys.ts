@@ -1,0 +1,62 @@
+/**
+ * Every key an ackAndLease call may touch beyond the queue's own, so the call can run under Upstash's
+ * key-based locking (`allow-key-locking`: an undeclared key is an error). Derived from what the
+ * worker already knows: each acked job's id, parent, deduplication id and dead-letter target, and
+ * the ids the previous call peeked.
+ */
+import { jobSubKeys } from "../keys.ts";
+import type { AckEntry } from "../outcome.ts";
+
+/** The parent queue's structures that finishing a child may move its parent between. */
+const parentQueueSuffixes = [
+  "failed",
+  "waiting-children",
+  "delayed",
+  "wait",
+  "meta",
+  "active",
+  "marker",
+  "events",
+  "prioritized",
+  "pc",
+] as const;
+
+const deadLetterQueueSuffixes = ["events", "wait", "marker"] as const;
+
+/** Keys one ack entry may touch, given the queue's key prefix `{P}`. */
+export function ackEntryKeys(queuePrefix: string, entry: AckEntry): string[] {
+  const hash = queuePrefix + entry.id;
+  const own = jobSubKeys(hash);
+  const keys = [hash, own.lock, own.dependencies, own.unsuccessful];
+  // Removal at once (removeOnComplete/removeOnFail true) deletes every sub-key.
+  if (entry.keepCount === 0) keys.push(own.logs, own.processed, own.failed);
+  if (entry.dedupId !== "") keys.push(`${queuePrefix}de:${entry.dedupId}`);
+  if (entry.parentKey !== "") {
+    const parent = jobSubKeys(entry.parentKey);
+    keys.push(entry.parentKey, parent.dependencies, parent.processed, parent.unsuccessful, parent.failed);
+    for (const suffix of parentQueueSuffixes) keys.push(entry.parentPrefix + suffix);
+  }
+  if (entry.deadLetter !== "") {
+    keys.push(entry.deadLetter + entry.deadLetterId);
+    for (const suffix of deadLetterQueueSuffixes) keys.push(entry.deadLetter + suffix);
+  }
+  return keys;
+}
+
+/** Keys leasing a peeked job touches: its hash and its lock. */
+export function candidateKeys(queuePrefix: string, id: string): string[] {
+  const hash = queuePrefix + id;
+  return [hash, `${hash}:lock`];
+}
+
+/** The `declared` KEYS group of one call, without duplicates. */
+export function declaredKeys(
+  queuePrefix: string,
+  entries: AckEntry[],
+  candidates: string[],
+): { key: string }[] {
+  const keys = new Set<string>();
+  for (const entry of entries) for (const key of ackEntryKeys(queuePrefix, entry)) keys.add(key);
+  for (const id of candidates) for (const key of candidateKeys(queuePrefix, id)) keys.add(key);
+  return [...keys].map((key) => ({ key }));
+}

@@ -1,0 +1,74 @@
+/**
+ * The jobs one drain holds, by where they are: leased and waiting for a slot, running, finished and
+ * waiting for their ack, or in the ack call in flight. Every one of them has a live lock, kept alive
+ * here until its ack lands; a job whose lock is lost is dropped and its attempt stopped.
+ */
+import type { ActiveJob } from "../active-job.ts";
+import type { Decision, Settled } from "../outcome.ts";
+import type { Stop } from "./attempt.ts";
+
+export interface Held {
+  job: ActiveJob;
+  /** When its lock was last set (ms). */
+  lockedAt: number;
+  stop?: (stop: Stop) => void;
+  settled?: Settled;
+  decision?: Decision;
+  lost?: boolean;
+  /** Bytes its ack entry adds to a request. */
+  bytes?: number;
+}
+
+export class HeldJobs {
+  readonly queued: Held[] = [];
+  readonly running = new Set<Held>();
+  readonly done: Held[] = [];
+  readonly acking = new Set<Held>();
+  private extending = false;
+
+  get count(): number {
+    return this.queued.length + this.running.size + this.done.length + this.acking.size;
+  }
+
+  /**
+   * Extends, in one call, every lock older than a third of the lease; a job reported lost that is
+   * still held (not acked meanwhile, which also drops its lock) goes to `onLost`.
+   */
+  async extend(
+    now: number,
+    leaseMs: number,
+    extend: (jobs: ActiveJob[]) => Promise<Set<string>>,
+    onLost: (held: Held) => void,
+  ): Promise<void> {
+    if (this.extending) return;
+    const all = [...this.queued, ...this.running, ...this.done, ...this.acking];
+    const due = all.filter((held) => !held.lost && now - held.lockedAt >= leaseMs / 3);
+    if (due.length === 0) return;
+    this.extending = true;
+    try {
+      const lost = await extend(due.map((held) => held.job));
+      for (const held of due) {
+        if (!lost.has(held.job.id)) held.lockedAt = now;
+        else if (this.stillHeld(held)) this.drop(held);
+        else continue;
+        if (held.lost) onLost(held);
+      }
+    } finally {
+      this.extending = false;
+    }
+  }
+
+  private stillHeld(held: Held): boolean {
+    return this.queued.includes(held) || this.running.has(held) || this.done.includes(held);
+  }
+
+  /** Forgets a job whose lease is lost: its result is never written, its attempt is stopped. */
+  private drop(held: Held): void {
+    held.lost = true;
+    const queuedAt = this.queued.indexOf(held);
+    if (queuedAt >= 0) this.queued.splice(queuedAt, 1);
+    const doneAt = this.done.indexOf(held);
+    if (doneAt >= 0) this.done.splice(doneAt, 1);
+    held.stop?.({ kind: "lost" });
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * One serverless invocation's worth of work: drain until the deadline, never starting a job that
+ * could not finish before it, and — when the queue's next delayed job (a retry's backoff, a short
+ * delay) is due soon enough to run in this invocation — wait for it rather than leave it to the
+ * sweeper's next tick. Pure policy over Worker.drain, so any adapter (Lambda, a container) uses it.
+ */
+import type { DrainSummary } from "./types.ts";
+import type { Worker } from "./worker.ts";
+
+export interface InvocationOptions {
+  /** Epoch ms by which every job must be acked or handed back (the function's end less a margin). */
+  deadline: number;
+  /** Longest a job may run (ms): no job starts with less than this left before the deadline. */
+  jobTimeoutMs: number;
+  /** Wait for a delayed job due within this many ms (default 5000; 0 never). */
+  waitForDelayedMs?: number;
+  /** Start no earlier than this (ms): the invoker knew a delayed job is due then. */
+  wakeAt?: number;
+  signal?: AbortSignal;
+}
+
+/** Two drains' counts added up; the later one says why and when. */
+export function addSummaries(a: DrainSummary, b: DrainSummary): DrainSummary {
+  return {
+    ...b,
+    leased: a.leased + b.leased,
+    completed: a.completed + b.completed,
+    failed: a.failed + b.failed,
+    retried: a.retried + b.retried,
+    delayed: a.delayed + b.delayed,
+    handedBack: a.handedBack + b.handedBack,
+    lostLeases: a.lostLeases + b.lostLeases,
+  };
+}
+
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+export async function drainInvocation(
+  worker: Pick<Worker, "drain">,
+  options: InvocationOptions,
+  clock: () => number = Date.now,
+): Promise<DrainSummary> {
+  const { deadline, jobTimeoutMs } = options;
+  const waitForDelayedMs = options.waitForDelayedMs ?? 5000;
+  const latestStart = deadline - jobTimeoutMs;
+  if (options.wakeAt !== undefined && options.wakeAt > clock() && options.wakeAt <= latestStart) {
+    await pause(options.wakeAt - clock());
+  }
+  const drain = () => worker.drain({ deadline, reserveMs: jobTimeoutMs, signal: options.signal });
+  let summary = await drain();
+  while (
+    summary.stoppedBecause === "empty" &&
+    summary.nextDueAt !== undefined &&
+    summary.nextDueAt - clock() <= waitForDelayedMs &&
+    summary.nextDueAt <= latestStart &&
+    !options.signal?.aborted
+  ) {
+    await pause(summary.nextDueAt - clock());
+    summary = addSummaries(summary, await drain());
+  }
+  return summary;
+}

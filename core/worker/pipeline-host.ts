@@ -1,0 +1,46 @@
+/**
+ * What a Pipeline needs from its Worker: where the queue is, the settings, the outcome rules, the
+ * worker's events and summary, and the two side calls (scheduler iterations, lease extension).
+ */
+import type { ActiveJob } from "../active-job.ts";
+import type { JobLocation } from "../job.ts";
+import type { Decision, Settled } from "../outcome.ts";
+import type { AttemptOptions } from "./attempt.ts";
+import type { EventsLevel } from "./calls.ts";
+import type { DrainSummary, WorkerEvents } from "./types.ts";
+
+export interface PipelineSettings {
+  batchSize: number;
+  concurrency: number;
+  leaseMs: number;
+  jobTimeoutMs?: number;
+  /** Flush the ack group once this many jobs are done… */
+  ackGroupSize: number;
+  /** …or once the first of them has waited this long (ms). */
+  ackWaitMs: number;
+  /** Prune finished sets (removeOnComplete/Fail by count or age) at least every this many calls. */
+  pruneEveryCalls: number;
+  maxRequestBytes: number;
+  limiterMax: number;
+  limiterDuration: number;
+  workerName: string;
+  maxLenEvents: number;
+  events: EventsLevel;
+}
+
+export interface PipelineHost {
+  readonly location: JobLocation;
+  readonly settings: PipelineSettings;
+  clock(): number;
+  emit<E extends keyof WorkerEvents>(event: E, ...args: Parameters<WorkerEvents[E]>): void;
+  nextToken(): string;
+  attemptOptions(deadline: number): AttemptOptions;
+  decide(job: ActiveJob, settled: Settled): Decision;
+  /** A completion the ack refused because of the job's children (-4 pending, -9 failed). */
+  refused(job: ActiveJob, code: number): Decision;
+  report(job: ActiveJob, decision: Decision, summary: DrainSummary): void;
+  /** Leased jobs made ready to run (a scheduler's job gets its next iteration). */
+  prepare(jobs: ActiveJob[]): Promise<ActiveJob[]>;
+  /** Extends the jobs' leases; resolves to the ids whose lease is lost. */
+  extend(jobs: ActiveJob[]): Promise<Set<string>>;
+}

@@ -1,0 +1,313 @@
+/**
+ * One drain as a streaming pipeline: up to `concurrency` attempts run at once and a freed slot takes
+ * the next leased job at once; finished jobs are acked in small groups by the same call that leases
+ * more (at most one such call in flight); every job held — waiting for a slot, running, or finished
+ * and not yet acked — has its lease extended until its ack lands. The policy (when to call, what to
+ * lease) lives here; the Worker supplies settings, events and the outcome rules.
+ */
+import { LeaseLostError, RateLimitError, UnrecoverableError } from "../errors.ts";
+import type { AckEntry, Decision, Settled } from "../outcome.ts";
+import { entryBudget, entryBytes, oversized, takeWithinBudget } from "./ack-size.ts";
+import { runAttempt } from "./attempt.ts";
+import { ackOrder, planCall, pruneOf } from "./call-plan.ts";
+import { type CycleRequest, type CycleResult, cycleWithRetries } from "./calls.ts";
+import { type Held, HeldJobs } from "./held-jobs.ts";
+import type { PipelineHost } from "./pipeline-host.ts";
+import { type DrainOptions, type DrainSummary, emptySummary, type StopReason } from "./types.ts";
+
+export class Pipeline {
+  private readonly jobs = new HeldJobs();
+  private candidates: string[] = [];
+  private readyLeft = true;
+  private nextDue = 0;
+  private firstCall = true;
+  private callsSincePrune = 0;
+  private readonly prunes = new Set<string>();
+  private inFlight = false;
+  private stopReason: StopReason | undefined;
+  /** Leased jobs still waiting for a slot go back instead of starting (paused, RateLimitError). */
+  private handBackQueued = false;
+  /** The queue was at its global concurrency: lease again only once one of ours has been acked. */
+  private maxed = false;
+  private firstDoneAt = 0;
+  private failure: unknown;
+  private wake: () => void = () => {};
+  private readonly summary: DrainSummary = emptySummary();
+  private readonly deadline: number;
+  private readonly reserveMs: number;
+  private rateLimitedUntil = 0;
+
+  constructor(
+    private readonly host: PipelineHost,
+    private readonly options: DrainOptions,
+  ) {
+    this.deadline = options.deadline ?? Number.POSITIVE_INFINITY;
+    const { leaseMs, jobTimeoutMs } = host.settings;
+    this.reserveMs = options.reserveMs ?? Math.min(leaseMs, jobTimeoutMs ?? leaseMs) / 10;
+  }
+
+  private canStart(): boolean {
+    if (this.options.signal?.aborted || this.handBackQueued) return false;
+    return this.host.clock() + this.reserveMs < this.deadline;
+  }
+
+  async run(): Promise<DrainSummary> {
+    const { leaseMs } = this.host.settings;
+    const extender = setInterval(() => void this.extend(), Math.max(50, Math.floor(leaseMs / 6)));
+    const onAbort = () => this.wake();
+    this.options.signal?.addEventListener("abort", onAbort);
+    try {
+      for (;;) {
+        if (this.failure !== undefined) throw this.failure;
+        this.startJobs();
+        if (!this.inFlight) {
+          const request = this.nextRequest();
+          if (request) {
+            this.launch(request);
+            continue;
+          }
+          if (this.jobs.count === 0 && this.finished()) break;
+        }
+        await this.nextEvent();
+      }
+    } finally {
+      clearInterval(extender);
+      this.options.signal?.removeEventListener("abort", onAbort);
+    }
+    const summary = { ...this.summary, stoppedBecause: this.stopReason ?? "empty" };
+    if (summary.stoppedBecause === "empty" && this.nextDue > 0) summary.nextDueAt = this.nextDue;
+    if (summary.stoppedBecause === "rate-limited") summary.nextDueAt = this.rateLimitedUntil;
+    return summary;
+  }
+
+  /** Nothing more to lease: stopped, or the last call saw no ready job and nothing due. */
+  private finished(): boolean {
+    if (this.options.signal?.aborted) this.stopReason ??= "aborted";
+    if (!this.canStart()) this.stopReason ??= "deadline";
+    if (this.stopReason) return true;
+    if (this.maxed) return true;
+    if (this.readyLeft || this.dueNow()) return false;
+    this.host.emit("drained");
+    return true;
+  }
+
+  private dueNow(): boolean {
+    return this.nextDue > 0 && this.nextDue <= this.host.clock();
+  }
+
+  /** Resolves when a job finishes, a call lands, the signal fires, or the ack group's wait is up. */
+  private nextEvent(): Promise<void> {
+    const now = this.host.clock();
+    let wait = 1000;
+    if (this.jobs.done.length > 0)
+      wait = Math.min(wait, this.firstDoneAt + this.host.settings.ackWaitMs - now);
+    if (this.jobs.queued.length > 0) wait = Math.min(wait, this.deadline - this.reserveMs - now);
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(1, wait));
+      this.wake = done;
+    });
+  }
+
+  private startJobs(): void {
+    while (this.jobs.running.size < this.host.settings.concurrency && this.jobs.queued.length > 0) {
+      const held = this.jobs.queued.shift() as Held;
+      if (!this.canStart()) {
+        this.finish(held, { kind: "handed-back" });
+        continue;
+      }
+      this.jobs.running.add(held);
+      this.host.emit("active", held.job, "waiting");
+      void runAttempt(held.job, this.host.attemptOptions(this.deadline), (stop) => {
+        held.stop = stop;
+      }).then((settled) => {
+        this.jobs.running.delete(held);
+        this.finish(held, settled);
+      });
+    }
+    if (!this.canStart()) {
+      for (const held of this.jobs.queued.splice(0)) this.finish(held, { kind: "handed-back" });
+    }
+  }
+
+  private finish(held: Held, settled: Settled): void {
+    if (!held.lost) {
+      held.settled = settled;
+      held.decision = this.host.decide(held.job, settled);
+      if (settled.kind === "threw" && settled.error instanceof RateLimitError) {
+        this.stopReason ??= "rate-limited";
+        this.handBackQueued = true;
+        this.rateLimitedUntil = this.host.clock();
+      }
+      this.sizeUp(held);
+      if (held.decision.entry) {
+        if (this.jobs.done.length === 0) this.firstDoneAt = this.host.clock();
+        this.jobs.done.push(held);
+      } else {
+        this.report(held);
+      }
+    }
+    this.wake();
+  }
+
+  /** A result or failure too large for any request fails its own job, with its size and the limit. */
+  private sizeUp(held: Held): void {
+    const entry = held.decision?.entry;
+    if (!entry) return;
+    held.bytes = entryBytes(entry);
+    const reason = oversized(held.job.id, entry, held.bytes, this.host.settings.maxRequestBytes);
+    if (!reason) return;
+    held.decision = this.host.decide(held.job, { kind: "threw", error: new UnrecoverableError(reason) });
+    if (held.decision.entry) {
+      held.decision.entry.stacktrace = "[]";
+      held.bytes = entryBytes(held.decision.entry);
+    }
+  }
+
+  private nextRequest(): CycleRequest | undefined {
+    const settings = this.host.settings;
+    const leasing =
+      !this.stopReason &&
+      !this.maxed &&
+      this.canStart() &&
+      (this.readyLeft || this.dueNow() || this.firstCall);
+    const stopping = this.stopReason !== undefined || !this.canStart();
+    const counts = {
+      queued: this.jobs.queued.length,
+      running: this.jobs.running.size,
+      done: this.jobs.done.length,
+      oldestDoneWaitedMs: this.host.clock() - this.firstDoneAt,
+    };
+    const plan = planCall(settings, counts, leasing, stopping);
+    if (!plan) return undefined;
+    const entries = plan.ack ? this.pickEntries() : [];
+    // A drain's last ack also prunes, so removeOnComplete/removeOnFail counts hold when it ends.
+    const last = plan.count === 0 && this.jobs.done.length === 0 && this.jobs.count === entries.length;
+    for (const held of entries) {
+      const prune = held.decision?.entry && pruneOf(held.decision.entry);
+      if (prune) this.prunes.add(prune);
+    }
+    const open =
+      this.firstCall ||
+      this.dueNow() ||
+      (plan.count > 0 && this.candidates.length === 0) ||
+      (this.prunes.size > 0 && (last || this.callsSincePrune >= settings.pruneEveryCalls));
+    return {
+      token: this.host.nextToken(),
+      count: plan.count,
+      leaseMs: settings.leaseMs,
+      peek: Math.min(1000, settings.batchSize * 2),
+      candidates: this.candidates,
+      open,
+      prunes: [...this.prunes].join(";"),
+      limiterMax: settings.limiterMax,
+      limiterDuration: settings.limiterDuration,
+      workerName: settings.workerName,
+      maxLenEvents: settings.maxLenEvents,
+      events: settings.events,
+      entries: entries.map((held) => held.decision?.entry as AckEntry),
+    };
+  }
+
+  /** The done jobs the next call acks, within the request budget. */
+  private pickEntries(): Held[] {
+    const budget = entryBudget(this.host.settings.maxRequestBytes);
+    const picked = takeWithinBudget(this.jobs.done, (held) => held.bytes ?? 0, budget);
+    this.jobs.done.splice(0, picked.length);
+    const ordered = ackOrder(picked, (held) => held.decision?.entry);
+    for (const held of ordered) this.jobs.acking.add(held);
+    this.firstDoneAt = this.host.clock();
+    return ordered;
+  }
+
+  private launch(request: CycleRequest): void {
+    this.inFlight = true;
+    this.firstCall = false;
+    const acked = [...this.jobs.acking];
+    const sentAt = this.host.clock();
+    if (request.open) {
+      this.prunes.clear();
+      this.callsSincePrune = 0;
+    } else {
+      this.callsSincePrune += 1;
+    }
+    void cycleWithRetries(this.host.location, request, (error) => this.host.emit("error", error))
+      .then((result) => this.land(acked, result, sentAt))
+      .catch((error: unknown) => {
+        this.failure = error;
+      })
+      .finally(() => {
+        this.inFlight = false;
+        this.wake();
+      });
+  }
+
+  private async land(acked: Held[], result: CycleResult, sentAt: number): Promise<void> {
+    const now = this.host.clock();
+    for (const [i, held] of acked.entries()) {
+      this.jobs.acking.delete(held);
+      const code = result.codes[i] ?? 0;
+      const decision = held.decision as Decision;
+      if ((code === -4 || code === -9) && decision.result === "completed") {
+        held.decision = this.host.refused(held.job, code);
+        this.sizeUp(held);
+        this.jobs.done.push(held);
+        continue;
+      }
+      if (code !== 1) {
+        this.summary.lostLeases += 1;
+        this.host.emit(
+          "error",
+          new LeaseLostError(
+            `ack refused (code ${code}) for job "${held.job.id}" in queue "${held.job.queueName}"`,
+          ),
+        );
+        continue;
+      }
+      this.report(held);
+    }
+    this.readyLeft = result.readyLeft;
+    this.nextDue = result.nextDue;
+    this.candidates = result.peeked;
+    if (result.status === "paused") {
+      this.stopReason ??= "paused";
+      this.handBackQueued = true;
+    }
+    // At the global concurrency: lease again once one of ours is acked (freeing a slot), or stop.
+    const freed = result.codes.some((code) => code === 1);
+    this.maxed = result.status === "maxed" || (this.maxed && !freed);
+    if (result.status === "rate-limited") {
+      this.stopReason ??= "rate-limited";
+      this.rateLimitedUntil = now + result.info;
+    }
+    if (result.jobs.length === 0) return;
+    this.summary.leased += result.jobs.length;
+    const jobs = await this.host.prepare(result.jobs);
+    // Their locks were set while the call ran: count the lease from when it was sent.
+    for (const job of jobs) this.jobs.queued.push({ job, lockedAt: sentAt });
+  }
+
+  private report(held: Held): void {
+    this.host.report(held.job, held.decision as Decision, this.summary);
+  }
+
+  /** Extends every held lock older than a third of the lease, in one call; stops jobs whose lease is lost. */
+  private async extend(): Promise<void> {
+    try {
+      await this.jobs.extend(this.host.clock(), this.host.settings.leaseMs, this.host.extend, (held) => {
+        this.summary.lostLeases += 1;
+        this.host.emit(
+          "error",
+          new LeaseLostError(`lease lost on job "${held.job.id}" in queue "${held.job.queueName}"`),
+        );
+      });
+    } catch (error) {
+      this.host.emit("error", error as Error);
+    } finally {
+      this.wake();
+    }
+  }
+}

@@ -1,0 +1,240 @@
+/**
+ * A worker: a streaming pipeline (core/worker/pipeline.ts) that runs up to `concurrency` jobs at once,
+ * acks finished ones in small groups with the same call that leases more, and keeps every held job's
+ * lease alive until its ack lands. `drain` stops when nothing is ready (one invocation of a serverless
+ * function); `run` keeps polling, without blocking commands, until its signal fires (a container).
+ */
+import type { ActiveJob } from "../active-job.ts";
+import type { BackoffStrategy } from "../backoff.ts";
+import { checkWorkerDeadLetter } from "../dead-letter.ts";
+import { Emitter } from "../emitter.ts";
+import { setRateLimit } from "../generated/scripts.ts";
+import type { JobLocation } from "../job.ts";
+import { defaultMaxLenEvents, queueKeys } from "../keys.ts";
+import { type Decision, decide, type OutcomeSettings, refusedCompletion } from "../outcome.ts";
+import { toRedisPort } from "../redis-port.ts";
+import { withNextIterations } from "../scheduler-iterations.ts";
+import { runScript } from "../scripts.ts";
+import { Checker, checkPrefix, checkQueueName } from "../validate.ts";
+import { defaultMaxRequestBytes } from "./ack-size.ts";
+import { type EventsLevel, extendBatch, runStalledCheck } from "./calls.ts";
+import { Pipeline } from "./pipeline.ts";
+import type { PipelineHost } from "./pipeline-host.ts";
+import {
+  type DrainOptions,
+  type DrainSummary,
+  type Processor,
+  sleep,
+  type WorkerEvents,
+  type WorkerOptions,
+} from "./types.ts";
+
+export type { EventsLevel } from "./calls.ts";
+export type {
+  DrainOptions,
+  DrainSummary,
+  Processor,
+  StopReason,
+  WorkerEvents,
+  WorkerOptions,
+} from "./types.ts";
+
+const eventsLevels: readonly EventsLevel[] = ["all", "final", "none"];
+
+export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEvents> {
+  readonly name: string;
+  readonly location: JobLocation;
+  readonly batchSize: number;
+  readonly concurrency: number;
+  readonly leaseMs: number;
+  /** Which events the worker writes (the queue's events level; see WorkerOptions.events). */
+  readonly events: EventsLevel;
+  readonly maxRequestBytes: number;
+  private readonly ack: { groupSize: number; waitMs: number };
+  private readonly id = crypto.randomUUID();
+  private sequence = 0;
+
+  constructor(
+    queueName: string,
+    readonly processor: Processor<TData, TResult>,
+    readonly options: WorkerOptions,
+  ) {
+    super();
+    const check = new Checker(`Worker "${queueName}"`);
+    this.name = checkQueueName(queueName, `Worker "${queueName}"`);
+    this.batchSize = check.integer("batchSize", options.batchSize ?? 10, 1, 1000);
+    this.concurrency = check.integer("concurrency", options.concurrency ?? this.batchSize, 1, 1000);
+    this.leaseMs = check.integer("leaseMs", options.leaseMs ?? 30_000, 1000);
+    this.events = options.events ?? "all";
+    if (!eventsLevels.includes(this.events))
+      check.fail("events", `one of ${eventsLevels.join(", ")}`, options.events);
+    this.maxRequestBytes = check.integer(
+      "maxRequestBytes",
+      options.maxRequestBytes ?? defaultMaxRequestBytes,
+      1_000_000,
+    );
+    this.ack = {
+      groupSize: check.integer(
+        "ack.groupSize",
+        options.ack?.groupSize ?? Math.max(1, Math.floor(this.batchSize / 2)),
+        1,
+      ),
+      waitMs: check.integer("ack.waitMs", options.ack?.waitMs ?? 10, 0),
+    };
+    if (typeof processor !== "function") check.fail("processor", "a function (job) => result", processor);
+    checkWorkerDeadLetter(check, options.deadLetter, queueName, options.prefix ?? "bull");
+    if (options.limiter) {
+      check.integer("limiter.max", options.limiter.max, 1);
+      check.integer("limiter.duration", options.limiter.duration, 1);
+    }
+    this.location = {
+      port: toRedisPort(options.redis),
+      prefix: checkPrefix(options.prefix ?? "bull", `Worker "${queueName}"`),
+      queueName,
+      clock: options.clock ?? Date.now,
+    };
+  }
+
+  private clock(): number {
+    return this.location.clock();
+  }
+
+  /** Makes every worker of the queue wait `ms` before leasing (then throw RateLimitError). */
+  async rateLimit(ms: number): Promise<void> {
+    new Checker(`Worker "${this.name}": rateLimit`).integer("ms", ms, 1);
+    const keys = queueKeys(this.location.prefix, this.name);
+    await runScript(this.location.port, setRateLimit, { limiter: keys.limiter }, { ms });
+  }
+
+  /** BullMQ's stalled check for this queue; returns the requeued ids (empty when it ran recently). */
+  async recoverStalled(): Promise<string[]> {
+    const moved = await runStalledCheck(this.location, {
+      stalledInterval: this.options.stalledInterval ?? 30_000,
+      maxStalledCount: this.options.maxStalledCount ?? 1,
+    });
+    for (const id of moved ?? []) this.emit("stalled", id, "active");
+    return moved ?? [];
+  }
+
+  /**
+   * Runs the pipeline until nothing is ready, the deadline (epoch ms) is near, the queue is paused or
+   * rate limited, or the signal fires; every job it leased is acked or handed back before it resolves.
+   */
+  async drain(options: DrainOptions = {}): Promise<DrainSummary> {
+    return await new Pipeline(this.host(), options).run();
+  }
+
+  private host(): PipelineHost {
+    const settings = {
+      batchSize: this.batchSize,
+      concurrency: this.concurrency,
+      leaseMs: this.leaseMs,
+      jobTimeoutMs: this.options.jobTimeoutMs,
+      ackGroupSize: this.ack.groupSize,
+      ackWaitMs: this.ack.waitMs,
+      pruneEveryCalls: 10,
+      maxRequestBytes: this.maxRequestBytes,
+      limiterMax: this.options.limiter?.max ?? 0,
+      limiterDuration: this.options.limiter?.duration ?? 0,
+      workerName: this.options.name ?? "",
+      maxLenEvents: this.options.streams?.events?.maxLen ?? defaultMaxLenEvents,
+      events: this.events,
+    };
+    const outcomeSettings = (): OutcomeSettings => ({
+      now: this.clock(),
+      removeOnComplete: this.options.removeOnComplete,
+      removeOnFail: this.options.removeOnFail,
+      backoffStrategies: this.strategies(),
+      random: this.options.random,
+      deadLetter: this.options.deadLetter,
+    });
+    return {
+      location: this.location,
+      settings,
+      clock: () => this.clock(),
+      emit: (event, ...args) => this.emit(event, ...args),
+      nextToken: () => `${this.id}:${++this.sequence}`,
+      attemptOptions: (deadline) => ({
+        processor: this.processor as Processor as (job: ActiveJob) => Promise<unknown>,
+        deadline,
+        clock: () => this.clock(),
+        defaultTimeoutMs: this.options.jobTimeoutMs,
+        maxTimeoutMs: this.options.maxJobTimeoutMs,
+      }),
+      decide: (job, settled) => decide(job, settled, outcomeSettings()),
+      refused: (job, code) => refusedCompletion(job, code, outcomeSettings()),
+      report: (job, decision, summary) => this.report(job, decision, summary),
+      prepare: async (jobs) => {
+        for (const job of jobs) {
+          job.hooks = { onProgress: (j, progress) => this.emit("progress", j, progress) };
+        }
+        return await withNextIterations(this.location, jobs, settings.maxLenEvents, (e) =>
+          this.emit("error", e),
+        );
+      },
+      extend: (jobs) => extendBatch(this.location, jobs, this.leaseMs),
+    };
+  }
+
+  private strategies(): Record<string, BackoffStrategy> | undefined {
+    const fallback = this.options.settings?.backoffStrategy;
+    if (!fallback) return this.options.backoffStrategies;
+    return new Proxy(this.options.backoffStrategies ?? {}, {
+      get: (target, key: string) => target[key] ?? fallback,
+    });
+  }
+
+  private report(job: ActiveJob, decision: Decision, summary: DrainSummary): void {
+    switch (decision.result) {
+      case "completed":
+        summary.completed += 1;
+        job.returnvalue = decision.returnValue;
+        this.emit("completed", job, decision.returnValue, "active");
+        break;
+      case "failed":
+        summary.failed += 1;
+        this.emit("failed", job, decision.error as Error, "active");
+        break;
+      case "retried":
+        summary.retried += 1;
+        this.emit("failed", job, decision.error as Error, "active");
+        break;
+      case "delayed":
+        summary.delayed += 1;
+        break;
+      case "handed-back":
+        summary.handedBack += 1;
+        break;
+      case "waiting-children":
+        break;
+    }
+  }
+
+  /**
+   * Keeps draining until `signal` fires: when idle it polls with a backoff (never a blocking command),
+   * waking earlier when a delayed job or the rate limit is due.
+   */
+  async run(options: { signal: AbortSignal }): Promise<void> {
+    const minMs = this.options.poll?.minMs ?? 100;
+    const maxMs = this.options.poll?.maxMs ?? 5000;
+    let idleMs = minMs;
+    while (!options.signal.aborted) {
+      let summary: DrainSummary;
+      try {
+        summary = await this.drain({ signal: options.signal });
+      } catch (error) {
+        this.emit("error", error as Error);
+        summary = { stoppedBecause: "empty" } as DrainSummary;
+      }
+      if (options.signal.aborted) break;
+      if (summary.leased > 0 && summary.stoppedBecause === "empty") {
+        idleMs = minMs;
+        continue;
+      }
+      let wait = idleMs;
+      if (summary.nextDueAt) wait = Math.min(wait, Math.max(summary.nextDueAt - this.clock(), 0));
+      idleMs = Math.min(idleMs * 2, maxMs);
+      await sleep(wait, options.signal);
+    }
+  }
+}

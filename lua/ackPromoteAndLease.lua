@@ -1,0 +1,76 @@
+--[[
+ackPromoteAndLease: The same worker call as ackAndLease without declared keys (Upstash runs it under
+its global lock): it also promotes due delayed jobs, prunes finished sets (removeOnComplete /
+removeOnFail by count or age, for the entries acked here and for `prunes`), and leases from the
+right of wait and the lowest prioritized scores. A worker's first call, and a call after a due delayed
+job was seen or when pruning is owed.
+
+KEYS
+  meta  {P}meta
+  wait  {P}wait
+  active  {P}active
+  prioritized  {P}prioritized
+  priorityCounter  {P}pc
+  delayed  {P}delayed
+  completed  {P}completed
+  failed  {P}failed
+  stalled  {P}stalled
+  limiter  {P}limiter
+  marker  {P}marker
+  events  {P}events
+  replayGuard  nimbusq's replay guard for this call
+ARGV
+  prefix  the queue key prefix {P}
+  leaseToken  the lock token of the jobs this call leases
+  now  the caller's clock (ms): finishedOn, processedOn
+  leaseMs  lock time-to-live (ms)
+  count  most jobs to lease (0: ack only)
+  peek  how many of the next ready ids to return
+  candidates  ignored ("")
+  limiterMax  the worker's limiter max, 0 for none (meta.max wins)
+  limiterDuration  the worker's limiter window (ms), 0 for none (wins over meta.duration)
+  workerName  written as `pb` when not ""
+  guardTtl  how long the replay guard lives (ms)
+  maxLenEvents  the events stream's approximate cap (MAXLEN ~)
+  events  which events to write: 2 all, 1 final only (completed, failed, retries-exhausted), 0 none
+  prunes  finished sets to prune: "target|keepCount|keepAge|keepLimit;…"
+ARGV repeated jobs
+  id  job id
+  token  the lock token the job was leased with
+  outcome  completed | failed | delayed | waiting | returned
+  value  returnvalue JSON (completed) or failedReason text ("" for none)
+  stacktrace  the stacktrace JSON array to store with a failure
+  attemptsMade  the new atm value, "" to leave it
+  due  when a delayed job is due (ms)
+  priority  the job's priority
+  lifo  "1" for a lifo job
+  keepCount  -1 keep all, 0 remove at once, N keep the newest N
+  keepAge  remove kept jobs older than this many seconds, 0 for no age limit
+  keepLimit  most jobs removed by age in one call, 0 for 1000
+  attempts  opts.attempts, for retries-exhausted
+  parentKey  full key of the parent, or ""
+  parentPrefix  the parent queue's key prefix, or ""
+  parentPolicy  fpof | cpof | idof | rdof | ""
+  dedupId  the job's deduplication id, or ""
+  deferred  "1" when the job carried `defa`
+  deadLetter  a final failure's dead-letter queue key prefix, or "" for no dead letter
+  deadLetterId  the dead letter's job id
+  deadLetterName  its name
+  deadLetterData  its data JSON
+  deadLetterOpts  its opts JSON
+RETURNS
+  {status, info, readyLeft, nextDue, n, code × n, p, id × p, jobId, {field, value, …}, …}: status 0
+  leased (or nothing asked), 1 paused, 2 rate limited (info: the limiter's TTL, ms), 3 at global
+  concurrency; readyLeft 1 when jobs wait after this call; nextDue the earliest delayed job's due time
+  (ms, 0 for none: after promotion); one code per acked entry: 1 done, -2 its lock is
+  gone, -6 another token owns it, -3 not active, -4 (completing) children still pending, -9
+  (completing) a child failed — the job is untouched on any code but 1; the p ids peeked for the next
+  call; then each leased job's id and hash as read before processedOn/ats/pb were written. A replayed
+  call writes nothing and answers the first call's codes and jobs.
+EVENTS
+  with events 2: active, completed, failed, retries-exhausted, delayed, waiting prev active, drained, waiting prev delayed (promotion);
+  with 1: completed, failed, retries-exhausted; waiting prev waiting-children on a released parent's
+  queue and the dead-letter queue's added and waiting (or duplicated) at every level.
+]]
+-- @include cycleJobs
+return cycleJobs(true)

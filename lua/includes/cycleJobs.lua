@@ -1,0 +1,94 @@
+-- One worker call, shared by ackAndLease (keys declared) and ackPromoteAndLease (`open`: promotes
+-- due delayed jobs, prunes finished sets and leases from anywhere): acks the entries, leases up to
+-- `count` jobs, peeks the next ones, and says whether jobs are ready and when the next delayed job is
+-- due. A replayed call writes nothing and answers with the first call's codes and jobs.
+-- @include ackEntries
+-- @include leaseReadyJobs
+-- @include peekReady
+-- @include promoteDelayedJobs
+-- @include pruneFinished
+-- @include encodeIds
+-- @include decodeIds
+local function cycleJobs(open)
+  local now = tonumber(ARGV[ARG.now])
+  local q = { prefix = ARGV[ARG.prefix], events = KEYS[KEY.events], delayed = KEYS[KEY.delayed], wait = KEYS[KEY.wait],
+    active = KEYS[KEY.active], prioritized = KEYS[KEY.prioritized], priorityCounter = KEYS[KEY.priorityCounter],
+    stalled = KEYS[KEY.stalled], marker = KEYS[KEY.marker], meta = KEYS[KEY.meta], limiter = KEYS[KEY.limiter],
+    finishedKeys = { completed = KEYS[KEY.completed], failed = KEYS[KEY.failed] }, maxLen = ARGV[ARG.maxLenEvents],
+    level = tonumber(ARGV[ARG.events]), token = ARGV[ARG.leaseToken], now = now, leaseMs = ARGV[ARG.leaseMs],
+    workerName = ARGV[ARG.workerName], limiterMax = ARGV[ARG.limiterMax], limiterDuration = ARGV[ARG.limiterDuration],
+    finished = { completed = {}, failed = {} }, prunes = {}, dueScores = {}, delayedAdds = {} }
+  local jobs = {}
+  for i = 1, ARG_GROUP_COUNT do
+    local job = {}
+    for field, offset in pairs(ARG_GROUP) do
+      if field ~= "first" and field ~= "size" then job[field] = groupArg(i, offset) end
+    end
+    jobs[i] = job
+  end
+  local out = { 0, 0, 0, 0, #jobs }
+  local replayed = redis.call("SET", KEYS[KEY.replayGuard], "", "NX", "PX", ARGV[ARG.guardTtl]) == false
+  local leased, deviations, codes, hashes, requeued = {}, "", {}, {}, {}
+  if replayed then
+    local saved = decodeIds(redis.call("GET", KEYS[KEY.replayGuard]) or "")
+    deviations = saved[1] or ""
+    for i = 1, #jobs do codes[i] = 1 end
+    for part in string.gmatch(deviations, "[^;]+") do
+      local index, code = string.match(part, "^(%d+):(-?%d+)$")
+      codes[tonumber(index)] = tonumber(code)
+    end
+    for i = 2, #saved do leased[#leased + 1] = saved[i] end
+    for _, id in ipairs(leased) do
+      hashes[#hashes + 1] = id
+      hashes[#hashes + 1] = redis.call("HGETALL", q.prefix .. id)
+    end
+  else
+    codes, deviations, requeued = ackEntries(q, jobs, now)
+  end
+  for i = 1, #jobs do out[5 + i] = codes[i] end
+  local first = redis.call("ZRANGE", q.delayed, 0, 0, "WITHSCORES")
+  local nextDue = first[2] and math.floor(tonumber(first[2]) / 4096) or 0
+  local promoted, exhausted = {}, false
+  if not replayed then
+    if open then
+      for spec in string.gmatch(ARGV[ARG.prunes], "[^;]+") do
+        local target, keep, age, limit = string.match(spec, "^(%a+)|(-?%d+)|(%d+)|(%d+)$")
+        q.prunes[spec] = { target, tonumber(keep), tonumber(age), tonumber(limit) }
+      end
+      for _, prune in pairs(q.prunes) do
+        pruneFinished(q.prefix, q.finishedKeys[prune[1]], prune[2], prune[3], prune[4], now)
+      end
+      if nextDue > 0 and nextDue <= now then
+        promoted = promoteDelayedJobs(q.prefix, q.delayed, q.wait, q.prioritized, q.priorityCounter, q.events, now, 1000, q.level)
+        first = redis.call("ZRANGE", q.delayed, 0, 0, "WITHSCORES")
+        nextDue = first[2] and math.floor(tonumber(first[2]) / 4096) or 0
+      end
+    end
+    local count = tonumber(ARGV[ARG.count])
+    if count > 0 then
+      local candidates = nil
+      if not open then
+        candidates = decodeIds(ARGV[ARG.candidates])
+        for _, id in ipairs(requeued) do candidates[#candidates + 1] = id end
+      end
+      out[1], out[2], leased, exhausted = leaseReadyJobs(q, count, candidates, promoted, hashes)
+    end
+    for id in pairs(promoted) do redis.call("HSET", q.prefix .. id, "delay", 0) end
+    if #leased > 0 or deviations ~= "" then
+      local saved = { deviations }
+      for _, id in ipairs(leased) do saved[#saved + 1] = id end
+      redis.call("SET", KEYS[KEY.replayGuard], encodeIds(saved), "XX", "KEEPTTL")
+    end
+  end
+  local peek = exhausted and {} or peekReady(q, tonumber(ARGV[ARG.peek]))
+  out[3], out[4] = #peek > 0 and 1 or 0, nextDue
+  if #peek > 0 and #leased > 0 then redis.call("ZADD", q.marker, 0, "0") end
+  if #peek == 0 and nextDue == 0 and #jobs > 0 and not replayed and q.level >= 2
+    and redis.call("LLEN", q.active) == 0 then
+    redis.call("XADD", q.events, "*", "event", "drained")
+  end
+  out[#out + 1] = #peek
+  for _, id in ipairs(peek) do out[#out + 1] = id end
+  for _, item in ipairs(hashes) do out[#out + 1] = item end
+  return out
+end

@@ -1,0 +1,69 @@
+-- The lease half of a worker call: honours pause, the rate limiter (a manual rate limit too: it sets
+-- the limiter to 2^53 - 1, which no max reaches) and global concurrency, takes up to `count` jobs —
+-- only the peeked `candidates` when given (their keys are declared), else from anywhere — locks each
+-- with `token`, writes processedOn/ats/pb and appends {id, hash, …} to `out`. `promoted` holds the
+-- hashes of jobs promoted in this call (their `delay` becomes 0 in the same write).
+-- Returns status (0 leased, 1 paused, 2 rate limited, 3 at global concurrency), info (the limiter's
+-- TTL when rate limited), the leased ids, and whether wait and prioritized ran out (taking from
+-- anywhere, fewer jobs than asked: nothing is left to peek).
+-- @include takeCandidates
+-- @include takeReadyJobs
+local function leaseReadyJobs(q, count, candidates, promoted, out)
+  local meta = redis.call("HMGET", q.meta, "paused", "concurrency", "max", "duration")
+  if meta[1] then return 1, 0, {} end
+  local maxJobs = tonumber(meta[3]) or tonumber(q.limiterMax) or 0
+  local used = tonumber(redis.call("GET", q.limiter)) or 0
+  if maxJobs > 0 or used >= 9007199254740991 then
+    if used >= maxJobs then
+      local ttl = redis.call("PTTL", q.limiter)
+      if ttl > 0 then return 2, ttl, {} end
+      redis.call("DEL", q.limiter)
+      used = 0
+    end
+    if maxJobs > 0 then count = math.min(count, maxJobs - used) end
+  end
+  if meta[2] then
+    count = math.min(count, tonumber(meta[2]) - redis.call("LLEN", q.active))
+    if count <= 0 then return 3, 0, {} end
+  end
+  local ids
+  local exhausted = false
+  if candidates then
+    ids = takeCandidates(q, count, candidates)
+  else
+    ids = takeReadyJobs(q.wait, q.prioritized, q.active, count)
+    exhausted = #ids < count
+  end
+  local leased, counted = {}, 0
+  for _, id in ipairs(ids) do
+    local key = q.prefix .. id
+    local hash = promoted[id] or redis.call("HGETALL", key)
+    if #hash == 0 then
+      redis.call("LREM", q.active, -1, id)
+    else
+      local started, deferred = 0, false
+      for i = 1, #hash, 2 do
+        if hash[i] == "ats" then started = tonumber(hash[i + 1]) or 0 elseif hash[i] == "defa" then deferred = true end
+        if promoted[id] and hash[i] == "delay" then hash[i + 1] = "0" end
+      end
+      if not deferred then counted = counted + 1 end
+      redis.call("SET", key .. ":lock", q.token, "PX", q.leaseMs)
+      local fields = { "processedOn", q.now, "ats", started + 1 }
+      if q.workerName ~= "" then table.insert(fields, "pb"); table.insert(fields, q.workerName) end
+      if promoted[id] then table.insert(fields, "delay"); table.insert(fields, 0); promoted[id] = nil end
+      redis.call("HSET", key, unpack(fields))
+      if q.level >= 2 then redis.call("XADD", q.events, "*", "event", "active", "jobId", id, "prev", "waiting") end
+      leased[#leased + 1] = id
+      out[#out + 1] = id
+      out[#out + 1] = hash
+    end
+  end
+  if maxJobs > 0 and counted > 0 then
+    local duration = tonumber(q.limiterDuration) or 0
+    if duration <= 0 then duration = tonumber(meta[4]) or 0 end
+    if redis.call("INCRBY", q.limiter, counted) == counted and duration > 0 then
+      redis.call("PEXPIRE", q.limiter, math.floor(duration))
+    end
+  end
+  return 0, 0, leased, exhausted
+end
