@@ -18,8 +18,23 @@ export interface ActiveJobHooks {
 export class ActiveJob<TData = unknown, TResult = unknown> extends Job<TData, TResult> {
   /** The lock token this attempt holds. */
   token = "";
-  /** Fires when the attempt's time limit (or the worker's deadline or stop) is reached. */
-  signal: AbortSignal = new AbortController().signal;
+  private attemptController: AbortController | undefined;
+  private attemptAbort: { reason: unknown } | undefined;
+  /**
+   * Fires when the attempt's time limit is reached, the worker's deadline comes, or its lease is lost.
+   * Made on first use: most processors never read it, and an AbortController is not free.
+   */
+  get signal(): AbortSignal {
+    if (this.attemptAbort) return AbortSignal.abort(this.attemptAbort.reason);
+    this.attemptController ??= new AbortController();
+    return this.attemptController.signal;
+  }
+
+  /** @internal Stops the current attempt: its signal fires (now, or when first read). */
+  abortAttempt(reason: unknown): void {
+    if (this.attemptController) this.attemptController.abort(reason);
+    else this.attemptAbort = { reason };
+  }
   /** @internal */
   intent: JobIntent | undefined;
   /** @internal */

@@ -44,7 +44,13 @@ export {
   workersToStart,
 } from "./sweep.ts";
 export type * from "./types.ts";
-export { addSummaries, drainInvocation, type InvocationOptions } from "./worker/invocation.ts";
+export {
+  addSummaries,
+  drainInvocation,
+  type InvocationOptions,
+  type NextStep,
+  nextStep,
+} from "./worker/invocation.ts";
 export {
   type DrainOptions,
   type DrainSummary,

@@ -10,13 +10,13 @@ import type { Context } from "aws-lambda";
 import {
   type DrainSummary,
   drainInvocation,
+  nextStep,
   type Processor,
-  toRedisPort,
-  trackWorkerInvocation,
   Worker,
   type WorkerOptions,
 } from "../core/index.ts";
 import { createLambdaInvoker, type Invoke } from "./aws/lambda-invoker.ts";
+import { eventsFromEnv } from "./config/events-env.ts";
 import { redisOrEnv } from "./redis-from-env.ts";
 
 /** What invokes a worker: the sweeper, the HTTP API's kick, or the worker itself chaining. */
@@ -73,48 +73,32 @@ export function workerHandler<TData = unknown, TResult = unknown>(
       jobTimeoutMs,
       maxJobTimeoutMs: jobTimeoutMs,
       leaseMs: options.leaseMs ?? Math.max(30_000, jobTimeoutMs + 5000),
+      events: options.events ?? eventsFromEnv(),
     });
-    const started = Date.now();
-    const deadline = started + context.getRemainingTimeInMillis() - safetyMarginMs;
-    const port = toRedisPort(worker.options.redis);
-    const prefix = worker.location.prefix;
-    // The registration only tells the sweeper how many workers run: it goes out beside the first lease
-    // rather than before it, sparing a kicked job one round trip before it starts.
-    const registered = trackWorkerInvocation(
-      port,
-      prefix,
-      options.queue,
-      context.awsRequestId,
-      deadline + safetyMarginMs,
-    ).catch((error: unknown) => {
-      console.error(`nimbusq worker "${options.queue}": could not register the invocation`, error);
+    const deadline = Date.now() + context.getRemainingTimeInMillis() - safetyMarginMs;
+    const summary = await drainInvocation(worker, {
+      deadline,
+      jobTimeoutMs,
+      waitForDelayedMs: options.waitForDelayedMs,
+      wakeAt: event?.wakeAt,
+      register: {
+        id: context.awsRequestId,
+        until: deadline + safetyMarginMs,
+        onError: (error) =>
+          console.error(`nimbusq worker "${options.queue}": could not register the invocation`, error),
+      },
     });
-    let summary: DrainSummary;
-    try {
-      summary = await drainInvocation(worker, {
-        deadline,
-        jobTimeoutMs,
-        waitForDelayedMs: options.waitForDelayedMs,
-        wakeAt: event?.wakeAt,
-      });
-    } finally {
-      await registered;
-      await trackWorkerInvocation(port, prefix, options.queue, context.awsRequestId, 0);
-    }
     const chain = event?.chain ?? 0;
-    let chained = false;
-    // Out of time after doing work (the last ack still saw jobs ready): let a fresh invocation go on.
-    // An invocation that could not lease at all (its timeout is shorter than jobTimeoutMs plus the
-    // margin) must not chain, or it would only pass the problem on.
-    if (summary.stoppedBecause === "deadline" && summary.leased === 0) {
+    const step = nextStep(summary, chain, maxChain);
+    if (step === "too-short") {
       console.error(
         `nimbusq worker "${options.queue}": less than jobTimeoutMs (${jobTimeoutMs} ms) + safetyMarginMs left at start; raise the function timeout`,
       );
     }
-    if (summary.stoppedBecause === "deadline" && summary.leased > 0 && chain < maxChain) {
+    const chained = step === "chain";
+    if (chained) {
       invoke ??= createLambdaInvoker();
       await invoke(context.functionName, { queue: options.queue, reason: "chain", chain: chain + 1 });
-      chained = true;
     }
     return { ...summary, queue: options.queue, chained };
   };

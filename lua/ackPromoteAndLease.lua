@@ -39,25 +39,11 @@ ARGV repeated jobs
   token  the lock token the job was leased with
   outcome  completed | failed | delayed | waiting | returned
   value  returnvalue JSON (completed) or failedReason text ("" for none)
-  stacktrace  the stacktrace JSON array to store with a failure
   attemptsMade  the new atm value, "" to leave it
-  due  when a delayed job is due (ms)
-  priority  the job's priority
-  lifo  "1" for a lifo job
-  keepCount  -1 keep all, 0 remove at once, N keep the newest N
-  keepAge  remove kept jobs older than this many seconds, 0 for no age limit
-  keepLimit  most jobs removed by age in one call, 0 for 1000
-  attempts  opts.attempts, for retries-exhausted
-  parentKey  full key of the parent, or ""
-  parentPrefix  the parent queue's key prefix, or ""
-  parentPolicy  fpof | cpof | idof | rdof | ""
-  dedupId  the job's deduplication id, or ""
-  deferred  "1" when the job carried `defa`
-  deadLetter  a final failure's dead-letter queue key prefix, or "" for no dead letter
-  deadLetterId  the dead letter's job id
-  deadLetterName  its name
-  deadLetterData  its data JSON
-  deadLetterOpts  its opts JSON
+  extra  the entry's other fields that differ from their defaults, as encodeIds of name, value, …:
+    stacktrace (""), due (0), priority (0), lifo (""), keepCount (-1), keepAge (0), keepLimit (0),
+    attempts (0), parentKey, parentPrefix, parentPolicy, dedupId, deferred, deadLetter, deadLetterId,
+    deadLetterName, deadLetterData, deadLetterOpts (all "") — see ackEntries for their meaning
 RETURNS
   {status, info, readyLeft, nextDue, n, code × n, p, id × p, jobId, {field, value, …}, …}: status 0
   leased (or nothing asked), 1 paused, 2 rate limited (info: the limiter's TTL, ms), 3 at global

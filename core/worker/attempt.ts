@@ -88,8 +88,6 @@ export async function runAttempt(
   if (job.deferredFailure !== undefined) {
     return { kind: "threw", error: new UnrecoverableError(job.deferredFailure) };
   }
-  const controller = new AbortController();
-  job.signal = controller.signal;
   const ownTimeout = Number(job.opts.timeout ?? options.defaultTimeoutMs ?? 0);
   const cap = options.maxTimeoutMs ?? 0;
   const timeoutMs = cap > 0 && (ownTimeout <= 0 || ownTimeout > cap) ? cap : ownTimeout;
@@ -117,10 +115,10 @@ export async function runAttempt(
     const error = new TimeoutError(
       `job "${job.id}" in queue "${job.queueName}" timed out after ${stop.ms} ms`,
     );
-    controller.abort(error);
+    job.abortAttempt(error);
     return { kind: "threw", error };
   }
-  controller.abort(
+  job.abortAttempt(
     stop.kind === "lost"
       ? new LeaseLostError(`lease lost on job "${job.id}" in queue "${job.queueName}"`)
       : new TimeoutError(`the worker's deadline came before job "${job.id}" finished`),

@@ -17,6 +17,7 @@ import { defaultMaxLenEvents, jobSubKeys, queueKeyPrefix, queueKeys, replayGuard
 import type { AckEntry } from "../outcome.ts";
 import { runScript } from "../scripts.ts";
 import { declaredKeys } from "./declared-keys.ts";
+import { compactEntry, encodeIds } from "./entry-wire.ts";
 
 const guardTtlMs = 600_000;
 
@@ -79,7 +80,7 @@ export async function cycle(location: JobLocation, request: CycleRequest): Promi
     leaseMs: request.leaseMs,
     count: request.count,
     peek: request.peek,
-    candidates: request.open ? "" : request.candidates.map((id) => `${id.length}:${id}`).join(""),
+    candidates: request.open ? "" : encodeIds(request.candidates),
     limiterMax: request.limiterMax,
     limiterDuration: request.limiterDuration,
     workerName: request.workerName,
@@ -87,7 +88,7 @@ export async function cycle(location: JobLocation, request: CycleRequest): Promi
     maxLenEvents: request.maxLenEvents,
     events: levelCode[request.events],
     prunes: request.open ? request.prunes : "",
-    jobs: request.entries,
+    jobs: request.entries.map(compactEntry),
   };
   const reply = request.open
     ? await runScript(port, ackPromoteAndLease, fixedKeys, args)

@@ -4,6 +4,7 @@
  * delay) is due soon enough to run in this invocation — wait for it rather than leave it to the
  * sweeper's next tick. Pure policy over Worker.drain, so any adapter (Lambda, a container) uses it.
  */
+import { trackWorkerInvocation } from "../sweep.ts";
 import type { DrainSummary } from "./types.ts";
 import type { Worker } from "./worker.ts";
 
@@ -17,6 +18,25 @@ export interface InvocationOptions {
   /** Start no earlier than this (ms): the invoker knew a delayed job is due then. */
   wakeAt?: number;
   signal?: AbortSignal;
+  /**
+   * Registers the invocation (its id, live until `until`) for the sweeper's count of running workers
+   * while it drains; the registration goes out beside the first call, not before it.
+   */
+  register?: { id: string; until: number; onError(error: unknown): void };
+}
+
+/** What an invocation that stopped should do next. */
+export type NextStep = "done" | "chain" | "too-short";
+
+/**
+ * Out of time after doing work: a fresh invocation goes on ("chain", within `maxChain`). One that could
+ * not lease at all is "too-short" (its time is less than a job may take plus the margin): chaining
+ * would only pass the problem on.
+ */
+export function nextStep(summary: DrainSummary, chain: number, maxChain: number): NextStep {
+  if (summary.stoppedBecause !== "deadline") return "done";
+  if (summary.leased === 0) return "too-short";
+  return chain < maxChain ? "chain" : "done";
 }
 
 /** Two drains' counts added up; the later one says why and when. */
@@ -36,9 +56,28 @@ export function addSummaries(a: DrainSummary, b: DrainSummary): DrainSummary {
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 export async function drainInvocation(
-  worker: Pick<Worker, "drain">,
+  worker: Pick<Worker, "drain" | "location">,
   options: InvocationOptions,
   clock: () => number = Date.now,
+): Promise<DrainSummary> {
+  const { register } = options;
+  if (!register) return await drainUntilDeadline(worker, options, clock);
+  const { port, prefix, queueName } = worker.location;
+  const registered = trackWorkerInvocation(port, prefix, queueName, register.id, register.until).catch(
+    register.onError,
+  );
+  try {
+    return await drainUntilDeadline(worker, options, clock);
+  } finally {
+    await registered;
+    await trackWorkerInvocation(port, prefix, queueName, register.id, 0);
+  }
+}
+
+async function drainUntilDeadline(
+  worker: Pick<Worker, "drain">,
+  options: InvocationOptions,
+  clock: () => number,
 ): Promise<DrainSummary> {
   const { deadline, jobTimeoutMs } = options;
   const waitForDelayedMs = options.waitForDelayedMs ?? 5000;

@@ -199,7 +199,7 @@ export class Pipeline {
       token: this.host.nextToken(),
       count: plan.count,
       leaseMs: settings.leaseMs,
-      peek: Math.min(1000, settings.batchSize * 2),
+      peek: settings.batchSize,
       candidates: this.candidates,
       open,
       prunes: [...this.prunes].join(";"),

@@ -15,11 +15,12 @@ export interface WorkerOptions {
   redis: UpstashRedisLike | RedisPort;
   prefix?: string;
   /**
-   * Most jobs one call leases, and so how many leased jobs may wait for a free slot beside the
-   * `concurrency` running ones (the prefetch depth; default 10).
+   * Most jobs one call leases. The worker holds at most max(concurrency, batchSize) jobs, so batchSize
+   * above concurrency is how many leased jobs wait for a slot (the prefetch depth). Default: twice
+   * the concurrency, at least 10.
    */
   batchSize?: number;
-  /** Most jobs run at once (default: batchSize). */
+  /** Most jobs run at once (default: batchSize when only that is given, else 10). */
   concurrency?: number;
   /**
    * Lock time-to-live (ms, default 30000); every job held — waiting for a slot, running, or finished

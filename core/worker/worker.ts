@@ -62,8 +62,15 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
     super();
     const check = new Checker(`Worker "${queueName}"`);
     this.name = checkQueueName(queueName, `Worker "${queueName}"`);
-    this.batchSize = check.integer("batchSize", options.batchSize ?? 10, 1, 1000);
-    this.concurrency = check.integer("concurrency", options.concurrency ?? this.batchSize, 1, 1000);
+    // Only a batchSize: it is the concurrency too (no prefetch). Otherwise the default prefetches as
+    // many jobs again as run (at least 10 per call), so freed slots start without a round trip.
+    this.concurrency = check.integer("concurrency", options.concurrency ?? options.batchSize ?? 10, 1, 1000);
+    this.batchSize = check.integer(
+      "batchSize",
+      options.batchSize ?? Math.max(10, 2 * this.concurrency),
+      1,
+      1000,
+    );
     this.leaseMs = check.integer("leaseMs", options.leaseMs ?? 30_000, 1000);
     this.events = options.events ?? "all";
     if (!eventsLevels.includes(this.events))

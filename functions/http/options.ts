@@ -4,12 +4,14 @@
  */
 import {
   createRedis,
+  type EventsLevel,
   type JobsOptions,
   type RedisPort,
   type UpstashRedisLike,
   ValidationError,
 } from "../../core/index.ts";
 import { checkPrefix, checkQueueName } from "../../core/validate.ts";
+import { eventsFromEnv } from "../config/events-env.ts";
 
 /** Why a worker is kicked: `wakeAt` (ms) when the added job is delayed and due within a minute. */
 export interface KickHint {
@@ -43,6 +45,8 @@ export interface HttpOptions {
   kick?: (queue: string, hint?: KickHint) => Promise<void>;
   /** Options merged under each added job's own. */
   defaultJobOptions?: JobsOptions;
+  /** The queues' events level (as their workers'): "all" (default), "final" or "none". */
+  events?: EventsLevel;
   /** Where server errors and kick failures go (default `console.error`). */
   log?: (message: string, error: unknown) => void;
 }
@@ -56,6 +60,7 @@ export interface HttpSettings {
   maxBodyBytes: number;
   kick: ((queue: string, hint?: KickHint) => Promise<void>) | undefined;
   defaultJobOptions: JobsOptions | undefined;
+  events: EventsLevel | undefined;
   log: (message: string, error: unknown) => void;
 }
 
@@ -81,6 +86,7 @@ export function resolveHttpOptions(options: HttpOptions): HttpSettings {
     maxBodyBytes,
     kick: options.kick,
     defaultJobOptions: options.defaultJobOptions,
+    events: options.events,
     log: options.log ?? ((message, error) => console.error(message, error)),
   };
 }
@@ -96,7 +102,8 @@ const list = (text: string | undefined): string[] =>
  * - `NIMBUSQ_API_TOKENS`: comma-separated tokens; an `admin:` prefix marks an admin token;
  * - `NIMBUSQ_ADMIN_TOKENS`: more admin tokens (comma-separated);
  * - `NIMBUSQ_QUEUES`: the allowed queue names (all when unset), `NIMBUSQ_PREFIX`,
- *   `NIMBUSQ_MAX_BODY_BYTES`, and `UPSTASH_REDIS_REST_URL` / `UPSTASH_REDIS_REST_TOKEN`.
+ *   `NIMBUSQ_MAX_BODY_BYTES`, `NIMBUSQ_EVENTS` (the queues' events level), and
+ *   `UPSTASH_REDIS_REST_URL` / `UPSTASH_REDIS_REST_TOKEN`.
  *
  * @example
  * export const handler = httpHandler({ ...httpOptionsFromEnv(process.env), kick: invokeWorker });
@@ -115,6 +122,7 @@ export function httpOptionsFromEnv(env: Record<string, string | undefined> = pro
   if (tokens.length === 0)
     throw new TypeError("httpOptionsFromEnv: set NIMBUSQ_API_TOKENS (or NIMBUSQ_ADMIN_TOKENS)");
   const queues = list(env.NIMBUSQ_QUEUES);
+  const events = eventsFromEnv(env);
   const maxBody = env.NIMBUSQ_MAX_BODY_BYTES;
   if (maxBody !== undefined && !/^\d+$/.test(maxBody.trim()))
     throw new ValidationError("NIMBUSQ_MAX_BODY_BYTES", "a number of bytes", "httpOptionsFromEnv");
@@ -124,5 +132,6 @@ export function httpOptionsFromEnv(env: Record<string, string | undefined> = pro
     ...(queues.length > 0 ? { queues } : {}),
     ...(env.NIMBUSQ_PREFIX ? { prefix: env.NIMBUSQ_PREFIX } : {}),
     ...(maxBody !== undefined ? { maxBodyBytes: Number(maxBody.trim()) } : {}),
+    ...(events ? { events } : {}),
   };
 }

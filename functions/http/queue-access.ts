@@ -80,6 +80,7 @@ export function queueAccess(settings: HttpSettings): QueueAccess {
         redis: settings.redis,
         prefix: settings.prefix,
         ...(settings.defaultJobOptions ? { defaultJobOptions: settings.defaultJobOptions } : {}),
+        ...(settings.events ? { events: settings.events } : {}),
       });
     },
     jobId(c) {

@@ -2,6 +2,7 @@
  * The options every producer trigger takes, and the queue they name.
  */
 import { Queue, type RedisPort, type UpstashRedisLike } from "../../core/index.ts";
+import { eventsFromEnv } from "../config/events-env.ts";
 import { redisOrEnv } from "../redis-from-env.ts";
 import type { MapRecord } from "./enqueue-records.ts";
 
@@ -33,9 +34,10 @@ export function queueOf(
     }
     return () => queue;
   }
-  let built = redis === undefined ? undefined : new Queue(queue, { redis, prefix });
+  const events = eventsFromEnv();
+  let built = redis === undefined ? undefined : new Queue(queue, { redis, prefix, events });
   return () => {
-    built ??= new Queue(queue, { redis: redisOrEnv(redis), prefix });
+    built ??= new Queue(queue, { redis: redisOrEnv(redis), prefix, events });
     return built;
   };
 }

@@ -20,9 +20,15 @@ local function cycleJobs(open)
     finished = { completed = {}, failed = {} }, prunes = {}, dueScores = {}, delayedAdds = {} }
   local jobs = {}
   for i = 1, ARG_GROUP_COUNT do
-    local job = {}
-    for field, offset in pairs(ARG_GROUP) do
-      if field ~= "first" and field ~= "size" then job[field] = groupArg(i, offset) end
+    local job = { id = groupArg(i, ARG_GROUP.id), token = groupArg(i, ARG_GROUP.token),
+      outcome = groupArg(i, ARG_GROUP.outcome), value = groupArg(i, ARG_GROUP.value),
+      attemptsMade = groupArg(i, ARG_GROUP.attemptsMade), stacktrace = "", due = "0", priority = "0", lifo = "",
+      keepCount = "-1", keepAge = "0", keepLimit = "0", attempts = "0", parentKey = "", parentPrefix = "",
+      parentPolicy = "", dedupId = "", deferred = "", deadLetter = "" }
+    local extra = groupArg(i, ARG_GROUP.extra)
+    if extra ~= "" then
+      local fields = decodeIds(extra)
+      for k = 1, #fields, 2 do job[fields[k]] = fields[k + 1] end
     end
     jobs[i] = job
   end

@@ -47,7 +47,7 @@ export interface PrepareMessage {
   queue: string;
   prefix: string;
   processor: ProcessorKind;
-  /** nimbusq: concurrency = batchSize = inFlight; BullMQ: concurrency = inFlight. */
+  /** nimbusq: concurrency = inFlight, batchSize 2 × inFlight (its default); BullMQ: concurrency = inFlight. */
   inFlight: number;
   jobs: number;
   /** The run gives up after this long (ms) and reports what it finished. */

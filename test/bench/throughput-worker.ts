@@ -55,7 +55,7 @@ async function prepareNimbusq(m: PrepareMessage): Promise<Prepared> {
   const options = {
     redis,
     prefix: m.prefix,
-    batchSize: m.inFlight,
+    batchSize: 2 * m.inFlight,
     concurrency: m.inFlight,
     ...(m.events ? { events: m.events } : {}),
   };

@@ -4,7 +4,7 @@
  * Every job is added (`addBulk`, not timed) before the worker starts; the clock runs in the worker's
  * own process from "go" to the last job's completion. nimbusq's Worker and BullMQ's Worker each run in
  * a child process of their own (throughput-worker.ts; one process per library for the whole section, a
- * fresh Worker per run), with the same jobs in flight: nimbusq one Worker with batchSize = concurrency
+ * fresh Worker per run), with the same jobs in flight: nimbusq one Worker with concurrency
  * = N draining over the local REST server, BullMQ one Worker with concurrency N over TCP, on the same
  * redis-server. Rounds alternate nimbusq, BullMQ; medians of the rounds.
  *
@@ -204,7 +204,7 @@ function summarise(
     processor,
     inFlight,
     jobs,
-    nimbusqSetting: `1 Worker, batchSize ${inFlight}, concurrency ${inFlight} (drain)`,
+    nimbusqSetting: `1 Worker, concurrency ${inFlight}, batchSize ${2 * inFlight} (drain)`,
     bullmqSetting: `1 Worker, concurrency ${inFlight}`,
     ...(limit !== undefined
       ? {
@@ -230,7 +230,12 @@ export async function runThroughput(env: BenchEnv): Promise<ThroughputResult> {
   let proxy: DelayProxy | undefined;
   const workers: Partial<Record<System, WorkerProcess>> = {};
   try {
-    delayedRest = await startRestServer({ redis: target, token: "bench-delayed", countScriptCalls: false });
+    delayedRest = await startRestServer({
+      redis: target,
+      token: "bench-delayed",
+      countScriptCalls: false,
+      declaredKeys: false,
+    });
     delayedRest.setFault({ kind: "delay", delayMs });
     proxy = await startDelayProxy(target, delayMs);
     const started = await Promise.allSettled([WorkerProcess.start("nimbusq"), WorkerProcess.start("bullmq")]);

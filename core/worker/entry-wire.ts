@@ -1,0 +1,62 @@
+/**
+ * How ack entries and id lists travel to the worker scripts: length-prefixed strings (the scripts'
+ * decodeIds reads them, counting UTF-8 bytes as Lua does) and entries with only their non-default
+ * fields spelled out.
+ */
+import type { AckEntry } from "../outcome.ts";
+
+/** Bytes of a string in UTF-8, which is how Lua's `#` measures the strings Redis hands a script. */
+export function utf8Length(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) continue;
+    if (code < 0x800) bytes += 1;
+    else if (code >= 0xd800 && code <= 0xdbff && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      // A surrogate pair: two UTF-16 units, four bytes.
+      bytes += 2;
+      i += 1;
+    } else bytes += 2;
+  }
+  return bytes;
+}
+
+/** Length-prefixed strings ("<bytes>:<text>" each), what the scripts' decodeIds reads. */
+export function encodeIds(texts: readonly string[]): string {
+  return texts.map((text) => `${utf8Length(text)}:${text}`).join("");
+}
+
+/** AckEntry fields the script assumes when the call leaves them out. */
+const entryDefaults: Partial<Record<keyof AckEntry, string>> = {
+  stacktrace: "",
+  due: "0",
+  priority: "0",
+  lifo: "",
+  keepCount: "-1",
+  keepAge: "0",
+  keepLimit: "0",
+  attempts: "0",
+  parentKey: "",
+  parentPrefix: "",
+  parentPolicy: "",
+  dedupId: "",
+  deferred: "",
+  deadLetter: "",
+};
+const sentAlways = new Set(["id", "token", "outcome", "value", "attemptsMade"]);
+
+/**
+ * An entry as the script's ARGV group takes it: five fields always, the rest (rarely other than their
+ * defaults) as one length-prefixed list of name, value pairs — a third of the arguments to encode,
+ * send and parse per job.
+ */
+export function compactEntry(entry: AckEntry) {
+  const extra: string[] = [];
+  for (const [name, value] of Object.entries(entry)) {
+    if (sentAlways.has(name)) continue;
+    const text = String(value);
+    if (text !== (entryDefaults[name as keyof AckEntry] ?? "")) extra.push(name, text);
+  }
+  const { id, token, outcome, value, attemptsMade } = entry;
+  return { id, token, outcome, value, attemptsMade, extra: encodeIds(extra) };
+}
