@@ -21,6 +21,8 @@ export interface PipelineSettings {
   /** Prune finished sets (removeOnComplete/Fail by count or age) at least every this many calls. */
   pruneEveryCalls: number;
   maxRequestBytes: number;
+  /** Worker calls (ack + lease) in flight at once. */
+  maxCallsInFlight: number;
   limiterMax: number;
   limiterDuration: number;
   workerName: string;

@@ -1,7 +1,7 @@
 /**
  * One drain as a streaming pipeline: up to `concurrency` attempts run at once and a freed slot takes
  * the next leased job at once; finished jobs are acked in small groups by the same call that leases
- * more (at most one such call in flight); every job held — waiting for a slot, running, or finished
+ * more (one such call in flight, or two for larger batches); every job held — waiting for a slot, running, or finished
  * and not yet acked — has its lease extended until its ack lands. The policy (when to call, what to
  * lease) lives here; the Worker supplies settings, events and the outcome rules.
  */
@@ -23,7 +23,9 @@ export class Pipeline {
   private firstCall = true;
   private callsSincePrune = 0;
   private readonly prunes = new Set<string>();
-  private inFlight = false;
+  private inFlight = 0;
+  /** Candidates handed to calls in flight: no other call gets them. */
+  private readonly assigned = new Set<string>();
   private stopReason: StopReason | undefined;
   /** Leased jobs still waiting for a slot go back instead of starting (paused, RateLimitError). */
   private handBackQueued = false;
@@ -60,13 +62,13 @@ export class Pipeline {
       for (;;) {
         if (this.failure !== undefined) throw this.failure;
         this.startJobs();
-        if (!this.inFlight) {
-          const request = this.nextRequest();
-          if (request) {
-            this.launch(request);
+        if (this.inFlight < this.host.settings.maxCallsInFlight) {
+          const next = this.nextRequest();
+          if (next) {
+            this.launch(next.request, next.acked);
             continue;
           }
-          if (this.jobs.count === 0 && this.finished()) break;
+          if (this.inFlight === 0 && this.jobs.count === 0 && this.finished()) break;
         }
         await this.nextEvent();
       }
@@ -167,7 +169,7 @@ export class Pipeline {
     }
   }
 
-  private nextRequest(): CycleRequest | undefined {
+  private nextRequest(): { request: CycleRequest; acked: Held[] } | undefined {
     const settings = this.host.settings;
     const leasing =
       !this.stopReason &&
@@ -193,14 +195,15 @@ export class Pipeline {
     const open =
       this.firstCall ||
       this.dueNow() ||
-      (plan.count > 0 && this.candidates.length === 0) ||
+      (plan.count > 0 && this.inFlight === 0 && this.candidates.length === 0) ||
       (this.prunes.size > 0 && (last || this.callsSincePrune >= settings.pruneEveryCalls));
-    return {
+    const request = {
       token: this.host.nextToken(),
       count: plan.count,
       leaseMs: settings.leaseMs,
-      peek: settings.batchSize,
-      candidates: this.candidates,
+      peek: settings.batchSize * settings.maxCallsInFlight,
+      // Calls in flight get disjoint candidates, from a peek deep enough for all of them.
+      candidates: this.candidates.filter((id) => !this.assigned.has(id)).slice(0, plan.count),
       open,
       prunes: [...this.prunes].join(";"),
       limiterMax: settings.limiterMax,
@@ -210,6 +213,7 @@ export class Pipeline {
       events: settings.events,
       entries: entries.map((held) => held.decision?.entry as AckEntry),
     };
+    return { request, acked: entries };
   }
 
   /** The done jobs the next call acks, within the request budget. */
@@ -223,10 +227,10 @@ export class Pipeline {
     return ordered;
   }
 
-  private launch(request: CycleRequest): void {
-    this.inFlight = true;
+  private launch(request: CycleRequest, acked: Held[]): void {
+    this.inFlight += 1;
     this.firstCall = false;
-    const acked = [...this.jobs.acking];
+    for (const id of request.candidates) this.assigned.add(id);
     const sentAt = this.host.clock();
     if (request.open) {
       this.prunes.clear();
@@ -240,7 +244,8 @@ export class Pipeline {
         this.failure = error;
       })
       .finally(() => {
-        this.inFlight = false;
+        this.inFlight -= 1;
+        for (const id of request.candidates) this.assigned.delete(id);
         this.wake();
       });
   }

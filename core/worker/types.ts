@@ -44,6 +44,12 @@ export interface WorkerOptions {
    * stay well under it; a single result or failure too large for it fails its job alone.
    */
   maxRequestBytes?: number;
+  /**
+   * Worker calls (ack + lease) in flight at once: with two, Redis runs one while the worker and the
+   * network handle the other (measured: a fifth to a third more jobs per second). Default 2 from a
+   * batchSize of 20, else 1, which also keeps BullMQ's strict order at small batches.
+   */
+  maxCallsInFlight?: number;
   limiter?: { max: number; duration: number };
   /** Written to each job's `processedBy`. */
   name?: string;

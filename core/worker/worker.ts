@@ -50,6 +50,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
   /** Which events the worker writes (the queue's events level; see WorkerOptions.events). */
   readonly events: EventsLevel;
   readonly maxRequestBytes: number;
+  readonly maxCallsInFlight: number;
   private readonly ack: { groupSize: number; waitMs: number };
   private readonly id = crypto.randomUUID();
   private sequence = 0;
@@ -79,6 +80,12 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
       "maxRequestBytes",
       options.maxRequestBytes ?? defaultMaxRequestBytes,
       1_000_000,
+    );
+    this.maxCallsInFlight = check.integer(
+      "maxCallsInFlight",
+      options.maxCallsInFlight ?? (this.batchSize >= 20 ? 2 : 1),
+      1,
+      4,
     );
     this.ack = {
       groupSize: check.integer(
@@ -141,6 +148,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
       ackWaitMs: this.ack.waitMs,
       pruneEveryCalls: 10,
       maxRequestBytes: this.maxRequestBytes,
+      maxCallsInFlight: this.maxCallsInFlight,
       limiterMax: this.options.limiter?.max ?? 0,
       limiterDuration: this.options.limiter?.duration ?? 0,
       workerName: this.options.name ?? "",
