@@ -13,6 +13,8 @@ export type JobIntent = { kind: "delayed"; due: number };
 
 export interface ActiveJobHooks {
   onProgress(job: ActiveJob, progress: unknown): void;
+  /** The queue's events level (the worker's): progress events only at "all". */
+  events: "all" | "final" | "none";
 }
 
 export class ActiveJob<TData = unknown, TResult = unknown> extends Job<TData, TResult> {
@@ -53,7 +55,13 @@ export class ActiveJob<TData = unknown, TResult = unknown> extends Job<TData, TR
       port,
       updateJob,
       { job: this.key, logs: jobSubKeys(this.key).logs, events: keys.events, meta: keys.meta },
-      { jobId: this.id, kind, value, keepLogs: Number(this.opts.keepLogs ?? 0) },
+      {
+        jobId: this.id,
+        kind,
+        value,
+        keepLogs: Number(this.opts.keepLogs ?? 0),
+        events: (this.hooks?.events ?? "all") === "all" ? 2 : 1,
+      },
     );
     const code = Number(reply);
     if (code < 0) throw errorForCode(code, `update ${kind}`, this.subject());

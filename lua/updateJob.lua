@@ -12,17 +12,19 @@ ARGV
   kind  progress | log | data
   value  progress JSON, the log line, or data JSON
   keepLogs  for a log line: keep only the newest N lines, 0 keeps all
+  events  the queue's events level: 2 all (writes the progress event), 1 final or 0 none (does not)
 RETURNS
   1 (progress, data) or the number of log lines; -1 when the job does not exist.
 EVENTS
-  progress {jobId, data}
+  progress {jobId, data} (events 2)
 ]]
 -- @include eventsMaxLen
 if redis.call("EXISTS", KEYS[KEY.job]) == 0 then return -1 end
 local kind, value = ARGV[ARG.kind], ARGV[ARG.value]
 if kind == "progress" then
-  local maxLen = eventsMaxLen(KEYS[KEY.meta])
   redis.call("HSET", KEYS[KEY.job], "progress", value)
+  if ARGV[ARG.events] ~= "2" then return 1 end
+  local maxLen = eventsMaxLen(KEYS[KEY.meta])
   redis.call("XADD", KEYS[KEY.events], "MAXLEN", "~", maxLen, "*", "event", "progress", "jobId", ARGV[ARG.jobId], "data", value)
   return 1
 elseif kind == "data" then

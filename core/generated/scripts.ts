@@ -1523,6 +1523,8 @@ export interface UpdateJobArgs {
   value: string | number;
   /** for a log line: keep only the newest N lines, 0 keeps all */
   keepLogs: string | number;
+  /** the queue's events level: 2 all (writes the progress event), 1 final or 0 none (does not) */
+  events: string | number;
 }
 
 /**
@@ -1530,15 +1532,15 @@ export interface UpdateJobArgs {
  *
  * Returns: 1 (progress, data) or the number of log lines; -1 when the job does not exist.
  *
- * Events: progress {jobId, data}
+ * Events: progress {jobId, data} (events 2)
  */
 export const updateJob: ScriptDef<UpdateJobKeys, UpdateJobArgs> = {
   name: "updateJob",
-  sha1: "e2c306017295274705a337aa942f5450d4f1f08e",
+  sha1: "501e92453411cdc8e0a2b0766f3228b4411f7ad0",
   keyLocking: false,
   keys: { fixed: ["job","logs","events","meta"] },
-  argv: { fixed: ["jobId","kind","value","keepLogs"] },
-  source: "-- nimbusq:updateJob (generated from lua/updateJob.lua; do not edit)\nlocal KEY = { job = 1, logs = 2, events = 3, meta = 4 }\nlocal ARG = { jobId = 1, kind = 2, value = 3, keepLogs = 4 }\n-- The events stream's approximate cap a queue's meta records (`opts.maxLenEvents`), or BullMQ's\n-- default of 10000: scripts that read meta anyway trim with it.\nlocal function eventsMaxLen(metaKey)\n  return redis.call(\"HGET\", metaKey, \"opts.maxLenEvents\") or \"10000\"\nend\nif redis.call(\"EXISTS\", KEYS[KEY.job]) == 0 then return -1 end\nlocal kind, value = ARGV[ARG.kind], ARGV[ARG.value]\nif kind == \"progress\" then\n  local maxLen = eventsMaxLen(KEYS[KEY.meta])\n  redis.call(\"HSET\", KEYS[KEY.job], \"progress\", value)\n  redis.call(\"XADD\", KEYS[KEY.events], \"MAXLEN\", \"~\", maxLen, \"*\", \"event\", \"progress\", \"jobId\", ARGV[ARG.jobId], \"data\", value)\n  return 1\nelseif kind == \"data\" then\n  redis.call(\"HSET\", KEYS[KEY.job], \"data\", value)\n  return 1\nend\nlocal count = redis.call(\"RPUSH\", KEYS[KEY.logs], value)\nlocal keep = tonumber(ARGV[ARG.keepLogs]) or 0\nif keep > 0 and count > keep then\n  redis.call(\"LTRIM\", KEYS[KEY.logs], -keep, -1)\n  return keep\nend\nreturn count\n",
+  argv: { fixed: ["jobId","kind","value","keepLogs","events"] },
+  source: "-- nimbusq:updateJob (generated from lua/updateJob.lua; do not edit)\nlocal KEY = { job = 1, logs = 2, events = 3, meta = 4 }\nlocal ARG = { jobId = 1, kind = 2, value = 3, keepLogs = 4, events = 5 }\n-- The events stream's approximate cap a queue's meta records (`opts.maxLenEvents`), or BullMQ's\n-- default of 10000: scripts that read meta anyway trim with it.\nlocal function eventsMaxLen(metaKey)\n  return redis.call(\"HGET\", metaKey, \"opts.maxLenEvents\") or \"10000\"\nend\nif redis.call(\"EXISTS\", KEYS[KEY.job]) == 0 then return -1 end\nlocal kind, value = ARGV[ARG.kind], ARGV[ARG.value]\nif kind == \"progress\" then\n  redis.call(\"HSET\", KEYS[KEY.job], \"progress\", value)\n  if ARGV[ARG.events] ~= \"2\" then return 1 end\n  local maxLen = eventsMaxLen(KEYS[KEY.meta])\n  redis.call(\"XADD\", KEYS[KEY.events], \"MAXLEN\", \"~\", maxLen, \"*\", \"event\", \"progress\", \"jobId\", ARGV[ARG.jobId], \"data\", value)\n  return 1\nelseif kind == \"data\" then\n  redis.call(\"HSET\", KEYS[KEY.job], \"data\", value)\n  return 1\nend\nlocal count = redis.call(\"RPUSH\", KEYS[KEY.logs], value)\nlocal keep = tonumber(ARGV[ARG.keepLogs]) or 0\nif keep > 0 and count > keep then\n  redis.call(\"LTRIM\", KEYS[KEY.logs], -keep, -1)\n  return keep\nend\nreturn count\n",
 };
 
 export interface UpdateQueueMetaKeys {

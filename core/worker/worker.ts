@@ -181,7 +181,10 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
       report: (job, decision, summary) => this.report(job, decision, summary),
       prepare: async (jobs) => {
         for (const job of jobs) {
-          job.hooks = { onProgress: (j, progress) => this.emit("progress", j, progress) };
+          job.hooks = {
+            onProgress: (j, progress) => this.emit("progress", j, progress),
+            events: this.events,
+          };
         }
         return await withNextIterations(this.location, jobs, settings.maxLenEvents, (e) =>
           this.emit("error", e),

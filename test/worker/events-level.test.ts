@@ -20,6 +20,7 @@ async function streamAfter(events: EventsLevel): Promise<string[]> {
   const worker = new Worker(
     "q",
     async (job) => {
+      await job.updateProgress(50);
       if (job.name === "retry") throw new Error("no");
       return "done";
     },
@@ -32,9 +33,10 @@ async function streamAfter(events: EventsLevel): Promise<string[]> {
 }
 
 describe("events level", () => {
-  it("all: BullMQ's events for adds, leases, retries, finishes and the drained queue", async () => {
+  it("all: BullMQ's events for adds, leases, progress, retries, finishes and the drained queue", async () => {
     const events = await streamAfter("all");
     for (const name of [
+      "progress",
       "added",
       "waiting",
       "delayed",
