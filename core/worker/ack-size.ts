@@ -4,7 +4,8 @@
  * entries up to a budget comfortably under the limit and leaves the rest to the next call, so one
  * large result never sinks its siblings. Only an entry too large to fit any request fails, alone.
  */
-import type { AckEntry } from "../outcome.ts";
+import { noDeadLetter } from "../dead-letter.ts";
+import type { AckEntry, Decision } from "../outcome.ts";
 
 export const defaultMaxRequestBytes = 10_000_000;
 
@@ -65,4 +66,29 @@ export function takeWithinBudget<T>(items: T[], sizeOf: (item: T) => number, bud
     used += size;
   }
   return taken;
+}
+
+/**
+ * A decision whose entry fits a request, with its size: one too large becomes the failure `fail`
+ * makes of the reason (its stack dropped); if even that is too large — a dead letter carries the
+ * job's data and earlier traces — the job fails without its dead letter.
+ */
+export function fitDecision(
+  jobId: string,
+  decision: Decision,
+  maxRequestBytes: number,
+  fail: (reason: string) => Decision,
+): { decision: Decision; bytes: number } {
+  if (!decision.entry) return { decision, bytes: 0 };
+  const bytes = entryBytes(decision.entry);
+  const reason = oversized(jobId, decision.entry, bytes, maxRequestBytes);
+  if (!reason) return { decision, bytes };
+  const failed = fail(reason);
+  const entry = failed.entry;
+  if (!entry) return { decision: failed, bytes: 0 };
+  entry.stacktrace = "[]";
+  if (oversized(jobId, entry, entryBytes(entry), maxRequestBytes)) {
+    Object.assign(entry, noDeadLetter, { value: `${reason} (too large for a dead letter too)` });
+  }
+  return { decision: failed, bytes: entryBytes(entry) };
 }

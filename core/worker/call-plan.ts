@@ -3,6 +3,7 @@
  * unit-tested without Redis.
  */
 import type { AckEntry } from "../outcome.ts";
+import type { CycleRequest } from "./calls.ts";
 import type { PipelineSettings } from "./pipeline-host.ts";
 
 export interface PipelineCounts {
@@ -63,4 +64,21 @@ export function pruneOf(entry: AckEntry): string | undefined {
 export function ackOrder<T>(items: T[], entryOf: (item: T) => AckEntry | undefined): T[] {
   const returned = (item: T) => entryOf(item)?.outcome === "returned";
   return [...items.filter((item) => !returned(item)), ...items.filter(returned).reverse()];
+}
+
+/** A call's request: what the pipeline decided, plus the worker's settings. */
+export function cycleRequest(
+  settings: PipelineSettings,
+  call: Pick<CycleRequest, "token" | "count" | "candidates" | "open" | "prunes" | "entries">,
+): CycleRequest {
+  return {
+    ...call,
+    leaseMs: settings.leaseMs,
+    peek: settings.batchSize * settings.maxCallsInFlight,
+    limiterMax: settings.limiterMax,
+    limiterDuration: settings.limiterDuration,
+    workerName: settings.workerName,
+    maxLenEvents: settings.maxLenEvents,
+    events: settings.events,
+  };
 }

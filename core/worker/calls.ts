@@ -144,12 +144,22 @@ function parseCycleReply(
   };
 }
 
-const callRetriesMs = [100, 400, 1600];
+const callRetriesMs = [100, 400, 1600, 3200, 6400];
+
+/**
+ * Redis answered with an error (a script error, a refused key, a request too large): asking again
+ * gives the same answer, and a replay guard written by a run that failed midway would claim success.
+ */
+function isErrorReply(error: unknown): boolean {
+  if (!(error instanceof Error) || error.name !== "UpstashError") return false;
+  return /^(ERR|WRONGTYPE|NOSCRIPT|NOPERM|OOM|BUSY|EXECABORT)\b|user_script/.test(error.message);
+}
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * A call whose answer was lost (after the client's own retries) is retried with the same token: the
- * replay guard then answers with the first run's result, so nothing is done twice.
+ * replay guard then answers with the first run's result, so nothing is done twice. Error replies
+ * are not retried.
  */
 export async function cycleWithRetries(
   location: JobLocation,
@@ -161,7 +171,7 @@ export async function cycleWithRetries(
       return await cycle(location, request);
     } catch (error) {
       const wait = callRetriesMs[attempt];
-      if (wait === undefined) throw error;
+      if (wait === undefined || isErrorReply(error)) throw error;
       onError(error as Error);
       await pause(wait);
     }

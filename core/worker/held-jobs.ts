@@ -5,7 +5,9 @@
  */
 import type { ActiveJob } from "../active-job.ts";
 import type { Decision, Settled } from "../outcome.ts";
+import { takeWithinBudget } from "./ack-size.ts";
 import type { Stop } from "./attempt.ts";
+import { ackOrder } from "./call-plan.ts";
 
 export interface Held {
   job: ActiveJob;
@@ -28,6 +30,15 @@ export class HeldJobs {
 
   get count(): number {
     return this.queued.length + this.running.size + this.done.length + this.acking.size;
+  }
+
+  /** Moves the done jobs the next call acks (within `budget` bytes, in ack order) to `acking`. */
+  takeForAck(budget: number): Held[] {
+    const picked = takeWithinBudget(this.done, (held) => held.bytes ?? 0, budget);
+    this.done.splice(0, picked.length);
+    const ordered = ackOrder(picked, (held) => held.decision?.entry);
+    for (const held of ordered) this.acking.add(held);
+    return ordered;
   }
 
   /**

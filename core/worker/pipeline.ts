@@ -7,9 +7,9 @@
  */
 import { LeaseLostError, RateLimitError, UnrecoverableError } from "../errors.ts";
 import type { AckEntry, Decision, Settled } from "../outcome.ts";
-import { entryBudget, entryBytes, oversized, takeWithinBudget } from "./ack-size.ts";
+import { entryBudget, fitDecision } from "./ack-size.ts";
 import { runAttempt } from "./attempt.ts";
-import { ackOrder, planCall, pruneOf } from "./call-plan.ts";
+import { cycleRequest, planCall, pruneOf } from "./call-plan.ts";
 import { type CycleRequest, type CycleResult, cycleWithRetries } from "./calls.ts";
 import { type Held, HeldJobs } from "./held-jobs.ts";
 import type { PipelineHost } from "./pipeline-host.ts";
@@ -24,6 +24,9 @@ export class Pipeline {
   private callsSincePrune = 0;
   private readonly prunes = new Set<string>();
   private inFlight = 0;
+  /** Calls sent, and the latest whose answer has been applied: an older answer never overrides it. */
+  private sent = 0;
+  private applied = 0;
   /** Candidates handed to calls in flight: no other call gets them. */
   private readonly assigned = new Set<string>();
   private stopReason: StopReason | undefined;
@@ -60,7 +63,7 @@ export class Pipeline {
     this.options.signal?.addEventListener("abort", onAbort);
     try {
       for (;;) {
-        if (this.failure !== undefined) throw this.failure;
+        if (this.failure !== undefined) return await this.fail(this.failure);
         this.startJobs();
         if (this.inFlight < this.host.settings.maxCallsInFlight) {
           const next = this.nextRequest();
@@ -82,6 +85,18 @@ export class Pipeline {
     return summary;
   }
 
+  /**
+   * A call failed for good (Redis unreachable past every retry, or an error reply): the attempts
+   * still running are stopped (their job.signal fires) and awaited, so no attempt outlives the drain
+   * and `run` never exceeds the concurrency; then the drain rejects. What the worker held is left to
+   * the stalled check, as after a crash.
+   */
+  private async fail(error: unknown): Promise<never> {
+    for (const held of this.jobs.running) held.stop?.({ kind: "lost" });
+    while (this.jobs.running.size > 0) await this.nextEvent();
+    throw error;
+  }
+
   /** Nothing more to lease: stopped, or the last call saw no ready job and nothing due. */
   private finished(): boolean {
     if (this.options.signal?.aborted) this.stopReason ??= "aborted";
@@ -101,7 +116,7 @@ export class Pipeline {
   private nextEvent(): Promise<void> {
     const now = this.host.clock();
     let wait = 1000;
-    if (this.jobs.done.length > 0)
+    if (this.jobs.done.length > 0 && this.inFlight < this.host.settings.maxCallsInFlight)
       wait = Math.min(wait, this.firstDoneAt + this.host.settings.ackWaitMs - now);
     if (this.jobs.queued.length > 0) wait = Math.min(wait, this.deadline - this.reserveMs - now);
     return new Promise((resolve) => {
@@ -157,16 +172,12 @@ export class Pipeline {
 
   /** A result or failure too large for any request fails its own job, with its size and the limit. */
   private sizeUp(held: Held): void {
-    const entry = held.decision?.entry;
-    if (!entry) return;
-    held.bytes = entryBytes(entry);
-    const reason = oversized(held.job.id, entry, held.bytes, this.host.settings.maxRequestBytes);
-    if (!reason) return;
-    held.decision = this.host.decide(held.job, { kind: "threw", error: new UnrecoverableError(reason) });
-    if (held.decision.entry) {
-      held.decision.entry.stacktrace = "[]";
-      held.bytes = entryBytes(held.decision.entry);
-    }
+    if (!held.decision) return;
+    const fitted = fitDecision(held.job.id, held.decision, this.host.settings.maxRequestBytes, (reason) =>
+      this.host.decide(held.job, { kind: "threw", error: new UnrecoverableError(reason) }),
+    );
+    held.decision = fitted.decision;
+    held.bytes = fitted.bytes;
   }
 
   private nextRequest(): { request: CycleRequest; acked: Held[] } | undefined {
@@ -185,7 +196,8 @@ export class Pipeline {
     };
     const plan = planCall(settings, counts, leasing, stopping);
     if (!plan) return undefined;
-    const entries = plan.ack ? this.pickEntries() : [];
+    const entries = plan.ack ? this.jobs.takeForAck(entryBudget(settings.maxRequestBytes)) : [];
+    if (entries.length > 0) this.firstDoneAt = this.host.clock();
     // A drain's last ack also prunes, so removeOnComplete/removeOnFail counts hold when it ends.
     const last = plan.count === 0 && this.jobs.done.length === 0 && this.jobs.count === entries.length;
     for (const held of entries) {
@@ -197,37 +209,20 @@ export class Pipeline {
       this.dueNow() ||
       (plan.count > 0 && this.inFlight === 0 && this.candidates.length === 0) ||
       (this.prunes.size > 0 && (last || this.callsSincePrune >= settings.pruneEveryCalls));
-    const request = {
+    const request = cycleRequest(settings, {
       token: this.host.nextToken(),
       count: plan.count,
-      leaseMs: settings.leaseMs,
-      peek: settings.batchSize * settings.maxCallsInFlight,
       // Calls in flight get disjoint candidates, from a peek deep enough for all of them.
       candidates: this.candidates.filter((id) => !this.assigned.has(id)).slice(0, plan.count),
       open,
       prunes: [...this.prunes].join(";"),
-      limiterMax: settings.limiterMax,
-      limiterDuration: settings.limiterDuration,
-      workerName: settings.workerName,
-      maxLenEvents: settings.maxLenEvents,
-      events: settings.events,
       entries: entries.map((held) => held.decision?.entry as AckEntry),
-    };
+    });
     return { request, acked: entries };
   }
 
-  /** The done jobs the next call acks, within the request budget. */
-  private pickEntries(): Held[] {
-    const budget = entryBudget(this.host.settings.maxRequestBytes);
-    const picked = takeWithinBudget(this.jobs.done, (held) => held.bytes ?? 0, budget);
-    this.jobs.done.splice(0, picked.length);
-    const ordered = ackOrder(picked, (held) => held.decision?.entry);
-    for (const held of ordered) this.jobs.acking.add(held);
-    this.firstDoneAt = this.host.clock();
-    return ordered;
-  }
-
   private launch(request: CycleRequest, acked: Held[]): void {
+    const sequence = ++this.sent;
     this.inFlight += 1;
     this.firstCall = false;
     for (const id of request.candidates) this.assigned.add(id);
@@ -239,7 +234,7 @@ export class Pipeline {
       this.callsSincePrune += 1;
     }
     void cycleWithRetries(this.host.location, request, (error) => this.host.emit("error", error))
-      .then((result) => this.land(acked, result, sentAt))
+      .then((result) => this.land(acked, result, sentAt, sequence))
       .catch((error: unknown) => {
         this.failure = error;
       })
@@ -250,7 +245,7 @@ export class Pipeline {
       });
   }
 
-  private async land(acked: Held[], result: CycleResult, sentAt: number): Promise<void> {
+  private async land(acked: Held[], result: CycleResult, sentAt: number, sequence: number): Promise<void> {
     const now = this.host.clock();
     for (const [i, held] of acked.entries()) {
       this.jobs.acking.delete(held);
@@ -274,9 +269,12 @@ export class Pipeline {
       }
       this.report(held);
     }
-    this.readyLeft = result.readyLeft;
-    this.nextDue = result.nextDue;
-    this.candidates = result.peeked;
+    if (sequence > this.applied) {
+      this.applied = sequence;
+      this.readyLeft = result.readyLeft;
+      this.nextDue = result.nextDue;
+      this.candidates = result.peeked;
+    }
     if (result.status === "paused") {
       this.stopReason ??= "paused";
       this.handBackQueued = true;

@@ -74,6 +74,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
     );
     this.leaseMs = check.integer("leaseMs", options.leaseMs ?? 30_000, 1000);
     this.events = options.events ?? "all";
+    check.integer("streams.events.maxLen", options.streams?.events?.maxLen ?? defaultMaxLenEvents, 1);
     if (!eventsLevels.includes(this.events))
       check.fail("events", `one of ${eventsLevels.join(", ")}`, options.events);
     this.maxRequestBytes = check.integer(

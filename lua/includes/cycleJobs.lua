@@ -43,10 +43,20 @@ local function cycleJobs(open)
       local index, code = string.match(part, "^(%d+):(-?%d+)$")
       codes[tonumber(index)] = tonumber(code)
     end
-    for i = 2, #saved do leased[#leased + 1] = saved[i] end
-    for _, id in ipairs(leased) do
-      hashes[#hashes + 1] = id
-      hashes[#hashes + 1] = redis.call("HGETALL", q.prefix .. id)
+    -- Only the jobs this call's token still holds: a lock that lapsed meanwhile let another worker
+    -- take (and maybe finish) the job.
+    local savedIds, lockKeys = {}, {}
+    for i = 2, #saved do
+      savedIds[#savedIds + 1] = saved[i]
+      lockKeys[#lockKeys + 1] = q.prefix .. saved[i] .. ":lock"
+    end
+    local locks = #lockKeys > 0 and redis.call("MGET", unpack(lockKeys)) or {}
+    for i, id in ipairs(savedIds) do
+      if locks[i] == q.token then
+        leased[#leased + 1] = id
+        hashes[#hashes + 1] = id
+        hashes[#hashes + 1] = redis.call("HGETALL", q.prefix .. id)
+      end
     end
   else
     codes, deviations, requeued = ackEntries(q, jobs, now)
@@ -89,7 +99,7 @@ local function cycleJobs(open)
   local peek = exhausted and {} or peekReady(q, tonumber(ARGV[ARG.peek]))
   out[3], out[4] = #peek > 0 and 1 or 0, nextDue
   if #peek > 0 and #leased > 0 then redis.call("ZADD", q.marker, 0, "0") end
-  if #peek == 0 and nextDue == 0 and #jobs > 0 and not replayed and q.level >= 2
+  if #peek == 0 and nextDue == 0 and #jobs > 0 and not replayed and q.level >= 2 and out[1] == 0
     and redis.call("LLEN", q.active) == 0 then
     redis.call("XADD", q.events, "*", "event", "drained")
   end
