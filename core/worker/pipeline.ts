@@ -86,10 +86,8 @@ export class Pipeline {
   }
 
   /**
-   * A call failed for good (Redis unreachable past every retry, or an error reply): the attempts
-   * still running are stopped (their job.signal fires) and awaited, so no attempt outlives the drain
-   * and `run` never exceeds the concurrency; then the drain rejects. What the worker held is left to
-   * the stalled check, as after a crash.
+   * A call failed for good: running attempts are stopped (job.signal fires) and awaited, so none
+   * outlives the drain, then it rejects. What it held is left to the stalled check, as after a crash.
    */
   private async fail(error: unknown): Promise<never> {
     for (const held of this.jobs.running) held.stop?.({ kind: "lost" });
@@ -182,10 +180,14 @@ export class Pipeline {
 
   private nextRequest(): { request: CycleRequest; acked: Held[] } | undefined {
     const settings = this.host.settings;
+    // A second call in flight leases only candidates the first was not given (none before the first
+    // answer): without them it could only take nothing.
+    const available = this.candidates.filter((id) => !this.assigned.has(id));
     const leasing =
       !this.stopReason &&
       !this.maxed &&
       this.canStart() &&
+      (this.inFlight === 0 || available.length > 0) &&
       (this.readyLeft || this.dueNow() || this.firstCall);
     const stopping = this.stopReason !== undefined || !this.canStart();
     const counts = {
@@ -213,7 +215,7 @@ export class Pipeline {
       token: this.host.nextToken(),
       count: plan.count,
       // Calls in flight get disjoint candidates, from a peek deep enough for all of them.
-      candidates: this.candidates.filter((id) => !this.assigned.has(id)).slice(0, plan.count),
+      candidates: available.slice(0, plan.count),
       open,
       prunes: [...this.prunes].join(";"),
       entries: entries.map((held) => held.decision?.entry as AckEntry),
