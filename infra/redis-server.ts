@@ -33,7 +33,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
-function canConnect(port: number): Promise<boolean> {
+/** Whether something accepts TCP connections on 127.0.0.1:`port`. */
+export function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = new Socket();
     socket.once("connect", () => {

@@ -5,12 +5,11 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { Socket } from "node:net";
 import type { Redis } from "@upstash/redis";
 import { Redis as IORedis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createRedis } from "../../core/client.ts";
-import { freePort } from "../../infra/redis-server.ts";
+import { canConnect, freePort } from "../../infra/redis-server.ts";
 import { type RestServer, startRestServer } from "../../infra/rest-server/server.ts";
 import { type RestStack, startRestStack } from "./rest-stack.ts";
 
@@ -209,16 +208,7 @@ async function redisOn(port: number): Promise<ChildProcess> {
     { stdio: "ignore" },
   );
   for (let attempt = 0; attempt < 400; attempt++) {
-    const up = await new Promise<boolean>((resolve) => {
-      const socket = new Socket();
-      socket.once("connect", () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once("error", () => resolve(false));
-      socket.connect(port, "127.0.0.1");
-    });
-    if (up) return child;
+    if (await canConnect(port)) return child;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   child.kill("SIGKILL");
