@@ -8,7 +8,7 @@ import { errorForCode, UnexpectedReplyError } from "./errors.ts";
 import { addJobs } from "./generated/scripts.ts";
 import type { Job } from "./job.ts";
 import { defaultMaxLenEvents, queueKeys, queueQualifiedName, replayGuardKey } from "./keys.ts";
-import type { RedisPort } from "./redis-port.ts";
+import { type RedisPort, requestLimitBytes } from "./redis-port.ts";
 import { runScript } from "./scripts.ts";
 import type { JobsOptions } from "./types.ts";
 import { Checker } from "./validate.ts";
@@ -55,7 +55,8 @@ export function placementOf(opts: JobsOptions, hasChildren: boolean): Placement 
 }
 
 const maxJobsPerCall = 1000;
-const maxBytesPerCall = 8 * 1024 * 1024;
+// Data may triple in the request body (UTF-8, quotes escaped again); the rest of a job is small.
+const maxBytesPerCall = Math.floor(requestLimitBytes * 0.8);
 
 function chunks(jobs: NewJob[]): NewJob[][] {
   const out: NewJob[][] = [];

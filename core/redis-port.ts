@@ -4,6 +4,9 @@
  * provide through `@upstash/redis`.
  */
 
+/** Upstash's request limit on free and pay-as-you-go ("10 MB"), taken as 10,000,000 bytes. */
+export const requestLimitBytes = 10_000_000;
+
 export interface RedisPort {
   /** EVALSHA; rejects with an error whose message contains NOSCRIPT when the script is not cached. */
   evalsha(sha1: string, keys: string[], args: string[]): Promise<unknown>;

@@ -80,8 +80,10 @@ for g, q in ipairs(queues) do
   counters[g] = q.last or 0
 end
 local guardValue = table.concat(counters, ",")
-local previous = redis.call("SET", KEYS[KEY.replayGuard], guardValue, "NX", "GET", "PX", ARGV[ARG.guardTtl])
-if previous then return previous end
+-- Redis 6.2 form (no NX with GET): the GET runs only for a replay.
+if not redis.call("SET", KEYS[KEY.replayGuard], guardValue, "NX", "PX", ARGV[ARG.guardTtl]) then
+  return redis.call("GET", KEYS[KEY.replayGuard])
+end
 
 local result, outcomes = placeJobs(jobs, queues, now, ARGV[ARG.maxLenEvents], tonumber(ARGV[ARG.events]))
 if outcomes ~= "" then

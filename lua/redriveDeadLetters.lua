@@ -40,8 +40,10 @@ EVENTS
 -- @include storeJob
 -- @include flushQueue
 -- @include removeJobKeys
-local previous = redis.call("SET", KEYS[KEY.replayGuard], "", "NX", "GET", "PX", ARGV[ARG.guardTtl])
-if previous then return previous end
+-- Redis 6.2 form (no NX with GET): the GET runs only for a replay.
+if not redis.call("SET", KEYS[KEY.replayGuard], "", "NX", "PX", ARGV[ARG.guardTtl]) then
+  return redis.call("GET", KEYS[KEY.replayGuard])
+end
 local state, structure = ARGV[ARG.state], KEYS[KEY.structure]
 local moved = {}
 for i = 1, ARG_GROUP_COUNT do

@@ -42,9 +42,11 @@ EVENTS
 -- @include promoteDelayedJobs
 -- @include checkStalledJobs
 local now = tonumber(ARGV[ARG.now])
-local holder = redis.call("SET", KEYS[KEY.lock], ARGV[ARG.token], "NX", "GET", "PX", ARGV[ARG.lockTtl])
-if holder and holder ~= ARGV[ARG.token] then return { "locked" } end
-if holder then redis.call("PEXPIRE", KEYS[KEY.lock], ARGV[ARG.lockTtl]) end
+-- Redis 6.2 form (no NX with GET): the holder is read only when the lock was already taken.
+if not redis.call("SET", KEYS[KEY.lock], ARGV[ARG.token], "NX", "PX", ARGV[ARG.lockTtl]) then
+  if redis.call("GET", KEYS[KEY.lock]) ~= ARGV[ARG.token] then return { "locked" } end
+  redis.call("PEXPIRE", KEYS[KEY.lock], ARGV[ARG.lockTtl])
+end
 local eventBatch = tonumber(ARGV[ARG.eventBatch])
 local eventsKeys = {}
 for g = 1, KEY_GROUP_COUNT do eventsKeys[g] = groupKey(g, KEY_GROUP.events) end

@@ -6,8 +6,9 @@
  */
 import { noDeadLetter } from "../dead-letter.ts";
 import type { AckEntry, Decision } from "../outcome.ts";
+import { requestLimitBytes } from "../redis-port.ts";
 
-export const defaultMaxRequestBytes = 10_000_000;
+export const defaultMaxRequestBytes = requestLimitBytes;
 
 /** Room kept in every request for the command, the keys and the fixed arguments. */
 const reservedBytes = 256 * 1024;

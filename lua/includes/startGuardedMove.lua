@@ -3,8 +3,8 @@
 -- otherwise) is refused and the guard dropped, so a refusal writes nothing and may simply run again.
 -- Returns the code to answer at once, or nil to go on with the move.
 local function startGuardedMove(guardKey, guardTtl, done, jobKey, fromSet, jobId)
-  local previous = redis.call("SET", guardKey, done, "NX", "GET", "PX", guardTtl)
-  if previous then return tonumber(previous) end
+  -- Redis 6.2 form (no NX with GET): the GET runs only for a replay.
+  if not redis.call("SET", guardKey, done, "NX", "PX", guardTtl) then return tonumber(redis.call("GET", guardKey)) end
   local code
   if redis.call("EXISTS", jobKey) == 0 then
     code = -1
