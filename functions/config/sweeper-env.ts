@@ -16,6 +16,7 @@
  */
 import { Checker, checkPrefix, checkQueueName } from "../../core/validate.ts";
 import type { SweeperOptions, SweptQueue } from "../sweeper.ts";
+import { eventsFromEnv, eventsVariable } from "./events-env.ts";
 import { checkUniqueQueues, type Env, workersFromEnv, workersVariable } from "./workers-env.ts";
 
 const context = "sweeperOptionsFromEnv";
@@ -70,6 +71,13 @@ export function sweeperOptionsFromEnv(env: Env = process.env): SweeperEnvOptions
     } else {
       options[key] = text;
     }
+  }
+  // With no job event written, a bus would be sent nothing: say so at start, not by silence.
+  if (options.eventBus !== undefined && eventsFromEnv(env) === "none") {
+    check.fail(
+      eventsVariable,
+      `"all" or "final" while events are forwarded to ${options.eventBus} (or no event bus)`,
+    );
   }
   for (const key of numberKeys) {
     if (config[key] !== undefined) {

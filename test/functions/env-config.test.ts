@@ -53,6 +53,17 @@ describe("sweeperOptionsFromEnv", () => {
     });
   });
 
+  it("refuses forwarding events to a bus while NIMBUSQ_EVENTS writes none", () => {
+    const env = { NIMBUSQ_WORKERS: workers, NIMBUSQ_EVENT_BUS: "app-bus" };
+    expect(() => sweeperOptionsFromEnv({ ...env, NIMBUSQ_EVENTS: "none" })).toThrow(
+      /NIMBUSQ_EVENTS must be "all" or "final" while events are forwarded to app-bus/,
+    );
+    expect(sweeperOptionsFromEnv({ ...env, NIMBUSQ_EVENTS: "final" }).eventBus).toBe("app-bus");
+    expect(() => sweeperOptionsFromEnv({ ...env, NIMBUSQ_EVENTS: "loud" })).toThrow(
+      /NIMBUSQ_EVENTS must be one of/,
+    );
+  });
+
   it("takes everything from NIMBUSQ_SWEEPER_CONFIG, function ARNs included", () => {
     const arn = "arn:aws:lambda:us-east-1:123456789012:function:app-email-worker";
     const config = {
