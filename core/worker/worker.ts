@@ -177,7 +177,15 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
         defaultTimeoutMs: this.options.jobTimeoutMs,
         maxTimeoutMs: this.options.maxJobTimeoutMs,
       }),
-      decide: (job, settled) => decide(job, settled, outcomeSettings()),
+      // The outcome rules never throw by design; if they ever did, the job goes back rather than hang.
+      decide: (job, settled) => {
+        try {
+          return decide(job, settled, outcomeSettings());
+        } catch (error) {
+          this.emit("error", error as Error);
+          return decide(job, { kind: "handed-back" }, outcomeSettings());
+        }
+      },
       refused: (job, code) => refusedCompletion(job, code, outcomeSettings()),
       report: (job, decision, summary) => this.report(job, decision, summary),
       prepare: async (jobs) => {
