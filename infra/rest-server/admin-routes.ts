@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { UsageMeter } from "./billing.ts";
+import { TOO_LARGE } from "./command-routes.ts";
 import { type FaultInjector, parseFault } from "./faults.ts";
 import { readBody, sendError, sendJson } from "./http-io.ts";
 
@@ -40,7 +41,7 @@ export async function handleAdmin(
     sendJson(response, 200, OK);
   } else {
     if (body.kind === "too-large") {
-      sendError(response, 400, "ERR max request size exceeded");
+      sendError(response, 400, TOO_LARGE);
       return;
     }
     try {

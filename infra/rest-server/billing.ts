@@ -29,6 +29,11 @@ export interface RestStats {
    * of flagged scripts, nested ones included; a refusal a script swallows with `pcall` is not seen.
    */
   keyViolations: number;
+  /**
+   * Upstash-mode refusals of Redis 7.0-only forms: plain commands refused, plus those found in script
+   * replies (nested ones included; one swallowed by the script's own `pcall` is not seen).
+   */
+  upstashRefusals: number;
   /** Top-level commands by lower-case name. */
   byCommand: Record<string, number>;
 }
@@ -72,6 +77,7 @@ export class UsageMeter {
   private scriptCalls = 0;
   private keyLockingCalls = 0;
   private keyViolations = 0;
+  private upstashRefusals = 0;
   private byCommand = new Map<string, number>();
   private readonly lock = new RwLock();
   private statsConnection: RespConnection | null = null;
@@ -85,9 +91,15 @@ export class UsageMeter {
     this.requests += 1;
   }
 
-  countKeyLocking(calls: number, violations: number): void {
-    this.keyLockingCalls += calls;
-    this.keyViolations += violations;
+  /** Counts what `ScriptRewrites.settle` found in one request's replies. */
+  countScripts(found: { calls: number; violations: number; refusals: number }): void {
+    this.keyLockingCalls += found.calls;
+    this.keyViolations += found.violations;
+    this.upstashRefusals += found.refusals;
+  }
+
+  countUpstashRefusals(refused: number): void {
+    this.upstashRefusals += refused;
   }
 
   /**
@@ -145,6 +157,7 @@ export class UsageMeter {
       billed: this.commands + this.scriptCalls,
       keyLockingCalls: this.keyLockingCalls,
       keyViolations: this.keyViolations,
+      upstashRefusals: this.upstashRefusals,
       byCommand: Object.fromEntries(this.byCommand),
     };
   }
@@ -155,6 +168,7 @@ export class UsageMeter {
     this.scriptCalls = 0;
     this.keyLockingCalls = 0;
     this.keyViolations = 0;
+    this.upstashRefusals = 0;
     this.byCommand = new Map();
   }
 

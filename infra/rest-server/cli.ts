@@ -8,20 +8,22 @@
  */
 import { parseArgs } from "node:util";
 import { type RedisServer, startRedisServer } from "../redis-server.ts";
-import { startRestServer } from "./server.ts";
+import { startRestServer, UPSTASH_MAX_REQUEST_BYTES } from "./server.ts";
 
 const USAGE = `Usage: rest-server [--redis-url redis://host:port] [--port 8079] [--host 127.0.0.1] [--token TOKEN]
-                   [--max-body-bytes N] [--no-script-calls] [--no-declared-keys]
+                   [--max-body-bytes N] [--no-script-calls] [--no-declared-keys] [--no-upstash-mode]
 
   --redis-url        redis-server to front (env REDIS_URL); without one a disposable redis-server is started
   --port             port to listen on (env PORT; default 8079, 0 = any free port)
   --host             interface to listen on (default 127.0.0.1)
   --token            bearer token clients must send (env UPSTASH_REDIS_REST_TOKEN; default "dev-token",
                      which is only allowed on a loopback host)
-  --max-body-bytes   largest accepted request body (default 10485760)
+  --max-body-bytes   largest accepted request body (default 10000000, Upstash's "10 MB")
   --no-script-calls  do not measure redis.call()s inside scripts (no serialisation of script requests)
   --no-declared-keys let scripts flagged allow-key-locking touch keys missing from KEYS (the flag is
                      still stripped before Redis sees the script)
+  --no-upstash-mode  let Redis 7.0-only forms through (by default they are refused, as plain commands
+                     and inside scripts, since Upstash promises Redis 6.2)
 `;
 
 interface CliOptions {
@@ -32,6 +34,7 @@ interface CliOptions {
   maxBodyBytes: number;
   countScriptCalls: boolean;
   declaredKeys: boolean;
+  upstashMode: boolean;
 }
 
 class UsageError extends Error {
@@ -96,9 +99,10 @@ function parseCliOptions(argv: string[], env: NodeJS.ProcessEnv): CliOptions | "
     host,
     token,
     maxBodyBytes:
-      maxBody === undefined ? 10 * 1024 * 1024 : parseInteger(maxBody, "--max-body-bytes", 2 ** 31),
+      maxBody === undefined ? UPSTASH_MAX_REQUEST_BYTES : parseInteger(maxBody, "--max-body-bytes", 2 ** 31),
     countScriptCalls: !values["no-script-calls"],
     declaredKeys: !values["no-declared-keys"],
+    upstashMode: !values["no-upstash-mode"],
   };
 }
 
@@ -115,6 +119,7 @@ function parse(argv: string[]) {
       "max-body-bytes": { type: "string" },
       "no-script-calls": { type: "boolean" },
       "no-declared-keys": { type: "boolean" },
+      "no-upstash-mode": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });

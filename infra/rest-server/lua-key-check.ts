@@ -1,9 +1,7 @@
 /**
- * Rewrites a Lua script flagged `#!lua flags=allow-key-locking` (an Upstash flag Redis 7 rejects) into
- * one Redis runs, keeping every line where it was. In declared-keys mode a one-line prelude shadows
- * `redis` with a local table whose `call`/`pcall` first check that each key argument is one of KEYS,
- * as Upstash requires of such scripts. The prelude runs no `redis.call` of its own, so billing is
- * unchanged.
+ * Declared-keys mode for scripts flagged `#!lua flags=allow-key-locking` (an Upstash flag Redis 7
+ * rejects): Upstash requires every key such a script touches to be in KEYS. This module supplies the
+ * Lua check (`keyCheckLua`) that `lua-prelude.ts` puts in front of the script, and recognises the flag.
  *
  * Key positions come from Redis's own `COMMAND` table. Only the commands whose names occur as words in
  * the script are embedded, which keeps the prelude small; a command named only at run time (for example
@@ -114,55 +112,45 @@ export function positionsTable(source: string, positions: KeyPositions): string 
   return `{${entries.join(",")}}`;
 }
 
-/*
- * The prelude, joined into one line. `chk` returns an error text or nil. `call` runs the real
- * `redis.pcall` and raises an error reply itself, from a function compiled at the caller's line, so the
- * message names the caller's line as Redis's own `redis.call` error would (`pcall(error, "", 3)` is the
- * only way to learn that line, since scripts have no `debug`). After a tail call (`return
- * redis.call(…)`) the line is lost and the error names line 1.
+/**
+ * The declared-keys check as Lua, for the prelude of `lua-prelude.ts`: defines `kchk(name, ...)`, which
+ * returns an error text when a key argument of the call is not in KEYS (`K`), or nil. `table` is the
+ * literal from `positionsTable`.
  */
-const PRELUDE = [
-  "local redis = (function(r, K, P)",
-  "local D = {} for i = 1, #K do D[K[i]] = true end",
-  `local M = " ${VIOLATION_MARK}"`,
-  "local function bad(k)",
-  "if type(k) == 'number' then k = tostring(k) end",
-  "if type(k) ~= 'string' or D[k] then return nil end",
-  "return 'ERR Dynamic keys are not allowed' .. M .. '. Key was: ' .. k end",
-  "local function chk(n, ...)",
-  "if type(n) ~= 'string' then return nil end",
-  "local name = string.lower(n) local p = P[name]",
-  "if p == 'c' then local s = ... if type(s) ~= 'string' then return nil end",
-  "name = name .. '|' .. string.lower(s) p = P[name] end",
-  "if p == 0 then return nil end",
-  "if p == 'x' then return 'ERR ' .. string.upper(name) .. ' is not allowed' .. M end",
-  "if p == nil or p == 'm' then return 'ERR cannot verify keys of ' .. string.upper(name) .. M",
-  ".. ' (the local REST server knows no fixed key positions for it)' end",
-  "local c = select('#', ...) local f, l, s",
-  "if p == 'n' or p == 'd' then local at = 1",
-  "if p == 'd' then local e = bad((...)) if e then return e end at = 2 end",
-  "local nk = tonumber((select(at, ...))) if not nk then return nil end",
-  "f, l, s = at + 1, at + nk, 1",
-  "elseif p == 1 then f, l, s = 1, 1, 1 elseif p == -1 then f, l, s = 1, c, 1",
-  "else f, l, s = p[1], p[2], p[3] if l < 0 then l = c + 1 + l end end",
-  "if l > c then l = c end",
-  "if f == l then return bad((select(f, ...))) end",
-  "local a = {...} for i = f, l, s do local e = bad(a[i]) if e then return e end end",
-  "return nil end",
-  "return setmetatable({",
-  "call = function(...) local e = chk(...) local res",
-  "if e then res = {err = e} else res = r.pcall(...) end",
-  "if type(res) == 'table' and res.err ~= nil then",
-  "local _, w = pcall(error, '', 3) local n = tonumber(string.match(tostring(w), ':(%d+): $'))",
-  "local load = rawget(_G, 'loadstring') if n and load then",
-  "local t = load(string.rep('\\n', n - 1) .. 'error(...)', '@user_script') if t then t(res) end end",
-  "error(res) end return res end,",
-  "pcall = function(...) local e = chk(...) if e then return {err = e} end return r.pcall(...) end,",
-  "}, {__index = r}) end)(redis, KEYS, ",
-].join(" ");
+export function keyCheckLua(table: string): string {
+  return [
+    `local P = ${table}`,
+    "local D = {} for i = 1, #K do D[K[i]] = true end",
+    `local M = " ${VIOLATION_MARK}"`,
+    "local function bad(k)",
+    "if type(k) == 'number' then k = tostring(k) end",
+    "if type(k) ~= 'string' or D[k] then return nil end",
+    "return 'ERR Dynamic keys are not allowed' .. M .. '. Key was: ' .. k end",
+    "local function kchk(n, ...)",
+    "if type(n) ~= 'string' then return nil end",
+    "local name = string.lower(n) local p = P[name]",
+    "if p == 'c' then local s = ... if type(s) ~= 'string' then return nil end",
+    "name = name .. '|' .. string.lower(s) p = P[name] end",
+    "if p == 0 then return nil end",
+    "if p == 'x' then return 'ERR ' .. string.upper(name) .. ' is not allowed' .. M end",
+    "if p == nil or p == 'm' then return 'ERR cannot verify keys of ' .. string.upper(name) .. M",
+    ".. ' (the local REST server knows no fixed key positions for it)' end",
+    "local c = select('#', ...) local f, l, s",
+    "if p == 'n' or p == 'd' then local at = 1",
+    "if p == 'd' then local e = bad((...)) if e then return e end at = 2 end",
+    "local nk = tonumber((select(at, ...))) if not nk then return nil end",
+    "f, l, s = at + 1, at + nk, 1",
+    "elseif p == 1 then f, l, s = 1, 1, 1 elseif p == -1 then f, l, s = 1, c, 1",
+    "else f, l, s = p[1], p[2], p[3] if l < 0 then l = c + 1 + l end end",
+    "if l > c then l = c end",
+    "if f == l then return bad((select(f, ...))) end",
+    "local a = {...} for i = f, l, s do local e = bad(a[i]) if e then return e end end",
+    "return nil end",
+  ].join(" ");
+}
 
 /** A flagged script's first line, split into the shebang and what follows it. */
-interface Shebang {
+export interface Shebang {
   readonly line: string;
   readonly rest: string;
   /** The shebang's flags other than allow-key-locking, in order. */
@@ -182,17 +170,4 @@ export function flaggedShebang(source: string): Shebang | null {
   const list = flags.slice("flags=".length).split(",");
   if (!list.includes("allow-key-locking")) return null;
   return { line, rest, otherFlags: list.filter((flag) => flag !== "allow-key-locking" && flag !== "") };
-}
-
-/**
- * The source Redis runs for a flagged script: with no other flags, the shebang becomes a comment after
- * the prelude on line 1; with other flags (Redis 7 knows no-writes, allow-oom…), line 1 keeps them in a
- * shebang and the prelude goes in front of line 2. `positions` null: no prelude (declared-keys mode off).
- */
-export function transformFlagged(source: string, shebang: Shebang, positions: KeyPositions | null): string {
-  const prelude = positions ? `${PRELUDE}${positionsTable(source, positions)});` : "";
-  if (shebang.otherFlags.length === 0) return `${prelude} --${shebang.line}${shebang.rest}`;
-  const kept = `#!lua flags=${shebang.otherFlags.join(",")}`;
-  if (!prelude) return `${kept}${shebang.rest}`;
-  return shebang.rest === "" ? `${kept}\n${prelude}` : `${kept}\n${prelude} ${shebang.rest.slice(1)}`;
 }

@@ -10,18 +10,15 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { setTimeout as sleep } from "node:timers/promises";
 import { ADMIN_PREFIX, handleAdmin } from "./admin-routes.ts";
 import { type RestStats, UsageMeter } from "./billing.ts";
-import { rejectionOf } from "./command-policy.ts";
-import { BadRequest, type Endpoint, parseCommands } from "./command-request.ts";
+import type { Endpoint } from "./command-request.ts";
+import { type Context, handleCommands } from "./command-routes.ts";
 import { ConnectionPool } from "./connection-pool.ts";
-import { runPipeline, runTransaction } from "./execute.ts";
 import { type Fault, FaultInjector } from "./faults.ts";
-import { isAuthorized, isJsonContentType, readBody, sendError, sendJson } from "./http-io.ts";
-import { KeyLocking } from "./key-locking.ts";
+import { isAuthorized, readBody, sendError, sendJson } from "./http-io.ts";
 import { parseCommandTable } from "./lua-key-check.ts";
-import { type Encoding, entryJson, errorJson, resultJson } from "./reply-json.ts";
+import { ScriptRewrites } from "./script-rewrites.ts";
 
 export type { RestStats } from "./billing.ts";
 export type { Fault } from "./faults.ts";
@@ -33,7 +30,10 @@ export interface RestServerOptions {
   port?: number;
   /** Default "127.0.0.1". */
   host?: string;
-  /** Default 10 MiB, Upstash's smallest limit; larger bodies get 400 "ERR max request size exceeded". */
+  /**
+   * Default `UPSTASH_MAX_REQUEST_BYTES` (10,000,000: Upstash's "10 MB", its smallest limit); a larger
+   * body gets 400 `{"error":"ERR max request size exceeded"}`.
+   */
   maxBodyBytes?: number;
   /** Default true: measure the redis.call()s scripts run, which serialises script-bearing requests. */
   countScriptCalls?: boolean;
@@ -42,6 +42,12 @@ export interface RestServerOptions {
    * Upstash (checked by a prelude added to the script). False: the flag is still stripped, unchecked.
    */
   declaredKeys?: boolean;
+  /**
+   * Default true: refuse the Redis 7.0-only forms Upstash (which promises Redis 6.2) may not accept, as
+   * plain commands and inside every script (see `redis62.ts`), and script shebangs other than
+   * `#!lua flags=allow-key-locking`. Billing is the same either way.
+   */
+  upstashMode?: boolean;
 }
 
 export interface RestServer {
@@ -62,130 +68,9 @@ const ENDPOINTS: Record<string, Endpoint> = {
   "/multi-exec": "multi-exec",
 };
 const POOL_SIZE = 8;
-const SERVICE_UNAVAILABLE_PAGE =
-  "<html><head><title>503 Service Temporarily Unavailable</title></head>" +
-  "<body><center><h1>503 Service Temporarily Unavailable</h1></center></body></html>\n";
 
-interface Context {
-  readonly token: string;
-  readonly maxBodyBytes: number;
-  readonly pool: ConnectionPool;
-  readonly meter: UsageMeter;
-  readonly faults: FaultInjector;
-  readonly scripts: KeyLocking;
-  nextSyncToken(): string;
-}
-
-/** A JSON answer: status and body. */
-interface Answer {
-  status: number;
-  json: string;
-}
-
-/** What to do with a command request: apply a fault, answer, or both (`drop-after` runs, then drops). */
-interface Outcome {
-  fault: Fault | null;
-  answer?: Answer;
-}
-
-async function answerCommands(
-  context: Context,
-  endpoint: Endpoint,
-  body: Buffer,
-  encoding: Encoding,
-): Promise<Outcome> {
-  const commands = parseCommands(body, endpoint);
-  const fault = context.faults.take(commands.map((command) => command.name));
-  if (fault?.kind === "delay") await sleep(fault.delayMs);
-  if (fault && fault.kind !== "delay" && fault.kind !== "drop-after") return { fault };
-  const rejections = commands.map(rejectionOf);
-  let answer: Answer;
-  if (endpoint === "multi-exec") {
-    const refused = rejections.find((rejection) => rejection !== null);
-    if (refused) return { fault, answer: { status: 400, json: errorJson(refused) } };
-    const plan = context.scripts.plan(commands);
-    const outcome = await context.meter.run(commands, ["multi", "exec"], () =>
-      runTransaction(context.pool, plan.commands),
-    );
-    if (outcome.kind === "discarded") {
-      answer = { status: 400, json: errorJson(outcome.error) };
-    } else {
-      const settled = await context.scripts.settle(plan, outcome.replies, null);
-      context.meter.countKeyLocking(settled.calls, settled.violations);
-      answer = {
-        status: 200,
-        json: `[${settled.replies.map((reply) => entryJson(reply, encoding)).join(",")}]`,
-      };
-    }
-  } else {
-    const allowed = commands.filter((_, index) => rejections[index] === null);
-    const plan = context.scripts.plan(allowed);
-    const retried: string[] = [];
-    const settled = await context.meter.run(allowed, retried, async () => {
-      const sent = await runPipeline(context.pool, plan.commands);
-      return await context.scripts.settle(plan, sent, (command) => {
-        retried.push(command.name);
-        return context.pool.use((connection) => connection.call(...command.args));
-      });
-    });
-    context.meter.countKeyLocking(settled.calls, settled.violations);
-    const replies = settled.replies;
-    let next = 0;
-    const entries = rejections.map((rejection) => {
-      if (rejection !== null) return { kind: "error", text: rejection } as const;
-      const reply = replies[next++];
-      if (!reply) throw new Error("redis sent fewer replies than commands");
-      return reply;
-    });
-    const [first] = entries;
-    if (endpoint === "pipeline") {
-      answer = { status: 200, json: `[${entries.map((entry) => entryJson(entry, encoding)).join(",")}]` };
-    } else if (!first) {
-      throw new Error("a single-command request produced no reply");
-    } else if (first.kind === "error") {
-      answer = { status: 400, json: errorJson(first.text) };
-    } else {
-      answer = { status: 200, json: `{"result":${resultJson(first, encoding)}}` };
-    }
-  }
-  return { fault, answer };
-}
-
-async function handleCommands(
-  context: Context,
-  endpoint: Endpoint,
-  request: IncomingMessage,
-  response: ServerResponse,
-): Promise<void> {
-  context.meter.countRequest();
-  const body = await readBody(request, context.maxBodyBytes);
-  if (body.kind === "too-large") return sendError(response, 400, "ERR max request size exceeded");
-  if (!isJsonContentType(request.headers["content-type"])) {
-    return sendError(response, 400, "ERR content-type must be application/json");
-  }
-  const encodingHeader = request.headers["upstash-encoding"];
-  const encoding: Encoding = String(encodingHeader ?? "").toLowerCase() === "base64" ? "base64" : "utf8";
-  let result: Outcome;
-  try {
-    result = await answerCommands(context, endpoint, body.body, encoding);
-  } catch (error) {
-    if (error instanceof BadRequest) return sendError(response, 400, error.message);
-    return sendError(response, 500, `ERR redis request failed: ${(error as Error).message}`);
-  }
-  const { fault, answer } = result;
-  if (fault?.kind === "fail-before" || fault?.kind === "drop-after") {
-    request.socket.destroy();
-  } else if (fault?.kind === "status-500") {
-    sendError(response, 500, "ERR injected fault: internal server error");
-  } else if (fault?.kind === "status-503") {
-    response.writeHead(503, { "content-type": "text/html" });
-    response.end(SERVICE_UNAVAILABLE_PAGE);
-  } else if (answer) {
-    const headers: Record<string, string> =
-      answer.status === 200 ? { "upstash-sync-token": context.nextSyncToken() } : {};
-    sendJson(response, answer.status, answer.json, headers);
-  }
-}
+/** Upstash's request limit on the free and pay-as-you-go plans, "10 MB", in bytes. */
+export const UPSTASH_MAX_REQUEST_BYTES = 10_000_000;
 
 async function route(context: Context, request: IncomingMessage, response: ServerResponse): Promise<void> {
   // Prefixed rather than resolved against a base, so "//pipeline" stays a path instead of becoming a host.
@@ -218,14 +103,15 @@ export async function startRestServer(options: RestServerOptions): Promise<RestS
   const pool = new ConnectionPool(options.redis.host, options.redis.port, POOL_SIZE);
   const meter = new UsageMeter(options.redis, options.countScriptCalls ?? true);
   const faults = new FaultInjector();
-  let scripts: KeyLocking;
+  const upstashMode = options.upstashMode ?? true;
+  let scripts: ScriptRewrites;
   try {
     await pool.use((connection) => connection.call("PING"));
     // Key positions are read once, here: a COMMAND sent later could fall into another request's
     // billing window and be billed to its script.
     const table =
       (options.declaredKeys ?? true) ? await pool.use((connection) => connection.call("COMMAND")) : null;
-    scripts = new KeyLocking(table ? parseCommandTable(table) : null);
+    scripts = new ScriptRewrites({ positions: table ? parseCommandTable(table) : null, upstashMode });
   } catch (error) {
     pool.close();
     throw error;
@@ -234,7 +120,8 @@ export async function startRestServer(options: RestServerOptions): Promise<RestS
   const bootId = Date.now().toString(36);
   const context: Context = {
     token: options.token,
-    maxBodyBytes: options.maxBodyBytes ?? 10 * 1024 * 1024,
+    maxBodyBytes: options.maxBodyBytes ?? UPSTASH_MAX_REQUEST_BYTES,
+    upstashMode,
     pool,
     meter,
     faults,

@@ -35,6 +35,7 @@ describe("billing", () => {
       billed: 4,
       keyLockingCalls: 0,
       keyViolations: 0,
+      upstashRefusals: 0,
       byCommand: { eval: 1 },
     });
   });
@@ -95,10 +96,21 @@ describe("billing", () => {
       "#!lua name=billing",
       "redis.register_function('touch', function(keys) redis.call('SET', keys[1], 'x'); return redis.call('GET', keys[1]) end)",
     ].join("\n");
-    await redis.exec(["FUNCTION", "LOAD", "REPLACE", library]);
-    stack.rest.resetStats();
-    expect(await redis.exec(["FCALL", "touch", "1", "bill:fn"])).toBe("x");
-    expect(stack.rest.stats()).toMatchObject({ commands: 1, scriptCalls: 2, billed: 3 });
+    // Functions are Redis 7.0: only with Upstash mode off.
+    const modeOff = await startRestServer({
+      redis: { host: stack.redis.host, port: stack.redis.port },
+      token: "bill-functions",
+      upstashMode: false,
+    });
+    try {
+      const functions = stack.client({ url: modeOff.url, token: modeOff.token, enableAutoPipelining: false });
+      await functions.exec(["FUNCTION", "LOAD", "REPLACE", library]);
+      modeOff.resetStats();
+      expect(await functions.exec(["FCALL", "touch", "1", "bill:fn"])).toBe("x");
+      expect(modeOff.stats()).toMatchObject({ commands: 1, scriptCalls: 2, billed: 3 });
+    } finally {
+      await modeOff.close();
+    }
   });
 
   it("stays exact with many concurrent script and plain requests", async () => {
@@ -125,6 +137,7 @@ describe("billing", () => {
       billed: 1,
       keyLockingCalls: 0,
       keyViolations: 0,
+      upstashRefusals: 0,
       byCommand: { ping: 1 },
     });
   });
@@ -139,6 +152,7 @@ describe("billing", () => {
       billed: 0,
       keyLockingCalls: 0,
       keyViolations: 0,
+      upstashRefusals: 0,
       byCommand: {},
     });
     await stack.post("/", '["ping"]');

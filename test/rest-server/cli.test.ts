@@ -72,6 +72,10 @@ describe("rest-server CLI", () => {
       const client = new Redis({ url, token: "cli-token", enableAutoPipelining: false });
       expect(await client.set("cli:k", "abcd")).toBe("OK");
       expect(await client.get("cli:k")).toBe("abcd");
+      // Upstash mode is on by default.
+      await expect(client.set("cli:k", "x", { nx: true, get: true })).rejects.toThrow(
+        /Upstash promises Redis 6.2/,
+      );
       child.kill("SIGINT");
       expect((await finished).code).toBe(0);
     } finally {
@@ -99,11 +103,12 @@ describe("rest-server CLI", () => {
   });
 
   it("starts and stops its own redis-server when given no Redis URL", async () => {
-    const { child, finished } = run(["--port", "0"], { REDIS_URL: "" });
+    const { child, finished } = run(["--port", "0", "--no-upstash-mode"], { REDIS_URL: "" });
     try {
       const url = await waitForUrl(child);
       const client = new Redis({ url, token: "dev-token", enableAutoPipelining: false });
       expect(await client.incr("cli:own")).toBe(1);
+      expect(await client.set("cli:own", "2", { nx: true, get: true })).toBe(1);
       child.kill("SIGINT");
       const result = await finished;
       expect(result.code).toBe(0);

@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { errors } from "@upstash/redis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { startRestServer } from "../../infra/rest-server/server.ts";
 import { CLIENT_MODES, modeName, type RestStack, startRestStack } from "./rest-stack.ts";
 
 let stack: RestStack;
@@ -87,7 +88,7 @@ describe("EVALSHA with the NOSCRIPT fallback", () => {
     expect(await script.exec(["sk"], ["sb"])).toEqual(["sk", "sb", String(auto)]);
     expect(stack.rest.stats().byCommand).toEqual({ evalsha: 2, eval: 1 });
     const sha = createHash("sha1").update(source).digest("hex");
-    expect(await stack.direct.script("EXISTS", sha)).toEqual([1]);
+    expect(await redis.scriptExists(sha)).toEqual([1]);
   });
 
   it("answers the exact NOSCRIPT text with 400 on /", async () => {
@@ -101,12 +102,25 @@ describe("EVALSHA with the NOSCRIPT fallback", () => {
     await expect(redis.evalsha("0".repeat(40), [], [])).rejects.toThrow(/^NOSCRIPT No matching script/);
   });
 
-  it("loads scripts with SCRIPT LOAD and runs read-only variants", async () => {
+  it("loads scripts with SCRIPT LOAD and runs read-only variants with Upstash mode off", async () => {
     const redis = stack.client({ enableAutoPipelining: false, automaticDeserialization: false });
     const sha = await redis.scriptLoad("return ARGV[1] .. '!'");
     expect(sha).toBe(createHash("sha1").update("return ARGV[1] .. '!'").digest("hex"));
     expect(await redis.evalsha(sha, [], ["x"])).toBe("x!");
-    expect(await redis.evalshaRo(sha, [], ["y"])).toBe("y!");
-    expect(await redis.evalRo("return redis.call('GET', KEYS[1])", ["scripts:missing"], [])).toBeNull();
+    // EVAL_RO and EVALSHA_RO are Redis 7.0 commands, refused in Upstash mode (upstash-mode.test.ts).
+    const modeOff = await startRestServer({
+      redis: { host: stack.redis.host, port: stack.redis.port },
+      token: "scripts-ro",
+      upstashMode: false,
+    });
+    try {
+      const readOnly = stack.client({ url: modeOff.url, token: modeOff.token, enableAutoPipelining: false });
+      const offSha = await readOnly.scriptLoad("return ARGV[1] .. '!'");
+      expect(await readOnly.evalshaRo(offSha, [], ["y"])).toBe("y!");
+      const get = "return redis.call('GET', KEYS[1])";
+      expect(await readOnly.evalRo(get, ["scripts:missing"], [])).toBeNull();
+    } finally {
+      await modeOff.close();
+    }
   });
 });

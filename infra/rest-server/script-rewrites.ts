@@ -1,32 +1,39 @@
 /**
- * Upstash's `allow-key-locking` script flag, in front of a Redis that does not know it. A flagged
- * script is sent to Redis rewritten (see `lua-key-check.ts`), so its SHA-1 there differs from the one
- * the client computed over the original text. This module keeps the client SHA → rewritten script map
- * and translates EVAL, EVAL_RO, EVALSHA, EVALSHA_RO, SCRIPT LOAD and SCRIPT EXISTS both ways, so clients
- * only ever see their own SHAs. Unflagged scripts and unknown SHAs pass through untouched.
+ * Scripts are sent to Redis rewritten (`lua-prelude.ts`): a script flagged `#!lua
+ * flags=allow-key-locking` always (Redis 7 rejects the flag), and in Upstash mode every script (its
+ * calls are checked against Redis 6.2's forms). A rewritten script's SHA-1 in Redis differs from the one
+ * the client computed over its own text, so this module keeps the client SHA → rewritten script map and
+ * translates EVAL, EVAL_RO, EVALSHA, EVALSHA_RO, SCRIPT LOAD and SCRIPT EXISTS both ways: clients only
+ * ever see their own SHAs. With Upstash mode off, unflagged scripts and unknown SHAs pass through
+ * untouched. In Upstash mode an unknown SHA goes to Redis as one no script can have, so a script that
+ * reached Redis some other way (unchecked) answers NOSCRIPT and the client falls back to EVAL.
  *
- * When Redis has lost a rewritten script (restart, SCRIPT FLUSH), a request made of that single EVALSHA
- * is retried as EVAL of the rewritten source. In a longer pipeline or a transaction the other commands
- * have already run, so the NOSCRIPT goes back to the client, which falls back to EVAL as it would on
- * Upstash.
+ * When Redis has lost a rewritten flagged script (restart, SCRIPT FLUSH), a request made of that single
+ * EVALSHA is retried as EVAL of the rewritten source. In a longer pipeline or a transaction the other
+ * commands have already run, so the NOSCRIPT goes back to the client, which falls back to EVAL as it
+ * would on Upstash. An unflagged script is never retried, so it is billed alike with the mode on and off.
  */
 import { createHash } from "node:crypto";
 import type { Command } from "./command-request.ts";
-import { flaggedShebang, type KeyPositions, transformFlagged, VIOLATION_MARK } from "./lua-key-check.ts";
+import { flaggedShebang, type KeyPositions, positionsTable, VIOLATION_MARK } from "./lua-key-check.ts";
+import { rewriteScript } from "./lua-prelude.ts";
+import { REDIS62_MARK } from "./redis62.ts";
 import type { RespReply } from "./resp-client.ts";
 
 interface Rewritten {
   readonly clientSha: string;
   readonly source: string;
   readonly redisSha: string;
+  /** Flagged `allow-key-locking`. */
+  readonly flagged: boolean;
 }
 
 /** What translation did to one command, for fixing its reply. */
 type Step =
   | { readonly kind: "plain" }
-  /** A flagged script runs; `retry` is the EVAL to send if Redis answers NOSCRIPT. */
+  /** A rewritten script runs; `retry` is the EVAL to send if Redis answers NOSCRIPT. */
   | { readonly kind: "run"; readonly script: Rewritten; readonly retry: Command | null }
-  /** SCRIPT LOAD of a flagged script: Redis answers the rewritten SHA, the client expects its own. */
+  /** SCRIPT LOAD of a rewritten script: Redis answers the rewritten SHA, the client expects its own. */
   | { readonly kind: "load"; readonly script: Rewritten };
 
 export interface ScriptPlan {
@@ -41,37 +48,49 @@ export interface Settled {
   readonly calls: number;
   /** Replies carrying a declared-keys refusal. */
   readonly violations: number;
+  /** Replies carrying an Upstash-mode refusal of a 7.0-only form. */
+  readonly refusals: number;
+}
+
+export interface RewriteOptions {
+  /** Key positions for declared-keys mode; null: flags are stripped but keys are not checked. */
+  readonly positions: KeyPositions | null;
+  /** Rewrite every script to refuse Redis 7.0-only forms. */
+  readonly upstashMode: boolean;
 }
 
 const PLAIN: Step = { kind: "plain" };
+/** Not hexadecimal, so no loaded script has it: Redis answers NOSCRIPT. */
+const UNKNOWN_SHA = "nimbusq-upstash-mode-unknown-script-sha!";
 
 function sha1(text: string): string {
   return createHash("sha1").update(text, "utf8").digest("hex");
 }
 
-function countViolations(reply: RespReply): number {
-  if (reply.kind === "error") return reply.text.includes(VIOLATION_MARK) ? 1 : 0;
+function countMarks(reply: RespReply, mark: string): number {
+  if (reply.kind === "error") return reply.text.includes(mark) ? 1 : 0;
   if (reply.kind !== "array") return 0;
   let total = 0;
-  for (const item of reply.items) total += countViolations(item);
+  for (const item of reply.items) total += countMarks(item, mark);
   return total;
 }
 
-export class KeyLocking {
+export class ScriptRewrites {
   private readonly scripts = new Map<string, Rewritten>();
 
-  /** `positions` null: declared-keys mode off, flags are stripped but keys are not checked. */
-  constructor(private readonly positions: KeyPositions | null) {}
+  constructor(private readonly options: RewriteOptions) {}
 
-  /** The rewritten form of `source`, or null when it is not a flagged script. */
+  /** The rewritten form of `source`, or null when it goes to Redis as it is. */
   private rewrite(source: string): Rewritten | null {
     const shebang = flaggedShebang(source);
-    if (!shebang) return null;
+    if (!shebang && !this.options.upstashMode) return null;
     const clientSha = sha1(source);
     let script = this.scripts.get(clientSha);
     if (!script) {
-      const rewritten = transformFlagged(source, shebang, this.positions);
-      script = { clientSha, source: rewritten, redisSha: sha1(rewritten) };
+      const { positions, upstashMode } = this.options;
+      const keyPositions = shebang && positions ? positionsTable(source, positions) : null;
+      const rewritten = rewriteScript(source, shebang, { keyPositions, redis62: upstashMode });
+      script = { clientSha, source: rewritten, redisSha: sha1(rewritten), flagged: shebang !== null };
       this.scripts.set(clientSha, script);
     }
     return script;
@@ -79,6 +98,11 @@ export class KeyLocking {
 
   private known(sha: string | undefined): Rewritten | undefined {
     return sha === undefined ? undefined : this.scripts.get(sha.toLowerCase());
+  }
+
+  /** The SHA to send Redis for a client's SHA. */
+  private redisSha(sha: string): string {
+    return this.known(sha)?.redisSha ?? (this.options.upstashMode ? UNKNOWN_SHA : sha);
   }
 
   private translate(command: Command): { command: Command; step: Step } {
@@ -97,13 +121,13 @@ export class KeyLocking {
       case "evalsha":
       case "evalsha_ro": {
         const script = this.known(first);
-        if (!script) break;
+        const args = [name, this.redisSha(first), ...rest];
+        if (!script) return { command: { name: command.name, args }, step: PLAIN };
         const evalName = command.name === "evalsha" ? "eval" : "eval_ro";
-        const retry = { name: evalName, args: [evalName.toUpperCase(), script.source, ...rest] };
-        return {
-          command: { name: command.name, args: [name, script.redisSha, ...rest] },
-          step: { kind: "run", script, retry },
-        };
+        const retry = script.flagged
+          ? { name: evalName, args: [evalName.toUpperCase(), script.source, ...rest] }
+          : null;
+        return { command: { name: command.name, args }, step: { kind: "run", script, retry } };
       }
       case "script": {
         const sub = first.toLowerCase();
@@ -116,7 +140,7 @@ export class KeyLocking {
           };
         }
         if (sub === "exists") {
-          const shas = rest.map((sha) => this.known(sha)?.redisSha ?? sha);
+          const shas = rest.map((sha) => this.redisSha(sha));
           return { command: { name: "script", args: [name, first, ...shas] }, step: PLAIN };
         }
         break;
@@ -145,6 +169,7 @@ export class KeyLocking {
   ): Promise<Settled> {
     let calls = 0;
     let violations = 0;
+    let refusals = 0;
     const settled: RespReply[] = [];
     for (const [index, original] of replies.entries()) {
       const step = plan.steps[index] ?? PLAIN;
@@ -154,14 +179,16 @@ export class KeyLocking {
       } else if (step.kind === "run") {
         const lost = reply.kind === "error" && reply.text.startsWith("NOSCRIPT");
         if (lost && step.retry && retry && replies.length === 1) reply = await retry(step.retry);
-        if (reply.kind !== "error" || !reply.text.startsWith("NOSCRIPT")) calls += 1;
+        const ran = reply.kind !== "error" || !reply.text.startsWith("NOSCRIPT");
+        if (ran && step.script.flagged) calls += 1;
         if (reply.kind === "error") {
           reply = { kind: "error", text: reply.text.replaceAll(step.script.redisSha, step.script.clientSha) };
         }
-        violations += countViolations(reply);
+        if (step.script.flagged) violations += countMarks(reply, VIOLATION_MARK);
+        refusals += countMarks(reply, REDIS62_MARK);
       }
       settled.push(reply);
     }
-    return { replies: settled, calls, violations };
+    return { replies: settled, calls, violations, refusals };
   }
 }
