@@ -22,6 +22,7 @@
 import type { ActiveJob } from "./active-job.ts";
 import { encodeOptions } from "./codec.ts";
 import { queueKeyPrefix, queueQualifiedName } from "./keys.ts";
+import { queueNameProblem } from "./names.ts";
 import type { AckEntry } from "./outcome.ts";
 import type { DeadLetterOptions, JobsOptions } from "./types.ts";
 import { type Checker, checkDeadLetter } from "./validate.ts";
@@ -104,8 +105,7 @@ export function deadLetterFields(
 ): DeadLetterFields {
   const target = (job.opts.deadLetter as DeadLetterOptions | undefined) ?? fallback;
   // A foreign producer's malformed option makes no dead letter rather than failing the whole ack.
-  if (typeof target?.queue !== "string" || target.queue === "" || target.queue.includes(":"))
-    return noDeadLetter;
+  if (typeof target?.queue !== "string" || queueNameProblem(target.queue) !== undefined) return noDeadLetter;
   if (target.prefix !== undefined && (typeof target.prefix !== "string" || target.prefix === ""))
     return noDeadLetter;
   const source = { prefix: job.location.prefix, queue: job.queueName };

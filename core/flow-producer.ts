@@ -7,7 +7,7 @@ import type { Job } from "./job.ts";
 import { Queue } from "./queue.ts";
 import { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
 import type { FlowJob, JobsOptions } from "./types.ts";
-import { Checker } from "./validate.ts";
+import { Checker, checkQueueName } from "./validate.ts";
 
 export interface FlowProducerOptions {
   redis: UpstashRedisLike | RedisPort;
@@ -64,7 +64,7 @@ export class FlowProducer {
     const check = new Checker("FlowProducer: add");
     if (typeof node !== "object" || node === null)
       check.fail(field || "flow", "an object { name, queueName, … }", node);
-    check.string(`${field}queueName`, node.queueName);
+    checkQueueName(node.queueName, check.context, `${field}queueName`);
     const children = node.children ?? [];
     if (!Array.isArray(children)) check.fail(`${field}children`, "an array", children);
     const queue = this.queue(node.queueName, node.prefix ?? this.options.prefix ?? "bull");

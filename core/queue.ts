@@ -30,6 +30,7 @@ import type {
 } from "./types.ts";
 import {
   Checker,
+  checkJobName,
   checkJobOptions,
   checkPrefix,
   checkQueueName,
@@ -102,7 +103,7 @@ export class Queue<TData = unknown> extends QueueMaintenance {
       { ...this.options.defaultJobOptions, ...opts },
       now,
     );
-    check.string(`${field}name`, name, { nonEmpty: false });
+    checkJobName(check, `${field}name`, name);
     const limit = Math.min(
       this.options.maxDataBytes ?? defaultMaxDataBytes,
       merged.sizeLimit ?? Number.POSITIVE_INFINITY,

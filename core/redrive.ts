@@ -17,7 +17,7 @@ import { readDeadLetters, redriveDeadLetters } from "./generated/scripts.ts";
 import type { JobLocation } from "./job.ts";
 import { queueKeyPrefix, queueKeys, replayGuardKey } from "./keys.ts";
 import { runScript } from "./scripts.ts";
-import { Checker, checkPrefix } from "./validate.ts";
+import { Checker, checkPrefix, checkQueueName } from "./validate.ts";
 
 export interface RedriveOptions {
   /** The dead-letter queue (default `<queue>-dlq`, see {@link defaultDeadLetterQueue}). */
@@ -68,8 +68,7 @@ export async function redrive(
   const check = new Checker(`Queue "${queueName}": redrive`);
   check.object("options", options, ["from", "prefix", "count"]);
   const from = options.from ?? defaultDeadLetterQueue(queueName);
-  check.string("from", from);
-  if (from.includes(":")) check.fail("from", 'a queue name without ":"', from);
+  checkQueueName(from, check.context, "from");
   const deadLetterPrefix = options.prefix === undefined ? prefix : checkPrefix(options.prefix, check.context);
   const count = check.integer("count", options.count ?? 1000, 1);
   if (from === queueName && deadLetterPrefix === prefix)

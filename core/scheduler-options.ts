@@ -6,7 +6,7 @@
 import { CronExpressionParser } from "cron-parser/dist/CronExpressionParser.js";
 import { toMillis } from "./schedule-time.ts";
 import type { JobSchedulerTemplate, JobsOptions, RepeatOptions } from "./types.ts";
-import { type Checker, checkJobOptions, maxDueTime, serializeData } from "./validate.ts";
+import { type Checker, checkJobName, checkJobOptions, maxDueTime, serializeData } from "./validate.ts";
 
 const repeatKeys = ["pattern", "tz", "every", "offset", "limit", "startDate", "endDate", "immediately"];
 /** Set by the scheduler for each iteration, or not combinable with one. */
@@ -131,7 +131,7 @@ export function checkTemplate(
   for (const key of iterationOwnedOptions) delete inherited[key];
   const opts = checkJobOptions(check, "template.opts", { ...inherited, ...own }, now);
   const name = template.name ?? id;
-  check.string("template.name", name, { nonEmpty: false });
+  checkJobName(check, "template.name", name);
   const limit = Math.min(maxDataBytes, opts.sizeLimit ?? Number.POSITIVE_INFINITY);
   return { name, dataText: serializeData(check, "template.data", template.data ?? {}, limit), opts };
 }

@@ -3,6 +3,7 @@
  * field and the rule, before any Redis call, so a rejected add writes nothing.
  */
 import { ValidationError } from "./errors.ts";
+import { jobIdProblem, jobNameProblem, keyNameProblem, queueNameProblem } from "./names.ts";
 import type {
   BackoffOptions,
   DeadLetterOptions,
@@ -89,12 +90,12 @@ function describe(value: unknown): string {
   return `a value of type ${typeof value}`;
 }
 
-/** Queue names end up inside key names: no `:` (BullMQ's rule), not empty. */
-export function checkQueueName(name: unknown, context = "Queue"): string {
+/** Queue names end up inside every key name: see `queueNameProblem` (core/names.ts) for the rules. */
+export function checkQueueName(name: unknown, context = "Queue", field = "queueName"): string {
   const check = new Checker(context);
-  const value = check.string("queueName", name);
-  if (value.includes(":")) check.fail("queueName", 'a name without ":"', value);
-  if (value.length > 512) check.fail("queueName", "at most 512 characters", value);
+  const value = check.string(field, name);
+  const problem = queueNameProblem(value);
+  if (problem) check.fail(field, problem, value);
   return value;
 }
 
@@ -102,17 +103,23 @@ export function checkPrefix(prefix: unknown, context = "Queue"): string {
   return new Checker(context).string("prefix", prefix);
 }
 
-/** BullMQ's custom id rules: not an integer, `:` only in the 3-segment form, never `0` or `0:…`. */
+/**
+ * A custom job id: BullMQ's rules, no key name of the queue, no reserved id space (`jobIdProblem` in
+ * core/names.ts). Ids nimbusq makes itself (dead letters, scheduler iterations) never come through here.
+ */
 export function checkJobId(check: Checker, field: string, value: unknown): string {
   const id = check.string(field, value);
-  if (/^-?\d+$/.test(id))
-    check.fail(field, "a custom id that is not an integer (those are for the counter)", id);
-  if (id.includes(":") && id.split(":").length !== 3) {
-    check.fail(field, 'an id without ":", or with exactly three ":"-separated segments', id);
-  }
-  if (id === "0" || id.startsWith("0:")) check.fail(field, 'an id other than "0" and "0:…"', id);
-  if (id.length > 1024) check.fail(field, "at most 1024 characters", id);
+  const problem = jobIdProblem(id);
+  if (problem) check.fail(field, problem, id);
   return id;
+}
+
+/** A job name: any string, at most 1,000 bytes of UTF-8. */
+export function checkJobName(check: Checker, field: string, value: unknown): string {
+  const name = check.string(field, value, { nonEmpty: false });
+  const problem = jobNameProblem(name);
+  if (problem) check.fail(field, problem);
+  return name;
 }
 
 function checkKeepJobs(check: Checker, field: string, value: unknown): KeepJobs {
@@ -149,10 +156,15 @@ function checkDeduplication(check: Checker, field: string, value: unknown): Dedu
 
 function checkParent(check: Checker, field: string, value: unknown): ParentOptions {
   const parent = check.object(field, value, ["id", "queue"]);
-  check.string(`${field}.id`, parent.id);
+  const id = check.string(`${field}.id`, parent.id);
+  const keyName = keyNameProblem(id);
+  if (keyName) check.fail(`${field}.id`, keyName, id);
   const queue = check.string(`${field}.queue`, parent.queue);
   if (!queue.includes(":") || queue.endsWith(":"))
     check.fail(`${field}.queue`, 'the parent queue as "<prefix>:<queueName>"', queue);
+  const queueName = queueNameProblem(queue.slice(queue.lastIndexOf(":") + 1));
+  if (queueName)
+    check.fail(`${field}.queue`, `"<prefix>:<queueName>" with a valid queueName: ${queueName}`, queue);
   return parent as unknown as ParentOptions;
 }
 
@@ -160,8 +172,8 @@ function checkParent(check: Checker, field: string, value: unknown): ParentOptio
 export function checkDeadLetter(check: Checker, field: string, value: unknown): DeadLetterOptions {
   const deadLetter = check.object(field, value, ["queue", "prefix"]);
   const queue = check.string(`${field}.queue`, deadLetter.queue);
-  if (queue.includes(":") || queue.length > 512)
-    check.fail(`${field}.queue`, 'a queue name without ":", at most 512 characters', queue);
+  const problem = queueNameProblem(queue);
+  if (problem) check.fail(`${field}.queue`, problem, queue);
   if (deadLetter.prefix !== undefined) check.string(`${field}.prefix`, deadLetter.prefix);
   return deadLetter as unknown as DeadLetterOptions;
 }

@@ -17,7 +17,7 @@ import {
 import { Checker, checkJobId } from "../../core/validate.ts";
 import { asHttpError, HttpError, invalid } from "./http-errors.ts";
 import { stateOfCreatedJob } from "./job-view.ts";
-import { type AppEnv, isReservedJobId, type QueueAccess } from "./queue-access.ts";
+import type { AppEnv, QueueAccess } from "./queue-access.ts";
 import { readJsonBody } from "./request-body.ts";
 
 /** Most jobs one request may add (one addJobs call). */
@@ -36,7 +36,6 @@ function idFromKey(key: string, index: number | undefined): string {
       throw invalid(keyHeader, `${keyHeader} must make a valid job id ("${id}"): ${error.rule}`);
     throw error;
   }
-  if (isReservedJobId(id)) throw invalid(keyHeader, `${keyHeader} makes the reserved job id "${id}"`);
   return id;
 }
 
@@ -61,8 +60,6 @@ function jobsFromBody(body: unknown, key: string | undefined): { jobs: BulkJob[]
     if (opts !== undefined && (typeof opts !== "object" || opts === null || Array.isArray(opts)))
       throw invalid(at("opts"), `${at("opts")} must be an object`);
     const options: JobsOptions = { ...(opts as JobsOptions | undefined) };
-    if (typeof options.jobId === "string" && isReservedJobId(options.jobId))
-      throw invalid(at("opts.jobId"), `${at("opts.jobId")} is a reserved id ("${options.jobId}")`);
     if (key !== undefined) {
       const id = idFromKey(key, many ? i : undefined);
       if (options.jobId !== undefined && options.jobId !== id)

@@ -1,5 +1,6 @@
 /** The OpenAPI paths of the maintenance routes (maintenance-routes.ts), merged into openapi.ts. */
 import { cleanStates } from "./maintenance-routes.ts";
+import { queueParam } from "./openapi-schemas.ts";
 
 const error = (name: string) => ({ $ref: `#/components/responses/${name}` });
 const responses = (description: string, properties: Record<string, object>) => ({
@@ -28,13 +29,6 @@ const body = (required: boolean, properties: Record<string, object>, needed: str
     },
   },
 });
-const queueParam = {
-  name: "queue",
-  in: "path",
-  required: true,
-  description: 'Queue name (no ":"); 404 when an allow-list is configured and lacks it',
-  schema: { type: "string", minLength: 1, maxLength: 512 },
-};
 const more = { type: "boolean", description: "count was reached: more jobs may be left" };
 
 export const maintenancePaths = {

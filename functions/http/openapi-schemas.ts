@@ -1,15 +1,75 @@
-/** The OpenAPI schemas of the HTTP API's bodies: jobs in and out, and the one error shape. */
+/**
+ * The OpenAPI schemas of the HTTP API's bodies (jobs in and out, the one error shape) and of the
+ * names that become key names (queue names, job ids), with core's rules (core/names.ts).
+ */
+import {
+  jobIdPattern,
+  maxJobIdLength,
+  maxJobNameBytes,
+  maxQueueNameBytes,
+  queueNamePattern,
+} from "../../core/names.ts";
 import { errorCodes } from "./http-errors.ts";
+
+/** Queue names: the rules of core/names.ts; the byte limit is stated, maxLength only bounds it. */
+export const queueNameSchema = {
+  type: "string",
+  minLength: 1,
+  maxLength: maxQueueNameBytes,
+  pattern: queueNamePattern,
+  description: `At most ${maxQueueNameBytes} bytes of UTF-8; no control characters, ":", "/", glob characters (* ? [ ] \\), "{" or "}"; not ".", ".." or "nq"`,
+};
+
+export const queueParam = {
+  name: "queue",
+  in: "path",
+  required: true,
+  description: `Queue name (${queueNameSchema.description}); 404 when an allow-list is configured and lacks it`,
+  schema: queueNameSchema,
+};
+
+export const idParam = {
+  name: "id",
+  in: "path",
+  required: true,
+  description:
+    "Job id; ids that name one of the queue's own keys (meta, wait, 1:lock, …) answer 404. Dead letters (dl:…) and scheduler iterations (repeat:…) are readable",
+  schema: { type: "string", minLength: 1, maxLength: maxJobIdLength },
+};
+
+export const idempotencyKeyParam = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description:
+    "Becomes the job id (`<key>-<index>` for an array), which must follow opts.jobId's rules: a repeated request finds its jobs as duplicated",
+  schema: { type: "string", minLength: 1, maxLength: maxJobIdLength },
+};
+
+/** A custom job id (opts.jobId, or made from Idempotency-Key): core's rules, as one pattern. */
+export const jobIdSchema = {
+  type: "string",
+  minLength: 1,
+  maxLength: maxJobIdLength,
+  pattern: jobIdPattern,
+  description:
+    'Not an integer; ":" only as three segments; not a key name of the queue (wait, meta, active, metrics, …) nor ending in a job sub-key name (:lock, :logs, …); not in a reserved id space (dl:, repeat:, metrics:, de:, dn:, nq:, nq-req:)',
+};
 
 export const jobInput = {
   type: "object",
   required: ["name"],
   additionalProperties: false,
   properties: {
-    name: { type: "string" },
+    name: {
+      type: "string",
+      maxLength: maxJobNameBytes,
+      description: `At most ${maxJobNameBytes.toLocaleString("en-US")} bytes of UTF-8`,
+    },
     data: { description: "Any JSON value (stored as BullMQ stores it; up to 512 KB)" },
     opts: {
       type: "object",
+      properties: { jobId: jobIdSchema },
       description:
         "BullMQ job options: jobId, delay, priority, lifo, attempts, backoff, removeOnComplete, removeOnFail, deduplication, parent, …; nimbusq's deadLetter { queue, prefix? } copies a job that fails for good to that queue",
     },

@@ -2,7 +2,16 @@
 import { maxJobsPerRequest } from "./enqueue.ts";
 import { listTypes, maxPageSize } from "./job-routes.ts";
 import { maintenancePaths } from "./openapi-maintenance.ts";
-import { addResult, errorSchema, jobInput, jobProperties } from "./openapi-schemas.ts";
+import {
+  addResult,
+  errorSchema,
+  idempotencyKeyParam,
+  idParam,
+  jobInput,
+  jobProperties,
+  queueNameSchema,
+  queueParam,
+} from "./openapi-schemas.ts";
 import { defaultRedriveCount, maxRedriveCount } from "./redrive-route.ts";
 
 const json = (schema: object, description: string) => ({
@@ -11,15 +20,6 @@ const json = (schema: object, description: string) => ({
 });
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const error = (name: string) => ({ $ref: `#/components/responses/${name}` });
-
-const queueParam = {
-  name: "queue",
-  in: "path",
-  required: true,
-  description: 'Queue name (no ":"); 404 when an allow-list is configured and lacks it',
-  schema: { type: "string", minLength: 1, maxLength: 512 },
-};
-const idParam = { name: "id", in: "path", required: true, description: "Job id", schema: { type: "string" } };
 
 /** Errors every authenticated route can answer. */
 const common = {
@@ -46,16 +46,7 @@ export const openApiDocument = {
       parameters: [queueParam],
       post: {
         summary: "Add one job, or an array of up to 1,000 in one atomic call",
-        parameters: [
-          {
-            name: "Idempotency-Key",
-            in: "header",
-            required: false,
-            description:
-              "Becomes the job id (`<key>-<index>` for an array): a repeated request finds its jobs as duplicated",
-            schema: { type: "string" },
-          },
-        ],
+        parameters: [idempotencyKeyParam],
         requestBody: {
           required: true,
           content: {
@@ -236,8 +227,8 @@ export const openApiDocument = {
                     default: defaultRedriveCount,
                   },
                   deadLetterQueue: {
-                    type: "string",
-                    description: "The dead-letter queue to read (default `<queue>-dlq`)",
+                    ...queueNameSchema,
+                    description: "The dead-letter queue to read (default `<queue>-dlq`); a queue name",
                   },
                 },
               },

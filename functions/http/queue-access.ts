@@ -4,7 +4,7 @@
  */
 import type { Context } from "hono";
 import { type Job, type JobState, Queue, ValidationError } from "../../core/index.ts";
-import { queueKeySuffix } from "../../core/keys.ts";
+import { keyNameProblem } from "../../core/names.ts";
 import { checkQueueName } from "../../core/validate.ts";
 import { errorCodes, HttpError } from "./http-errors.ts";
 import type { HttpSettings, KickHint } from "./options.ts";
@@ -15,13 +15,12 @@ export interface AppEnv {
 }
 
 /**
- * Ids no job can have because they name the queue's own keys (`{P}meta`, `{P}wait`…), and ids with a
- * `:` outside BullMQ's three-segment form, which name keys hanging off a job or a queue (`{P}1:lock`,
- * `{P}de:<id>`): reading them as a job would misread another structure, writing them would break it.
+ * Ids that name a key other than a job hash (`{P}meta`, `{P}wait`, `{P}1:lock`, `{P}de:<id>`…), by
+ * core's rule: reading them as a job would misread another structure. Ids in reserved spaces (dead
+ * letters `dl:…`, scheduler iterations `repeat:…:…`) are jobs, and stay readable.
  */
 export function isReservedJobId(id: string): boolean {
-  if ((Object.values(queueKeySuffix) as string[]).includes(id)) return true;
-  return id.includes(":") && id.split(":").length !== 3;
+  return keyNameProblem(id) !== undefined;
 }
 
 export interface QueueAccess {

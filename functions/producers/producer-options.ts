@@ -2,6 +2,7 @@
  * The options every producer trigger takes, and the queue they name.
  */
 import { Queue, type RedisPort, type UpstashRedisLike } from "../../core/index.ts";
+import { checkPrefix, checkQueueName } from "../../core/validate.ts";
 import { eventsFromEnv } from "../config/events-env.ts";
 import { redisOrEnv } from "../redis-from-env.ts";
 import type { MapRecord } from "./enqueue-records.ts";
@@ -34,6 +35,9 @@ export function queueOf(
     }
     return () => queue;
   }
+  // Checked now, not at the first invocation: a bad name fails the deployment, not every record.
+  checkQueueName(queue, source);
+  if (prefix !== undefined) checkPrefix(prefix, source);
   const events = eventsFromEnv();
   let built = redis === undefined ? undefined : new Queue(queue, { redis, prefix, events });
   return () => {
