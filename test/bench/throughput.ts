@@ -235,6 +235,7 @@ export async function runThroughput(env: BenchEnv): Promise<ThroughputResult> {
       token: "bench-delayed",
       countScriptCalls: false,
       declaredKeys: false,
+      upstashMode: false,
     });
     delayedRest.setFault({ kind: "delay", delayMs });
     proxy = await startDelayProxy(target, delayMs);
