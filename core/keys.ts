@@ -114,11 +114,15 @@ export function deduplicationKey(prefix: string, queueName: string, deduplicatio
 }
 
 /**
- * nimbusq's own replay guard for one script call, `{P}nq-req:<token>`. Its job-id-like suffix has a
- * single `:` and so can never be a valid BullMQ job id (BullMQ requires 0 or exactly 2 colons).
+ * nimbusq's own replay guard for one script call, `<prefix>:nq-req:<queueName>:<token>`: beside the
+ * queue's key space, not in it, so that nothing BullMQ, Bull Board or `SCAN <prefix>:<queue>:*` sees
+ * as the queue's is left by nimbusq's calls, and obliterate leaves no key of the queue behind (guards
+ * expire on their own). The queue name still lies inside the key, so a `{hash-tag}` in the prefix or
+ * the name keeps the guard in the queue's slot. (Guards used to be `{P}nq-req:<token>`; job ids in
+ * that space stay refused.)
  */
 export function replayGuardKey(prefix: string, queueName: string, token: string): string {
-  return `${queueKeyPrefix(prefix, queueName)}nq-req:${token}`;
+  return `${prefix}:nq-req:${queueName}:${token}`;
 }
 
 /** `{P}nq:workers`, nimbusq's registry of running worker invocations (a single `:` keeps it out of job ids). */

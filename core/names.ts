@@ -72,7 +72,8 @@ export function queueNameProblem(name: string): string | undefined {
   if (globCharacter.test(name)) return "a name without the glob characters * ? [ ] \\";
   if (name.includes("{") || name.includes("}"))
     return 'a name without "{" or "}" (put a cluster hash tag in the prefix)';
-  if (name === "nq") return 'a name other than "nq" (nimbusq keeps its per-prefix keys under "<prefix>:nq:")';
+  if (name === "nq" || name === "nq-req")
+    return 'a name other than "nq" and "nq-req" (nimbusq keeps its per-prefix keys and replay guards there)';
   return undefined;
 }
 
@@ -127,7 +128,7 @@ export function jobNameProblem(name: string): string | undefined {
  * The queue-name rules as one ECMA-262 pattern (for the OpenAPI document). It cannot count UTF-8
  * bytes or spot lone surrogates: `queueNameProblem` is the authority, the pattern agrees otherwise.
  */
-export const queueNamePattern = "^(?!\\.{1,2}$)(?!nq$)[^\\u0000-\\u001F\\u007F-\\u009F:/*?\\[\\]\\\\{}]+$";
+export const queueNamePattern = "^(?!\\.{1,2}$)(?!nq$)(?!nq-req$)[^\\u0000-\\u001F\\u007F-\\u009F:/*?\\[\\]\\\\{}]+$";
 
 /** The custom-job-id rules as one ECMA-262 pattern, built from the lists above (length aside). */
 export const jobIdPattern = [

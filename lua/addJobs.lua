@@ -3,7 +3,7 @@ addJobs: Adds a batch of jobs (Queue.add/addBulk, FlowProducer trees) in BullMQ 
 atomic call that is safe to replay: a replayed call returns the first call's result and writes nothing.
 
 KEYS
-  replayGuard  nimbusq's replay guard for this call, {P}nq-req:<token> of the first queue
+  replayGuard  nimbusq's replay guard for this call, <prefix>:nq-req:<queue>:<token> of the first queue
 KEYS repeated queues
   idCounter  {P}id
   wait  {P}wait

@@ -7,7 +7,8 @@ queue's own keys. Safe to replay: a replayed step returns its first answer.
 
 KEYS
   meta  {P}meta
-  replayGuard  nimbusq's replay guard for this step
+  replayGuard  nimbusq's replay guard for this step, <prefix>:nq-req:<queue>:<token> — beside the
+    queue, not under {P}, so the final step leaves no key of the queue and its replay still answers 0
 ARGV
   prefix  the queue key prefix {P}
   count  most jobs (and schedulers) this step deletes

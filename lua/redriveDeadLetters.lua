@@ -6,7 +6,7 @@ a new job of the source queue, stored as an add stores it (next counter id, wait
 skipped. Safe to replay: a replayed call returns the first call's answer and writes nothing.
 
 KEYS
-  replayGuard  nimbusq's replay guard for this call, {P}nq-req:<token> of the source queue
+  replayGuard  nimbusq's replay guard for this call, <prefix>:nq-req:<queue>:<token> of the source queue
   idCounter  the source queue's {P}id
   wait  {P}wait
   prioritized  {P}prioritized

@@ -5,7 +5,7 @@ parent's pending dependencies when it is a child. Safe to replay: a replayed cal
 the job answers 1 again instead of "not in that state".
 
 KEYS
-  replayGuard  nimbusq's replay guard for this call, {P}nq-req:<token>
+  replayGuard  nimbusq's replay guard for this call, <prefix>:nq-req:<queue>:<token>
   jobKey  {P}<jobId>
   finished  {P}failed or {P}completed: the set the job must be in
   wait  {P}wait

@@ -294,7 +294,7 @@ export interface AddJobsKeysQueuesItem {
 }
 
 export interface AddJobsKeys {
-  /** nimbusq's replay guard for this call, {P}nq-req:<token> of the first queue */
+  /** nimbusq's replay guard for this call, <prefix>:nq-req:<queue>:<token> of the first queue */
   replayGuard: string;
   queues: readonly AddJobsKeysQueuesItem[];
 }
@@ -953,7 +953,7 @@ export const moveToWaitingChildren: ScriptDef<MoveToWaitingChildrenKeys, MoveToW
 export interface ObliterateQueueKeys {
   /** {P}meta */
   meta: string;
-  /** nimbusq's replay guard for this step */
+  /** nimbusq's replay guard for this step, <prefix>:nq-req:<queue>:<token> — beside the queue, not under {P}, so the final step leaves no key of the queue and its replay still answers 0 */
   replayGuard: string;
 }
 
@@ -1155,7 +1155,7 @@ export const recoverStalled: ScriptDef<RecoverStalledKeys, RecoverStalledArgs> =
 };
 
 export interface RedriveDeadLettersKeys {
-  /** nimbusq's replay guard for this call, {P}nq-req:<token> of the source queue */
+  /** nimbusq's replay guard for this call, <prefix>:nq-req:<queue>:<token> of the source queue */
   replayGuard: string;
   /** the source queue's {P}id */
   idCounter: string;
@@ -1320,7 +1320,7 @@ export const removeJobScheduler: ScriptDef<RemoveJobSchedulerKeys, RemoveJobSche
 };
 
 export interface RetryJobKeys {
-  /** nimbusq's replay guard for this call, {P}nq-req:<token> */
+  /** nimbusq's replay guard for this call, <prefix>:nq-req:<queue>:<token> */
   replayGuard: string;
   /** {P}<jobId> */
   jobKey: string;

@@ -54,6 +54,7 @@ const badQueueNames: [string, string, RegExp][] = [
   ["{", "{q}", /"\{" or "\}"/],
   ["}", "q}", /"\{" or "\}"/],
   ["nq", "nq", /"nq"/],
+  ["nq-req", "nq-req", /"nq-req"/],
   ["201 bytes", "x".repeat(201), /at most 200 bytes of UTF-8/],
   ["202 bytes of é", "é".repeat(101), /at most 200 bytes of UTF-8/],
   ["a lone surrogate", "a\uD800", /well-formed/],

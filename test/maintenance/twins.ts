@@ -132,4 +132,13 @@ export async function keysOf(prefix: string, name: string): Promise<string[]> {
     .map((k) => k.slice(p.length));
 }
 
+/** `SCAN MATCH <prefix>:<name>:*`, every key BullMQ or Bull Board could take for the queue's, sorted. */
+export async function scanQueue(
+  prefix: string,
+  name: string,
+  connection: IORedis = direct,
+): Promise<string[]> {
+  return keysUnder(connection, `${prefix}:${name}`);
+}
+
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
