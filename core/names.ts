@@ -128,7 +128,8 @@ export function jobNameProblem(name: string): string | undefined {
  * The queue-name rules as one ECMA-262 pattern (for the OpenAPI document). It cannot count UTF-8
  * bytes or spot lone surrogates: `queueNameProblem` is the authority, the pattern agrees otherwise.
  */
-export const queueNamePattern = "^(?!\\.{1,2}$)(?!nq$)(?!nq-req$)[^\\u0000-\\u001F\\u007F-\\u009F:/*?\\[\\]\\\\{}]+$";
+export const queueNamePattern =
+  "^(?!\\.{1,2}$)(?!nq$)(?!nq-req$)[^\\u0000-\\u001F\\u007F-\\u009F:/*?\\[\\]\\\\{}]+$";
 
 /** The custom-job-id rules as one ECMA-262 pattern, built from the lists above (length aside). */
 export const jobIdPattern = [

@@ -46,6 +46,14 @@ export function canConnect(port: number): Promise<boolean> {
   });
 }
 
+/** The redis-server binary is not installed (or not on PATH): retrying cannot help. */
+export class RedisServerNotFoundError extends Error {
+  override name = "RedisServerNotFoundError";
+  constructor(readonly binary: string) {
+    super(`redis-server not found: no "${binary}" on PATH`);
+  }
+}
+
 export interface StartRedisOptions {
   binary?: string;
   /** Extra `--flag value` pairs for redis-server. */
@@ -80,11 +88,19 @@ export async function startRedisServer(options: StartRedisOptions = {}): Promise
       ],
       { stdio: ["ignore", "ignore", "pipe"] },
     );
+    let spawnError: NodeJS.ErrnoException | undefined;
     let stderr = "";
     child.stderr?.on("data", (chunk: Buffer) => {
       stderr += chunk.toString();
     });
-    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    const exited = new Promise<number | null>((resolve) => {
+      child.once("exit", (code) => resolve(code));
+      // A binary that cannot be spawned (ENOENT, EACCES) emits "error" and never "exit".
+      child.once("error", (error) => {
+        spawnError = error;
+        resolve(null);
+      });
+    });
     try {
       await waitUntilUp(child, port, exited);
       return {
@@ -101,8 +117,12 @@ export async function startRedisServer(options: StartRedisOptions = {}): Promise
       };
     } catch (error) {
       lastError = new Error(`redis-server did not start on port ${port}: ${String(error)} ${stderr}`.trim());
-      child.kill("SIGKILL");
+      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+        child.kill("SIGKILL");
+        await exited;
+      }
       await rm(dir, { recursive: true, force: true });
+      if (spawnError?.code === "ENOENT") throw new RedisServerNotFoundError(binary);
     }
   }
   throw lastError;
@@ -115,7 +135,10 @@ async function waitUntilUp(child: ChildProcess, port: number, exited: Promise<nu
   });
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
-    if (gone) throw new Error(`exited with code ${child.exitCode}`);
+    if (gone)
+      throw new Error(
+        child.pid === undefined ? "could not be spawned" : `exited with code ${child.exitCode}`,
+      );
     if (await canConnect(port)) return;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }

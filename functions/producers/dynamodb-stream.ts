@@ -11,12 +11,19 @@
  * Job id: `ddb-<eventID>`, or `ddb-<eventSourceARN>@<SequenceNumber>` for a record without an eventID.
  * Unless records are skipped, once a record fails the later changes of the same item (same `Keys`) are
  * held back and reported too, so the item's jobs keep the stream's order on the retry.
+ *
+ * A malformed record (no `dynamodb`, or neither an eventID nor eventSourceARN with SequenceNumber) is
+ * never reported (it would block the shard until its retries run out): it is logged with its index and
+ * the field, and dropped, with a count of the dropped records. An event without a `Records` array
+ * throws a ValidationError.
  */
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from "aws-lambda";
+import { ValidationError } from "../../core/index.ts";
 import { enqueueRecords, type SourceRecord } from "./enqueue-records.ts";
 import { derivedJobId } from "./job-ids.ts";
 import { type ProducerOptions, queueOf } from "./producer-options.ts";
 import { batchItemFailures, throwOrSkip } from "./record-failures.ts";
+import { type Check, eventRecords, idAt, shapeProblem } from "./record-shape.ts";
 
 export interface DynamodbStreamProducerOptions extends ProducerOptions<DynamoDBRecord> {
   /** Failed records: `report` them (default), `throw`, or `skip` those whose map throws. */
@@ -38,16 +45,42 @@ export function dynamodbStreamProducer(
   const queue = queueOf(source, options);
   const onRecordError = options.onRecordError ?? "report";
   return async (event, context) => {
-    const entries = event.Records.map((record) => dynamodbEntry(record, onRecordError !== "skip"));
+    const records = eventRecords<DynamoDBRecord>(source, event);
+    const entries = records.map((record, index) => dynamodbEntry(record, index, onRecordError !== "skip"));
     const { map, jobId } = options;
     const { failures } = await enqueueRecords(queue(), entries, { map, jobId, context, source });
-    if (onRecordError === "report") return batchItemFailures(source, failures, entries.length);
+    if (onRecordError === "report") return batchItemFailures(source, failures, entries.length, false);
     throwOrSkip(source, failures, entries.length, onRecordError);
     return { batchItemFailures: [] };
   };
 }
 
-function dynamodbEntry(record: DynamoDBRecord, keepOrder: boolean): SourceRecord<DynamoDBRecord> {
+const checks: Check[] = [
+  ["dynamodb", "object"],
+  ["dynamodb.Keys", "object?"],
+  ["dynamodb.SequenceNumber", "string?"],
+  ["eventID", "string?"],
+  ["eventSourceARN", "string?"],
+];
+
+function dynamodbEntry(
+  record: DynamoDBRecord,
+  index: number,
+  keepOrder: boolean,
+): SourceRecord<DynamoDBRecord> {
+  const where = `Records[${index}]`;
+  let invalid = shapeProblem(source, where, record, checks);
+  if (
+    !invalid &&
+    !idAt(record, "eventID") &&
+    !(idAt(record, "eventSourceARN") && idAt(record, "dynamodb.SequenceNumber"))
+  )
+    invalid = new ValidationError(
+      `${where}.eventID`,
+      "a non-empty string, or eventSourceARN and dynamodb.SequenceNumber set",
+      source,
+    );
+  if (invalid) return { record, jobId: undefined, itemId: idAt(record, "dynamodb.SequenceNumber"), invalid };
   const sequence = record.dynamodb?.SequenceNumber;
   const keys = record.dynamodb?.Keys;
   const identity =

@@ -34,15 +34,20 @@ export interface SourceRecord<R> {
    * behind them.
    */
   orderGroup?: string;
+  /** Set when the record lacks a field the trigger reads: it fails alone and map never sees it. */
+  invalid?: ValidationError;
 }
 
 export interface RecordFailure<R> {
   entry: SourceRecord<R>;
+  /** The record's position in the event. */
+  index: number;
   /**
    * `map`: map threw or returned a job core refuses; nothing of the record was written.
    * `add`: the addBulk call carrying its jobs failed. `order`: held back behind a failed record of its group.
+   * `record`: the record itself is malformed (see record-shape.ts); map was not called.
    */
-  stage: "map" | "add" | "order";
+  stage: "map" | "add" | "order" | "record";
   error: unknown;
 }
 
@@ -64,7 +69,7 @@ export interface EnqueueSettings<R> {
 /** Jobs per addBulk call, so that a failed call names the records it carried (core also splits at 1,000). */
 const jobsPerCall = 1000;
 
-type Prepared = { jobs: BulkJob[] } | { error: unknown };
+type Prepared = { jobs: BulkJob[] } | { error: unknown; stage: "map" | "record" };
 
 export async function enqueueRecords<R>(
   queue: Queue,
@@ -77,7 +82,7 @@ export async function enqueueRecords<R>(
   const heldGroups = new Set<string>();
   const fail = (index: number, stage: RecordFailure<R>["stage"], error: unknown) => {
     const entry = entries[index] as SourceRecord<R>;
-    failures.push({ entry, stage, error });
+    failures.push({ entry, index, stage, error });
     if (entry.orderGroup !== undefined) heldGroups.add(entry.orderGroup);
   };
 
@@ -110,7 +115,7 @@ export async function enqueueRecords<R>(
     if (group !== undefined && heldGroups.has(group)) {
       fail(index, "order", new Error(`${settings.source}: held back behind a failed record of its group`));
     } else if ("error" in result) {
-      fail(index, "map", result.error);
+      fail(index, result.stage, result.error);
     } else if (size > 0) {
       call.push({ index, jobs: result.jobs });
       callSize += size;
@@ -129,6 +134,7 @@ async function prepareRecord<R>(
   entry: SourceRecord<R>,
   settings: EnqueueSettings<R>,
 ): Promise<Prepared> {
+  if (entry.invalid) return { error: entry.invalid, stage: "record" };
   try {
     const result = await settings.map(entry.record, settings.context);
     if (result === null) return { jobs: [] };
@@ -160,6 +166,6 @@ async function prepareRecord<R>(
     });
     return { jobs };
   } catch (error) {
-    return { error };
+    return { error, stage: "map" };
   }
 }

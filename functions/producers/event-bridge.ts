@@ -6,12 +6,16 @@
  * Job id: `eb-<id>`. A replayed event (from an archive) carries `replay-name` and gets
  * `eb-<id>@<replay-name>`: a replay is a deliberate request to process the events again, while a
  * redelivery of the same replayed event still finds its job.
+ *
+ * A malformed event (no `id`, `detail-type` or `detail`) throws a ValidationError naming the field,
+ * before anything is added; the error carries no part of the event.
  */
 import type { Context, EventBridgeEvent } from "aws-lambda";
 import { enqueueRecords } from "./enqueue-records.ts";
 import { derivedJobId } from "./job-ids.ts";
 import { type ProducerOptions, queueOf } from "./producer-options.ts";
 import { type OnRecordError, throwOrSkip } from "./record-failures.ts";
+import { type Check, shapeProblem } from "./record-shape.ts";
 
 export interface EventBridgeProducerOptions<TDetailType extends string, TDetail>
   extends ProducerOptions<EventBridgeEvent<TDetailType, TDetail>> {
@@ -20,6 +24,13 @@ export interface EventBridgeProducerOptions<TDetailType extends string, TDetail>
 }
 
 const source = "eventBridgeProducer";
+
+const checks: Check[] = [
+  ["id", "id"],
+  ["detail-type", "string"],
+  ["detail", "defined"],
+  ["replay-name", "string?"],
+];
 
 /**
  * @example
@@ -33,6 +44,8 @@ export function eventBridgeProducer<TDetailType extends string = string, TDetail
 ): (event: EventBridgeEvent<TDetailType, TDetail>, context: Context) => Promise<{ jobIds: string[] }> {
   const queue = queueOf(source, options);
   return async (event, context) => {
+    const invalid = shapeProblem(source, "event", event, checks);
+    if (invalid) throw invalid;
     const replay = event["replay-name"];
     const identity = replay ? `${event.id}@${replay}` : event.id;
     const entries = [{ record: event, jobId: derivedJobId("eb", identity), itemId: identity }];

@@ -6,7 +6,7 @@ export { type DynamodbStreamProducerOptions, dynamodbStreamProducer } from "./dy
 export type { MapRecord, MapResult, ProducerJob } from "./enqueue-records.ts";
 export { type EventBridgeProducerOptions, eventBridgeProducer } from "./event-bridge.ts";
 export type { ProducerOptions } from "./producer-options.ts";
-export { type FailedRecord, RecordsFailedError } from "./record-failures.ts";
+export { type FailedRecord, type InvalidRecord, RecordsFailedError } from "./record-failures.ts";
 export { type S3ProducerOptions, s3ObjectKey, s3Producer } from "./s3.ts";
 export { type SnsProducerOptions, snsProducer } from "./sns.ts";
 export { type SqsProducerOptions, sqsProducer } from "./sqs.ts";

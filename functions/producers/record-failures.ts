@@ -1,8 +1,12 @@
 /**
  * What a trigger does with the records that failed: report them to a batch event source
  * (ReportBatchItemFailures), throw so Lambda retries the event, or log and drop them.
+ *
+ * A malformed record (stage `record`) is never thrown: the retry would carry the same record. SQS
+ * reports it by its messageId (so it reaches the queue's redrive policy); every other source, and an
+ * SQS record without a messageId, logs it and drops it, and S3/SNS list it in `invalidRecords`.
  */
-import { QueueError } from "../../core/index.ts";
+import { QueueError, ValidationError } from "../../core/index.ts";
 import type { RecordFailure } from "./enqueue-records.ts";
 
 /** A failed record as the thrown error lists it: the source's own identifier, never the record's data. */
@@ -29,6 +33,15 @@ export class RecordsFailedError extends QueueError {
     );
     this.failures = failures.map(({ entry, stage, error }) => ({ itemId: entry.itemId, stage, error }));
   }
+}
+
+/** A malformed record as an S3 or SNS handler's answer lists it: where it is and which field is wrong. */
+export interface InvalidRecord {
+  index: number;
+  /** The source's id for it (SNS MessageId) when the record has a usable one. */
+  itemId: string | undefined;
+  /** The offending field, e.g. `Records[2].s3.object.key`. */
+  field: string;
 }
 
 /** What to do with a record whose map threw or returned a job core refuses. */
@@ -60,26 +73,53 @@ export function throwOrSkip(
   failures: RecordFailure<unknown>[],
   total: number,
   onRecordError: OnRecordError,
-): void {
+): InvalidRecord[] {
   const kept: RecordFailure<unknown>[] = [];
+  const invalid = dropInvalid(source, failures, total, () => false);
   for (const failure of failures) {
+    if (failure.stage === "record") continue;
     if (onRecordError === "skip" && failure.stage === "map") logFailure(source, failure, "skipped");
     else kept.push(failure);
   }
   if (kept.length > 0) throw new RecordsFailedError(source, kept, total);
+  return invalid.map(({ index, entry, error }) => ({
+    index,
+    itemId: entry.itemId,
+    field: error instanceof ValidationError ? error.field : "(record)",
+  }));
+}
+
+/** Logs (one line each, then a count) and returns the malformed records that `report` does not keep. */
+function dropInvalid(
+  source: string,
+  failures: RecordFailure<unknown>[],
+  total: number,
+  report: (failure: RecordFailure<unknown>) => boolean,
+): RecordFailure<unknown>[] {
+  const dropped = failures.filter((f) => f.stage === "record" && !report(f));
+  for (const failure of dropped) logFailure(source, failure, "dropped as malformed");
+  if (dropped.length > 0)
+    console.warn(`${source}: ${dropped.length} of ${total} records were malformed and dropped`);
+  return dropped;
 }
 
 /**
- * The partial batch response naming each failed record. A failure without an identifier cannot be
- * reported, so the whole event is thrown back instead (safe: every id is derived).
+ * The partial batch response naming each failed record. Malformed records are reported when
+ * `reportInvalid` and they have an identifier, else logged and dropped. Any other failure without an
+ * identifier cannot be reported, so the whole event is thrown back instead (safe: every id is derived).
  */
 export function batchItemFailures(
   source: string,
   failures: RecordFailure<unknown>[],
   total: number,
+  reportInvalid: boolean,
 ): { batchItemFailures: { itemIdentifier: string }[] } {
-  if (failures.some((f) => f.entry.itemId === undefined))
-    throw new RecordsFailedError(source, failures, total);
-  for (const failure of failures) logFailure(source, failure, "reported as a batch item failure");
-  return { batchItemFailures: failures.map((f) => ({ itemIdentifier: f.entry.itemId as string })) };
+  const dropped = new Set(
+    dropInvalid(source, failures, total, (f) => reportInvalid && f.entry.itemId !== undefined),
+  );
+  const reported = failures.filter((f) => !dropped.has(f));
+  if (reported.some((f) => f.entry.itemId === undefined))
+    throw new RecordsFailedError(source, reported, total);
+  for (const failure of reported) logFailure(source, failure, "reported as a batch item failure");
+  return { batchItemFailures: reported.map((f) => ({ itemIdentifier: f.entry.itemId as string })) };
 }

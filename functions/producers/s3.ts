@@ -10,12 +10,17 @@
  * a version's creation and its deletion carry the same versionId, and a bucket with suspended
  * versioning gives every object the versionId "null". Events without a sequencer (tagging, ACL,
  * restore, replication…) use `@<versionId>@<eventName>@<eventTime>`.
+ *
+ * A malformed record (no bucket name or object key, or neither a sequencer nor eventName/eventTime) is
+ * never retried: it is logged with its index and the field, dropped, and listed in the answer's
+ * `invalidRecords`. An event without a `Records` array throws a ValidationError.
  */
 import type { Context, S3Event, S3EventRecord } from "aws-lambda";
 import { enqueueRecords, type SourceRecord } from "./enqueue-records.ts";
 import { derivedJobId } from "./job-ids.ts";
 import { type ProducerOptions, queueOf } from "./producer-options.ts";
-import { type OnRecordError, throwOrSkip } from "./record-failures.ts";
+import { type InvalidRecord, type OnRecordError, throwOrSkip } from "./record-failures.ts";
+import { type Check, eventRecords, idAt, shapeProblem } from "./record-shape.ts";
 
 export interface S3ProducerOptions extends ProducerOptions<S3EventRecord> {
   /** A record whose map throws: `throw` (default) after adding the others, or `skip` it. */
@@ -33,14 +38,19 @@ const source = "s3Producer";
  */
 export function s3Producer(
   options: S3ProducerOptions,
-): (event: S3Event, context: Context) => Promise<{ jobIds: string[] }> {
+): (event: S3Event, context: Context) => Promise<{ jobIds: string[]; invalidRecords: InvalidRecord[] }> {
   const queue = queueOf(source, options);
   return async (event, context) => {
-    const entries = event.Records.map(s3Entry);
+    const entries = eventRecords<S3EventRecord>(source, event).map(s3Entry);
     const { map, jobId } = options;
     const outcome = await enqueueRecords(queue(), entries, { map, jobId, context, source });
-    throwOrSkip(source, outcome.failures, entries.length, options.onRecordError ?? "throw");
-    return { jobIds: outcome.jobIds.flat() };
+    const invalidRecords = throwOrSkip(
+      source,
+      outcome.failures,
+      entries.length,
+      options.onRecordError ?? "throw",
+    );
+    return { jobIds: outcome.jobIds.flat(), invalidRecords };
   };
 }
 
@@ -49,7 +59,27 @@ export function s3ObjectKey(record: S3EventRecord): string {
   return decodeURIComponent(record.s3.object.key.replace(/\+/g, " "));
 }
 
-function s3Entry(record: S3EventRecord): SourceRecord<S3EventRecord> {
+const checks: Check[] = [
+  ["s3", "object"],
+  ["s3.bucket", "object"],
+  ["s3.bucket.name", "id"],
+  ["s3.object", "object"],
+  ["s3.object.key", "id"],
+  ["s3.object.sequencer", "string?"],
+  ["s3.object.versionId", "string?"],
+];
+/** What identifies an event without a sequencer. */
+const unsequenced: Check[] = [
+  ["eventName", "id"],
+  ["eventTime", "id"],
+];
+
+function s3Entry(record: S3EventRecord, index: number): SourceRecord<S3EventRecord> {
+  const where = `Records[${index}]`;
+  const invalid =
+    shapeProblem(source, where, record, checks) ??
+    (idAt(record, "s3.object.sequencer") ? undefined : shapeProblem(source, where, record, unsequenced));
+  if (invalid) return { record, jobId: undefined, itemId: undefined, invalid };
   const { bucket, object } = record.s3;
   // Typed as always present, but only PUT and DELETE events carry a sequencer.
   const sequencer = object.sequencer as string | undefined;

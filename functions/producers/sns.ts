@@ -3,13 +3,18 @@
  * retries a failed delivery with the same message, so a record whose map throws makes the handler throw
  * after the other records were added (or is logged and dropped with `onRecordError: "skip"`).
  *
+ * A malformed record (no `Sns.MessageId` or `Sns.Message`) is never retried: it is logged with its index
+ * and the field, dropped, and listed in the answer's `invalidRecords`. An event without a `Records`
+ * array throws a ValidationError.
+ *
  * Job id: `sns-<Sns.MessageId>`.
  */
 import type { Context, SNSEvent, SNSEventRecord } from "aws-lambda";
 import { enqueueRecords, type SourceRecord } from "./enqueue-records.ts";
 import { derivedJobId } from "./job-ids.ts";
 import { type ProducerOptions, queueOf } from "./producer-options.ts";
-import { type OnRecordError, throwOrSkip } from "./record-failures.ts";
+import { type InvalidRecord, type OnRecordError, throwOrSkip } from "./record-failures.ts";
+import { type Check, eventRecords, idAt, shapeProblem } from "./record-shape.ts";
 
 export interface SnsProducerOptions extends ProducerOptions<SNSEventRecord> {
   /** A record whose map throws: `throw` (default) after adding the others, or `skip` it. */
@@ -27,18 +32,31 @@ const source = "snsProducer";
  */
 export function snsProducer(
   options: SnsProducerOptions,
-): (event: SNSEvent, context: Context) => Promise<{ jobIds: string[] }> {
+): (event: SNSEvent, context: Context) => Promise<{ jobIds: string[]; invalidRecords: InvalidRecord[] }> {
   const queue = queueOf(source, options);
   return async (event, context) => {
-    const entries = event.Records.map(snsEntry);
+    const entries = eventRecords<SNSEventRecord>(source, event).map(snsEntry);
     const { map, jobId } = options;
     const outcome = await enqueueRecords(queue(), entries, { map, jobId, context, source });
-    throwOrSkip(source, outcome.failures, entries.length, options.onRecordError ?? "throw");
-    return { jobIds: outcome.jobIds.flat() };
+    const invalidRecords = throwOrSkip(
+      source,
+      outcome.failures,
+      entries.length,
+      options.onRecordError ?? "throw",
+    );
+    return { jobIds: outcome.jobIds.flat(), invalidRecords };
   };
 }
 
-function snsEntry(record: SNSEventRecord): SourceRecord<SNSEventRecord> {
+const checks: Check[] = [
+  ["Sns", "object"],
+  ["Sns.MessageId", "id"],
+  ["Sns.Message", "string"],
+];
+
+function snsEntry(record: SNSEventRecord, index: number): SourceRecord<SNSEventRecord> {
+  const invalid = shapeProblem(source, `Records[${index}]`, record, checks);
+  if (invalid) return { record, jobId: undefined, itemId: idAt(record, "Sns.MessageId"), invalid };
   const id = record.Sns.MessageId;
   return { record, jobId: derivedJobId("sns", id), itemId: id };
 }

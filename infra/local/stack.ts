@@ -48,30 +48,53 @@ function parseRedisUrl(url: string): { host: string; port: number } {
   return { host: parsed.hostname, port: Number(parsed.port || 6379) };
 }
 
-async function restOn(
-  target: { host: string; port: number },
-  token: string,
-  port: number,
-): Promise<RestServer> {
-  try {
-    return await startRestServer({ redis: target, token, port });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
-    return await startRestServer({ redis: target, token, port: 0 });
+/** A port the stack listens on is taken; `server` says which (`http`: the API and Bull Board). */
+export class PortInUseError extends Error {
+  override name = "PortInUseError";
+  constructor(
+    readonly server: "http" | "rest",
+    readonly port: number,
+  ) {
+    super(`port ${port} on 127.0.0.1 is already in use (${server === "http" ? "HTTP API" : "REST server"})`);
   }
 }
 
+function portInUse(error: unknown, server: "http" | "rest", port: number): unknown {
+  return (error as NodeJS.ErrnoException)?.code === "EADDRINUSE" ? new PortInUseError(server, port) : error;
+}
+
+/**
+ * Starts the stack. If any part fails to start (redis-server missing, a port taken), the parts
+ * already started are stopped (the redis-server and its temp directory included) before it throws.
+ */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const started: (() => Promise<void>)[] = [];
+  try {
+    return await startParts(options, started);
+  } catch (error) {
+    for (const stop of started.reverse()) await stop().catch(() => {});
+    throw error;
+  }
+}
+
+async function startParts(options: LocalStackOptions, started: (() => Promise<void>)[]): Promise<LocalStack> {
   const log = options.log ?? ((source, line) => console.log(`[${source}] ${line}`));
   let ownRedis: RedisServer | undefined;
   const target = options.redisUrl
     ? parseRedisUrl(options.redisUrl)
     : await startRedisServer().then((server) => {
         ownRedis = server;
+        started.push(() => server.stop());
         return { host: server.host, port: server.port };
       });
   const restToken = "local-rest-token";
-  const rest = await restOn(target, restToken, options.restPort ?? 8079);
+  const restPort = options.restPort ?? 8079;
+  const rest: RestServer = await startRestServer({ redis: target, token: restToken, port: restPort }).catch(
+    (error: unknown) => {
+      throw portInUse(error, "rest", restPort);
+    },
+  );
+  started.push(() => rest.close());
   const redis = createRedis({ url: rest.url, token: restToken });
   const tickMs = options.tickMs ?? 10_000;
   const workerTimeoutMs = options.workerTimeoutMs ?? 60_000;
@@ -136,6 +159,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     releaseLock: true,
   });
   lambda.register("sweeper", { timeoutMs: tickMs, reservedConcurrency: 1, handler: sweeper });
+  started.push(() => lambda.stop(0));
   const apiToken = options.apiToken ?? "dev-token";
   const api = createHttpApp({
     redis,
@@ -147,16 +171,19 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     demoQueues.map((q) => q.name),
     target,
   );
+  started.push(() => board.close());
+  const httpPort = options.httpPort ?? 3000;
   const server = serve({
     fetch: (request: Request) =>
       new URL(request.url).pathname.startsWith(bullBoardPath) ? board.app.fetch(request) : api.fetch(request),
-    port: options.httpPort ?? 3000,
+    port: httpPort,
     hostname: "127.0.0.1",
   });
   await new Promise<void>((resolve, reject) => {
     server.once("listening", () => resolve());
-    server.once("error", reject);
+    server.once("error", (error) => reject(portInUse(error, "http", httpPort)));
   });
+  started.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const address = server.address();
   const apiUrl = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
   const sweepNow = () => lambda.invoke("sweeper", { source: "local.timer" });

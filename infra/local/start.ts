@@ -5,10 +5,14 @@
  * REST_PORT (Upstash-compatible REST API, default 8079), NIMBUSQ_API_TOKEN (default dev-token),
  * NIMBUSQ_TICK_MS (sweeper tick, default 10000), NIMBUSQ_DEMO=0 (no demo jobs),
  * NIMBUSQ_EXIT_AFTER_DEMO=1 (stop once the demo jobs are added and counted).
+ *
+ * A start that fails (redis-server not installed, a port taken, a bad variable) prints what to do, no
+ * stack trace, and exits with code 1, after stopping whatever it had started.
  */
 import { createRedis } from "../../core/index.ts";
+import { RedisServerNotFoundError } from "../redis-server.ts";
 import { runProducerDemo } from "./producer-demo.ts";
-import { startLocalStack } from "./stack.ts";
+import { PortInUseError, startLocalStack } from "./stack.ts";
 
 function numberFromEnv(name: string, fallback: number): number {
   const text = process.env[name];
@@ -53,7 +57,28 @@ async function main(): Promise<void> {
   log("running; press Ctrl-C to stop");
 }
 
+/** What to tell the user about a failed start: the cause and the fix, one line each. */
+function startFailureAdvice(error: unknown): string[] {
+  if (error instanceof RedisServerNotFoundError) {
+    return [
+      `${error.message}.`,
+      "Install it (Debian/Ubuntu: sudo apt-get install redis-server; macOS: brew install redis),",
+      "or use a running one: REDIS_URL=redis://127.0.0.1:6379 npm start",
+    ];
+  }
+  if (error instanceof PortInUseError) {
+    const variable = error.server === "http" ? "PORT" : "REST_PORT";
+    return [
+      `${error.message}.`,
+      `Set ${variable} to a free port (${variable}=0 picks any): ${variable}=0 npm start`,
+    ];
+  }
+  return [error instanceof Error ? error.message : String(error)];
+}
+
 main().catch((error: unknown) => {
-  console.error(`[nimbusq] failed to start: ${error instanceof Error ? error.message : String(error)}`);
+  const [first, ...rest] = startFailureAdvice(error);
+  console.error(`[nimbusq] failed to start: ${first}`);
+  for (const line of rest) console.error(`[nimbusq]   ${line}`);
   process.exit(1);
 });

@@ -43,7 +43,7 @@ describe("npm start", () => {
   it("keeps serving until Ctrl-C and then stops cleanly", async () => {
     const run = runStart({ NIMBUSQ_DEMO: "0" });
     const deadline = Date.now() + 20_000;
-    while (!run.text().includes("serving") && Date.now() < deadline)
+    while (!run.text().includes("running; press Ctrl-C") && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 50));
     const url = /REST API at (http:\/\/\S+)/.exec(run.text())?.[1];
     expect(url).toBeDefined();

@@ -61,6 +61,6 @@ describe("snsProducer", () => {
     ]);
     expect(await direct.zrange(`${prefix}:notify:prioritized`, 0, -1)).toEqual([good]);
 
-    expect(await producer(prefix, "skip")(event, context)).toEqual({ jobIds: [good] });
+    expect(await producer(prefix, "skip")(event, context)).toEqual({ jobIds: [good], invalidRecords: [] });
   });
 });
