@@ -3,19 +3,25 @@
  * (`serve({ fetch: app.fetch })` from `@hono/node-server`) and tests (`app.request()`).
  */
 import { Hono } from "hono";
+import { corsMiddleware, preflightResponse } from "./cors.ts";
 import { addEnqueueRoute } from "./enqueue.ts";
 import { errorBody, errorCodes, errorResponse, HttpError } from "./http-errors.ts";
 import { addJobRoutes } from "./job-routes.ts";
 import { addMaintenanceRoutes } from "./maintenance-routes.ts";
 import { authenticate } from "./middleware.ts";
 import { openApiDocument } from "./openapi.ts";
-import { type HttpOptions, resolveHttpOptions } from "./options.ts";
+import { type HttpOptions, type HttpSettings, resolveHttpOptions } from "./options.ts";
 import { type AppEnv, queueAccess } from "./queue-access.ts";
 import { addQueueRoutes } from "./queue-routes.ts";
 import { addRedriveRoute } from "./redrive-route.ts";
 
-/** Answers 405 (with Allow) for every method a registered path does not handle. */
-function refuseOtherMethods(app: Hono<AppEnv>): void {
+const methodToken = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/;
+
+/**
+ * Answers 405 (with Allow) for every method a registered path does not handle, whatever the method
+ * (unknown ones included), and a CORS preflight (let through by the cors middleware) with the same list.
+ */
+function refuseOtherMethods(app: Hono<AppEnv>, settings: HttpSettings): void {
   const allowed = new Map<string, Set<string>>();
   for (const { method, path } of app.routes) {
     if (method === "ALL") continue;
@@ -26,10 +32,12 @@ function refuseOtherMethods(app: Hono<AppEnv>): void {
     if (methods.has("GET")) methods.add("HEAD");
     const allow = [...methods].join(", ");
     app.all(path, (c) => {
+      if (settings.cors && c.get("preflight")) return preflightResponse(c, allow, settings.cors.maxAge);
+      const method = methodToken.test(c.req.method) ? c.req.method : "this method";
       throw new HttpError(
         405,
         errorCodes.methodNotAllowed,
-        `${c.req.method} is not allowed here; allowed: ${allow}`,
+        `${method} is not allowed here; allowed: ${allow}`,
         undefined,
         { Allow: allow },
       );
@@ -53,6 +61,7 @@ export function createHttpApp(options: HttpOptions): Hono<AppEnv> {
       404,
     ),
   );
+  if (settings.cors) app.use("*", corsMiddleware(settings.cors));
   app.use("*", authenticate(settings));
   app.get("/openapi.json", (c) => c.json(openApiDocument));
   addEnqueueRoute(app, access);
@@ -60,6 +69,6 @@ export function createHttpApp(options: HttpOptions): Hono<AppEnv> {
   addQueueRoutes(app, access);
   addMaintenanceRoutes(app, access);
   addRedriveRoute(app, access);
-  refuseOtherMethods(app);
+  refuseOtherMethods(app, settings);
   return app;
 }

@@ -1,7 +1,8 @@
 /**
  * `POST /queues/:queue/jobs`: one job `{ name, data, opts }` or an array of up to 1,000, written in
  * one atomic add. An `Idempotency-Key` header becomes the job id (`<key>-<index>` for an array), so a
- * client that retries a request gets the jobs it already made back as `duplicated`.
+ * client that retries a request gets the jobs it already made back as `duplicated`; the same key with
+ * another body answers 422 (idempotency.ts).
  */
 import type { Hono } from "hono";
 import {
@@ -16,6 +17,7 @@ import {
 } from "../../core/index.ts";
 import { Checker, checkJobId } from "../../core/validate.ts";
 import { asHttpError, HttpError, invalid } from "./http-errors.ts";
+import { checkAfterAdd, checkBeforeAdd, keyHeader } from "./idempotency.ts";
 import { stateOfCreatedJob } from "./job-view.ts";
 import type { AppEnv, QueueAccess } from "./queue-access.ts";
 import { readJsonBody } from "./request-body.ts";
@@ -24,7 +26,6 @@ import { readJsonBody } from "./request-body.ts";
 export const maxJobsPerRequest = 1000;
 
 const jobFields = ["name", "data", "opts"];
-const keyHeader = "Idempotency-Key";
 
 /** The job id an Idempotency-Key gives the job at `index` (undefined for a single job). */
 function idFromKey(key: string, index: number | undefined): string {
@@ -33,7 +34,11 @@ function idFromKey(key: string, index: number | undefined): string {
     checkJobId(new Checker(keyHeader), keyHeader, id);
   } catch (error) {
     if (error instanceof ValidationError)
-      throw invalid(keyHeader, `${keyHeader} must make a valid job id ("${id}"): ${error.rule}`);
+      // The header is not quoted back: no answer echoes a raw header value.
+      throw invalid(
+        keyHeader,
+        `${keyHeader} must make a valid job id: ${error.rule.replace(/, got .*$/s, "")}`,
+      );
     throw error;
   }
   return id;
@@ -90,10 +95,13 @@ export function addEnqueueRoute(app: Hono<AppEnv>, access: QueueAccess): void {
   app.post("/queues/:queue/jobs", async (c) => {
     const queue = access.queue(c);
     const body = await readJsonBody(c.req.raw, access.settings.maxBodyBytes, true);
-    const { jobs, many } = jobsFromBody(body, c.req.header(keyHeader));
+    const key = c.req.header(keyHeader);
+    const { jobs, many } = jobsFromBody(body, key);
     let added: AddedJob[];
     try {
+      const checked = key === undefined ? undefined : await checkBeforeAdd(queue, jobs, many);
       added = await queue.addBulkWithOutcomes(jobs);
+      if (checked) await checkAfterAdd(queue, jobs, many, added, checked);
     } catch (error) {
       if (error instanceof ValidationError) {
         const field = bodyField(error.field, many);

@@ -26,6 +26,7 @@ export const errorCodes = {
   unknownQueue: "unknown_queue",
   jobNotFound: "job_not_found",
   methodNotAllowed: "method_not_allowed",
+  idempotencyKeyReused: "idempotency_key_reused",
   jobLocked: "job_locked",
   wrongState: "wrong_state",
   parentNotFound: "parent_not_found",

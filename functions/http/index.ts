@@ -1,6 +1,7 @@
 /** nimbusq's HTTP API: the Hono app, its Lambda handler, and its configuration from the environment. */
 export { createHttpApp } from "./app.ts";
 export { secretsEqual } from "./auth.ts";
+export type { CorsOptions } from "./cors.ts";
 export type { ErrorBody, ErrorCode } from "./http-errors.ts";
 export type { JobView } from "./job-view.ts";
 export { type HttpLambdaHandler, httpHandler } from "./lambda.ts";

@@ -7,6 +7,7 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import { createHttpApp } from "./app.ts";
 import { errorBody, errorCodes, HttpError } from "./http-errors.ts";
+import { unauthorized } from "./middleware.ts";
 import type { HttpOptions } from "./options.ts";
 
 /** The path the routes see: `rawPath` without a named stage's leading segment. */
@@ -21,32 +22,71 @@ function routePath(event: APIGatewayProxyEventV2): string {
   return raw;
 }
 
-function decodeBase64(text: string): Uint8Array {
-  return Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
+/** A request no Request can carry, refused without quoting any of it (a header may hold a token). */
+class UnreadableRequest extends Error {
+  constructor(readonly refusal: HttpError) {
+    super(refusal.message);
+  }
 }
 
-/** The fetch Request an event stands for; throws a TypeError for what no Request can carry. */
-function requestFromEvent(event: APIGatewayProxyEventV2): Request {
-  const method = event.requestContext.http.method.toUpperCase();
+function decodeBase64(text: string): Uint8Array {
+  try {
+    return Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
+  } catch {
+    throw new UnreadableRequest(
+      new HttpError(400, errorCodes.invalidRequest, "the body is marked base64 but is not", "body"),
+    );
+  }
+}
+
+const tokenPattern = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+function headersFromEvent(event: APIGatewayProxyEventV2): Headers {
   const headers = new Headers();
   for (const [name, value] of Object.entries(event.headers ?? {})) {
-    if (value !== undefined) headers.set(name, value);
+    if (value === undefined) continue;
+    try {
+      headers.set(name, value);
+    } catch {
+      // The value (or name) is never quoted back: an Authorization header carries a credential.
+      if (name.toLowerCase() === "authorization") throw new UnreadableRequest(unauthorized());
+      const which = tokenPattern.test(name) ? `the ${name.toLowerCase()} header` : "a header";
+      throw new UnreadableRequest(
+        new HttpError(400, errorCodes.invalidRequest, `${which} holds characters no HTTP header may carry`),
+      );
+    }
   }
+  return headers;
+}
+
+/**
+ * Methods fetch's Request refuses (CONNECT, TRACE, TRACK, or not a token at all) still reach the app,
+ * which answers them 405 with Allow as any other method the path lacks: the Request is built as GET
+ * and reports the method it came with, as `@hono/node-server` does for TRACE.
+ */
+function withMethod(request: Request, method: string): Request {
+  if (request.method !== method) Object.defineProperty(request, "method", { get: () => method });
+  return request;
+}
+
+/** The fetch Request an event stands for; throws UnreadableRequest for what no Request can carry. */
+function requestFromEvent(event: APIGatewayProxyEventV2): Request {
+  const method = event.requestContext.http.method.toUpperCase();
+  const headers = headersFromEvent(event);
   // Payload 2.0 moves cookies out of the headers.
   if (event.cookies && event.cookies.length > 0) headers.set("cookie", event.cookies.join("; "));
   const host = event.requestContext.domainName || "localhost";
   const query = event.rawQueryString ? `?${event.rawQueryString}` : "";
+  const url = `https://${host}${routePath(event)}${query}`;
+  const usable = tokenPattern.test(method) && !["CONNECT", "TRACE", "TRACK"].includes(method);
+  if (!usable) return withMethod(new Request(url, { method: "GET", headers }), method);
   let body: Uint8Array | undefined;
   if (event.body && method !== "GET" && method !== "HEAD") {
     body = event.isBase64Encoded ? decodeBase64(event.body) : new TextEncoder().encode(event.body);
     // What arrived is what counts: the client's Content-Length described the body before any encoding.
     headers.set("content-length", String(body.byteLength));
   }
-  return new Request(`https://${host}${routePath(event)}${query}`, {
-    method,
-    headers,
-    ...(body ? { body } : {}),
-  });
+  return new Request(url, { method, headers, ...(body ? { body } : {}) });
 }
 
 async function resultFromResponse(response: Response): Promise<APIGatewayProxyStructuredResultV2> {
@@ -84,9 +124,15 @@ export function httpHandler(options: HttpOptions): HttpLambdaHandler {
       request = requestFromEvent(event);
     } catch (error) {
       // A header value or URL no Request accepts, or a body that is not base64: the client's doing.
-      const reason = error instanceof Error ? error.message : "malformed request";
-      const refused = new HttpError(400, errorCodes.invalidRequest, `the request cannot be read: ${reason}`);
-      return resultFromResponse(Response.json(errorBody(refused), { status: 400 }));
+      // The message is fixed: the runtime's own would quote the offending value, a token perhaps.
+      const refused =
+        error instanceof UnreadableRequest
+          ? error.refusal
+          : new HttpError(400, errorCodes.invalidRequest, "the request cannot be read");
+      const headers = { "content-type": "application/json", ...refused.headers };
+      return resultFromResponse(
+        new Response(JSON.stringify(errorBody(refused)), { status: refused.status, headers }),
+      );
     }
     return resultFromResponse(await app.fetch(request));
   };

@@ -1,5 +1,5 @@
 /** The OpenAPI paths of the maintenance routes (maintenance-routes.ts), merged into openapi.ts. */
-import { cleanStates } from "./maintenance-routes.ts";
+import { cleanStates, maxMaintenanceCount } from "./maintenance-routes.ts";
 import { queueParam } from "./openapi-schemas.ts";
 
 const error = (name: string) => ({ $ref: `#/components/responses/${name}` });
@@ -39,7 +39,12 @@ export const maintenancePaths = {
         "Retry every failed (or completed) job (admin), as BullMQ's queue.retryJobs: back to the head of wait, priority aside",
       requestBody: body(false, {
         state: { enum: ["failed", "completed"], default: "failed" },
-        count: { type: "integer", minimum: 1, description: "Most jobs to retry (default: all)" },
+        count: {
+          type: "integer",
+          minimum: 1,
+          maximum: maxMaintenanceCount,
+          description: "Most jobs to retry (default: all)",
+        },
       }),
       responses: responses("Retried", {
         state: { enum: ["failed", "completed"] },
@@ -57,7 +62,13 @@ export const maintenancePaths = {
         true,
         {
           grace: { type: "integer", minimum: 0, description: "Jobs younger than this (ms) stay" },
-          limit: { type: "integer", minimum: 0, default: 0, description: "Most jobs to delete; 0 for all" },
+          limit: {
+            type: "integer",
+            minimum: 0,
+            maximum: maxMaintenanceCount,
+            default: 0,
+            description: "Most jobs to delete; 0 for all",
+          },
           state: { enum: cleanStates },
         },
         ["grace", "state"],
@@ -79,7 +90,12 @@ export const maintenancePaths = {
     post: {
       summary: "Make every delayed job ready now (admin), as BullMQ's queue.promoteJobs",
       requestBody: body(false, {
-        count: { type: "integer", minimum: 1, description: "Most jobs to promote (default: all)" },
+        count: {
+          type: "integer",
+          minimum: 1,
+          maximum: maxMaintenanceCount,
+          description: "Most jobs to promote (default: all)",
+        },
       }),
       responses: responses("Promoted", { promoted: { type: "integer" }, more }),
     },

@@ -42,7 +42,7 @@ export const idempotencyKeyParam = {
   in: "header",
   required: false,
   description:
-    "Becomes the job id (`<key>-<index>` for an array), which must follow opts.jobId's rules: a repeated request finds its jobs as duplicated",
+    "Becomes the job id (`<key>-<index>` for an array), which must follow opts.jobId's rules: a repeated request with the same body finds its jobs as duplicated; the same key with another body answers 422",
   schema: { type: "string", minLength: 1, maxLength: maxJobIdLength },
 };
 
@@ -132,4 +132,39 @@ export const errorSchema = {
       },
     },
   },
+};
+
+const errorResponse = (description: string) => ({
+  description,
+  content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+});
+
+/** The error answers the paths refer to (`#/components/responses/<name>`). */
+export const errorResponses = {
+  BadRequest: errorResponse(
+    "Invalid JSON, body, queue name, parameter or job option, or a parent job that does not exist (parent_not_found); `field` names the input",
+  ),
+  Unauthorized: {
+    ...errorResponse(
+      "No Authorization header, a malformed one (fixed message; the header is never quoted back), or a token that is not valid",
+    ),
+    headers: { "WWW-Authenticate": { schema: { type: "string" }, description: 'Bearer realm="nimbusq"' } },
+  },
+  Forbidden: errorResponse(
+    "The token is not an admin token (or a CORS preflight came from an origin not allowed)",
+  ),
+  NotFound: errorResponse("Unknown route, queue (code unknown_queue) or job (code job_not_found)"),
+  MethodNotAllowed: {
+    ...errorResponse("The path exists, the method (any other, unknown ones included) does not"),
+    headers: { Allow: { schema: { type: "string" }, description: "The methods the path serves" } },
+  },
+  IdempotencyKeyReused: errorResponse(
+    "The Idempotency-Key was already used with another request (other name, data or options, or other jobs); code idempotency_key_reused. The same key with the same body answers the original jobs (outcome duplicated)",
+  ),
+  Conflict: errorResponse(
+    "The job is locked by a worker (job_locked), not in the state the operation needs or a job scheduler's current iteration (wrong_state), or exists with another parent (parent_conflict)",
+  ),
+  PayloadTooLarge: errorResponse("The body is over the size limit"),
+  UnsupportedMediaType: errorResponse("The body is not declared as application/json"),
+  Internal: errorResponse('A server fault; the body only says "internal error"'),
 };

@@ -4,6 +4,7 @@ import { listTypes, maxPageSize } from "./job-routes.ts";
 import { maintenancePaths } from "./openapi-maintenance.ts";
 import {
   addResult,
+  errorResponses,
   errorSchema,
   idempotencyKeyParam,
   idParam,
@@ -30,15 +31,13 @@ const common = {
 };
 const admin = { ...common, "403": error("Forbidden") };
 
-const errorResponse = (description: string) => json(ref("Error"), description);
-
 export const openApiDocument = {
   openapi: "3.1.0",
   info: {
     title: "nimbusq HTTP API",
     version: "1",
     description:
-      "BullMQ 6 queues over Upstash Redis. Every route but this document needs `Authorization: Bearer <token>`; pause, resume, retry, remove, redrive, clean, drain and promote need an admin token. Request bodies are JSON (Content-Type application/json), 1 MiB at most by default. When the API is configured with a worker kick, requests that make jobs ready (add, retry, resume, promote) start the queue's worker at once.",
+      "BullMQ 6 queues over Upstash Redis. Every route but this document needs `Authorization: Bearer <token>`; pause, resume, retry, remove, redrive, clean, drain and promote need an admin token. Request bodies are JSON (Content-Type application/json), 1 MiB at most by default. When the API is configured with a worker kick, requests that make jobs ready (add, retry, resume, promote) start the queue's worker at once. Numbers JSON cannot carry (1e400) are refused with 400 naming the field; unknown body fields are refused the same way; no error message quotes a header value back. Any method a path does not serve, unknown ones included, answers 405 with an Allow header. CORS is off by default; with allowed origins configured (createHttpApp's cors, NIMBUSQ_CORS_ORIGINS), a preflight (OPTIONS with Origin and Access-Control-Request-Method) from an allowed origin needs no token and answers 204 with Access-Control-Allow-Methods (the path's methods), -Allow-Headers (Authorization, Content-Type, Idempotency-Key) and -Max-Age, one from another origin 403; every answer to an allowed origin carries Access-Control-Allow-Origin.",
   },
   security: [{ bearer: [] }],
   paths: {
@@ -75,6 +74,7 @@ export const openApiDocument = {
           "409": error("Conflict"),
           "413": error("PayloadTooLarge"),
           "415": error("UnsupportedMediaType"),
+          "422": error("IdempotencyKeyReused"),
         },
       },
       get: {
@@ -287,20 +287,6 @@ export const openApiDocument = {
       JobSummary: { type: "object", properties: jobProperties },
       PauseState: { type: "object", properties: { name: { type: "string" }, paused: { type: "boolean" } } },
     },
-    responses: {
-      BadRequest: errorResponse(
-        "Invalid JSON, body, queue name, parameter or job option, or a parent job that does not exist (parent_not_found); `field` names the input",
-      ),
-      Unauthorized: errorResponse("No bearer token, or not a valid one"),
-      Forbidden: errorResponse("The token is not an admin token"),
-      NotFound: errorResponse("Unknown route, queue (code unknown_queue) or job (code job_not_found)"),
-      MethodNotAllowed: errorResponse("The path exists, the method does not; see the Allow header"),
-      Conflict: errorResponse(
-        "The job is locked by a worker (job_locked), not in the state the operation needs or a job scheduler's current iteration (wrong_state), or exists with another parent (parent_conflict)",
-      ),
-      PayloadTooLarge: errorResponse("The body is over the size limit"),
-      UnsupportedMediaType: errorResponse("The body is not declared as application/json"),
-      Internal: errorResponse('A server fault; the body only says "internal error"'),
-    },
+    responses: errorResponses,
   },
 } as const;

@@ -12,6 +12,7 @@ import {
 } from "../../core/index.ts";
 import { checkPrefix, checkQueueName } from "../../core/validate.ts";
 import { eventsFromEnv } from "../config/events-env.ts";
+import { type CorsOptions, type CorsSettings, resolveCors } from "./cors.ts";
 
 /** Why a worker is kicked: `wakeAt` (ms) when the added job is delayed and due within a minute. */
 export interface KickHint {
@@ -49,6 +50,8 @@ export interface HttpOptions {
   events?: EventsLevel;
   /** Where server errors and kick failures go (default `console.error`). */
   log?: (message: string, error: unknown) => void;
+  /** CORS for browsers on these origins (off by default); see cors.ts. */
+  cors?: CorsOptions;
 }
 
 /** The options with defaults applied and every value checked. */
@@ -62,6 +65,7 @@ export interface HttpSettings {
   defaultJobOptions: JobsOptions | undefined;
   events: EventsLevel | undefined;
   log: (message: string, error: unknown) => void;
+  cors: CorsSettings | undefined;
 }
 
 const defaultMaxBodyBytes = 1024 * 1024;
@@ -88,6 +92,7 @@ export function resolveHttpOptions(options: HttpOptions): HttpSettings {
     defaultJobOptions: options.defaultJobOptions,
     events: options.events,
     log: options.log ?? ((message, error) => console.error(message, error)),
+    cors: resolveCors(options.cors),
   };
 }
 
@@ -102,7 +107,8 @@ const list = (text: string | undefined): string[] =>
  * - `NIMBUSQ_API_TOKENS`: comma-separated tokens; an `admin:` prefix marks an admin token;
  * - `NIMBUSQ_ADMIN_TOKENS`: more admin tokens (comma-separated);
  * - `NIMBUSQ_QUEUES`: the allowed queue names (all when unset), `NIMBUSQ_PREFIX`,
- *   `NIMBUSQ_MAX_BODY_BYTES`, `NIMBUSQ_EVENTS` (the queues' events level), and
+ *   `NIMBUSQ_MAX_BODY_BYTES`, `NIMBUSQ_EVENTS` (the queues' events level),
+ * - `NIMBUSQ_CORS_ORIGINS`: origins allowed CORS (comma-separated, or `*`; CORS is off when unset), and
  *   `UPSTASH_REDIS_REST_URL` / `UPSTASH_REDIS_REST_TOKEN`.
  *
  * @example
@@ -122,6 +128,7 @@ export function httpOptionsFromEnv(env: Record<string, string | undefined> = pro
   if (tokens.length === 0)
     throw new TypeError("httpOptionsFromEnv: set NIMBUSQ_API_TOKENS (or NIMBUSQ_ADMIN_TOKENS)");
   const queues = list(env.NIMBUSQ_QUEUES);
+  const corsOrigins = list(env.NIMBUSQ_CORS_ORIGINS);
   const events = eventsFromEnv(env);
   const maxBody = env.NIMBUSQ_MAX_BODY_BYTES;
   if (maxBody !== undefined && !/^\d+$/.test(maxBody.trim()))
@@ -133,5 +140,8 @@ export function httpOptionsFromEnv(env: Record<string, string | undefined> = pro
     ...(env.NIMBUSQ_PREFIX ? { prefix: env.NIMBUSQ_PREFIX } : {}),
     ...(maxBody !== undefined ? { maxBodyBytes: Number(maxBody.trim()) } : {}),
     ...(events ? { events } : {}),
+    ...(corsOrigins.length > 0
+      ? { cors: { origins: corsOrigins.includes("*") ? ("*" as const) : corsOrigins } }
+      : {}),
   };
 }

@@ -11,7 +11,8 @@ import type { HttpSettings, KickHint } from "./options.ts";
 
 /** The Hono environment of the app: what the auth middleware leaves for the routes. */
 export interface AppEnv {
-  Variables: { admin: boolean };
+  /** `preflight`: the request is a CORS preflight the cors middleware let through to its route. */
+  Variables: { admin: boolean; preflight: boolean };
 }
 
 /**

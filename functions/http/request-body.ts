@@ -3,7 +3,7 @@
  * before reading (a cheap early 413), and against the bytes actually read (Content-Length may be
  * missing, as with chunked uploads, or wrong).
  */
-import { errorCodes, HttpError } from "./http-errors.ts";
+import { errorCodes, HttpError, invalid } from "./http-errors.ts";
 
 /** `application/json`, with or without parameters, or any `+json` type. */
 export function isJsonContentType(header: string | null): boolean {
@@ -48,8 +48,9 @@ async function readLimited(request: Request, limit: number): Promise<Uint8Array>
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
+/** Says what was wrong without quoting the header back: an answer never echoes a raw header value. */
 function unsupported(contentType: string | null): HttpError {
-  const got = contentType === null ? "none was given" : `got ${contentType.slice(0, 100)}`;
+  const got = contentType === null ? "none was given" : "got another type";
   return new HttpError(
     415,
     errorCodes.unsupportedMediaType,
@@ -79,10 +80,39 @@ export async function readJsonBody(request: Request, limit: number, required: bo
   } catch {
     throw new HttpError(400, errorCodes.invalidJson, "the request body is not valid UTF-8", "body");
   }
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     const reason = error instanceof Error ? error.message.split("\n")[0] : "a syntax error";
     throw new HttpError(400, errorCodes.invalidJson, `the request body is not valid JSON: ${reason}`, "body");
   }
+  const field = nonFiniteNumberAt(value);
+  if (field !== undefined)
+    throw invalid(field, `${field} is a number JSON cannot carry (too large: it would be stored as null)`);
+  return value;
+}
+
+/**
+ * The path (`data.n`, `[2].data.n`, `body` for the root) of the first number JSON.parse turned into
+ * ±Infinity (`1e400`), which JSON.stringify would then write as null. Walked with a stack, not
+ * recursion, so a deeply nested body cannot overflow the call stack.
+ */
+export function nonFiniteNumberAt(root: unknown): string | undefined {
+  const pending: [unknown, string][] = [[root, ""]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [value, path] = next;
+    if (typeof value === "number") {
+      if (!Number.isFinite(value)) return path === "" ? "body" : path;
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) pending.push([value[i], `${path}[${i}]`]);
+    } else if (typeof value === "object" && value !== null) {
+      const entries = Object.entries(value);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, child] = entries[i] as [string, unknown];
+        pending.push([child, path === "" ? key : `${path}.${key}`]);
+      }
+    }
+  }
+  return undefined;
 }
