@@ -12,10 +12,21 @@ import { type QueueKeys, queueKeyPrefix, queueKeys, replayGuardKey } from "./key
 import { runScript } from "./scripts.ts";
 import { Checker } from "./validate.ts";
 
-/** Most jobs one step of clean or drain looks at. */
-const cleanStep = 1000;
+/**
+ * The work one step of clean or drain does before it stops (lua/cleanJobs.lua's units: an entry kept
+ * 1, a job deleted 3 or more), and the entries it reads. Measured with
+ * test/bench/maintenance-scale.ts: a job deleted costs Redis about 10 µs, so a step of 300 deletions
+ * stays well under 20 ms.
+ */
+const cleanBudget = 900;
 /** Most jobs one step of obliterate, retryJobs or promoteJobs handles, unless told otherwise (BullMQ's default). */
 const defaultStepCount = 1000;
+/**
+ * Most jobs one script call of obliterate (deletions) or of retryJobs and promoteJobs (moves) handles,
+ * whatever `count` asks: BullMQ's `count` sizes its steps, ours are split further so that no call
+ * holds Redis for 20 ms (same measurement as `cleanBudget`).
+ */
+const callCount = { obliterate: 300, move: 500 };
 /** The largest `count` a caller may ask one step to handle. */
 const maxStepCount = 10_000;
 /** How long a step's replay guard lives (ms): longer than the HTTP client's retries. */
@@ -130,7 +141,8 @@ async function cleanStructure(
         state: run.state,
         cutoff: run.cutoff,
         offset,
-        take: cleanStep,
+        take: cleanBudget,
+        budget: cleanBudget,
         limit: run.limit > 0 ? run.limit - count : 0,
         total: count,
         emit: run.emit ? "1" : "",
@@ -227,7 +239,12 @@ export async function obliterate(location: JobLocation, opts: ObliterateOptions 
       port,
       obliterateQueue,
       { meta: keys.meta, replayGuard: guard(location, token, step) },
-      { prefix: queueKeyPrefix(prefix, queueName), count, force: force ? "1" : "", guardTtl },
+      {
+        prefix: queueKeyPrefix(prefix, queueName),
+        count: Math.min(count, callCount.obliterate),
+        force: force ? "1" : "",
+        guardTtl,
+      },
     );
     const code = Number(Array.isArray(reply) ? reply[0] : reply);
     if (code === -1)
@@ -256,7 +273,7 @@ async function moveAll(
   const token = crypto.randomUUID();
   let moved = 0;
   for (let step = 0; limit === undefined || moved < limit; step++) {
-    const take = limit === undefined ? count : Math.min(count, limit - moved);
+    const take = Math.min(count, callCount.move, limit === undefined ? count : limit - moved);
     const reply = await runScript(
       port,
       moveJobsToWait,

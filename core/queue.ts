@@ -11,11 +11,12 @@ import {
   writeSettings,
 } from "./add-jobs.ts";
 import { UnexpectedReplyError } from "./errors.ts";
-import { getJobCounts, getJobsInRange, pauseQueue } from "./generated/scripts.ts";
+import { getJobCounts, pauseQueue } from "./generated/scripts.ts";
 import { Job } from "./job.ts";
+import { readJobPages } from "./job-pages.ts";
 import * as schedulers from "./job-schedulers.ts";
 import { defaultJobTypes, jobStructures, pendingJobTypes } from "./job-structures.ts";
-import { jobKey, queueKeyPrefix, queueKeys, queueQualifiedName } from "./keys.ts";
+import { jobKey, queueKeys, queueQualifiedName } from "./keys.ts";
 import { QueueMaintenance } from "./queue-maintenance.ts";
 import { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
 import { type RedriveOptions, redrive } from "./redrive.ts";
@@ -215,7 +216,8 @@ export class Queue<TData = unknown> extends QueueMaintenance {
 
   /**
    * Jobs of the given types; `start`/`end` index each type's range, `asc` lists lists in processing
-   * order and sets by ascending score, as BullMQ's `getJobs`.
+   * order and sets by ascending score, as BullMQ's `getJobs`. A large range is read in pages, each one
+   * short script call (core/job-pages.ts).
    */
   async getJobs(types: JobType | JobType[] = [], start = 0, end = -1, asc = false): Promise<Job<TData>[]> {
     const list = typeof types === "string" ? [types] : types.length > 0 ? types : defaultJobTypes;
@@ -223,21 +225,7 @@ export class Queue<TData = unknown> extends QueueMaintenance {
     check.integer("start", start, 0);
     check.integer("end", end, -1);
     const structures = jobStructures(this.keys, list as string[], `Queue "${this.name}": getJobs`);
-    const reply = await runScript(
-      this.port,
-      getJobsInRange,
-      { structures: structures.map((s) => ({ key: s.key })) },
-      {
-        prefix: queueKeyPrefix(this.prefix, this.name),
-        start,
-        stop: end,
-        ascending: asc ? "1" : "0",
-        structures: structures.map((s) => ({ kind: s.kind })),
-      },
-    );
-    if (!Array.isArray(reply))
-      throw new UnexpectedReplyError(`getJobs of queue "${this.name}": unexpected reply`);
-    return Job.listFromReply<TData>(this.location, reply);
+    return await readJobPages<TData>(this.location, structures, start, end, asc);
   }
 
   getWaiting(start = 0, end = -1): Promise<Job<TData>[]> {

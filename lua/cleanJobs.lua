@@ -1,6 +1,8 @@
 --[[
-cleanJobs: One bounded step of Queue.clean (and of Queue.drain): looks at up to `take` entries of one
-structure, oldest first, past the `offset` entries earlier steps kept, and deletes the jobs finished,
+cleanJobs: One bounded step of Queue.clean (and of Queue.drain): reads up to `take` entries of one
+structure, oldest first, past the `offset` entries earlier steps kept, and looks at them until it has
+done `budget` units of work (an entry kept 1, a job deleted 3, more with a parent or a deduplication
+window: each unit a command or two), so a step's time follows the work done; it deletes the jobs finished,
 last processed or created at or before `cutoff` (drain: all of them) the bulk way — unlinked hard
 from their parents, dedup windows ended, keys deleted —, except a job scheduler's current iteration
 and, in active, jobs a worker holds. Safe to replay: a replayed step returns its first answer.
@@ -16,7 +18,8 @@ ARGV
   state  wait | paused | active | delayed | prioritized | completed | failed
   cutoff  the latest time (ms) a deleted job may have; "" to delete whatever the time (drain)
   offset  entries earlier steps looked at and kept, skipped from the oldest end
-  take  most entries this step looks at
+  take  most entries this step reads
+  budget  units of work after which the step stops
   limit  most jobs this step deletes, 0 for no limit but `take`
   total  jobs earlier steps of this clean deleted
   emit  "1" to write `cleaned {count}` when this step finishes the clean
@@ -24,7 +27,7 @@ ARGV
   guardTtl  how long the replay guard lives (ms)
 RETURNS
   {finished, kept, deleted, id, …}: finished 1 when nothing older is left to look at or `limit` was
-  reached; kept, the entries looked at and left in place; deleted, how many jobs went; then their ids
+  reached (0 when the budget ran out first); kept, the entries looked at and left in place; deleted, how many jobs went; then their ids
   when asked.
 EVENTS
   cleaned {count: total + deleted} once, from the step that finishes a clean (emit "1").
@@ -38,6 +41,7 @@ if replayed then return replayed end
 local source, prefix, state = KEYS[KEY.source], ARGV[ARG.prefix], ARGV[ARG.state]
 local cutoff = tonumber(ARGV[ARG.cutoff])
 local offset, take, limit = tonumber(ARGV[ARG.offset]), tonumber(ARGV[ARG.take]), tonumber(ARGV[ARG.limit])
+local budget = tonumber(ARGV[ARG.budget])
 local finishedSet = state == "completed" or state == "failed"
 local isList = state == "wait" or state == "paused" or state == "active"
 local entries
@@ -51,17 +55,18 @@ end
 -- The time BullMQ compares: finishedOn, else processedOn, else timestamp (lists); processedOn, else
 -- timestamp (delayed); timestamp (prioritized). Finished sets are ranged by their score instead.
 local firstTimeField = isList and 5 or (state == "delayed" and 6 or 7)
-local deleted, kept = {}, 0
+local deleted, kept, work, looked = {}, 0, 0, 0
+-- Deletes the job when it is due; answers the work done (1 when it was kept).
 local function deleteIfDue(id)
   local f = redis.call("HMGET", prefix .. id, "rjk", "parentKey", "parent", "deid", "finishedOn", "processedOn",
     "timestamp")
   if not finishedSet then
-    if isSchedulerIteration(id, f[1], KEYS[KEY.schedulers]) then return false end
-    if state == "active" and redis.call("EXISTS", prefix .. id .. ":lock") == 1 then return false end
+    if isSchedulerIteration(id, f[1], KEYS[KEY.schedulers]) then return 1 end
+    if state == "active" and redis.call("EXISTS", prefix .. id .. ":lock") == 1 then return 1 end
     if cutoff then
       for i = firstTimeField, 7 do
         if f[i] then
-          if (tonumber(f[i]) or 0) > cutoff then return false end
+          if (tonumber(f[i]) or 0) > cutoff then return 1 end
           break
         end
       end
@@ -69,14 +74,17 @@ local function deleteIfDue(id)
   end
   deleteJob(prefix, id, f[2], f[3], f[4])
   deleted[#deleted + 1] = id
-  return true
+  return 3 + (f[2] and 4 or 0) + (f[4] and 2 or 0)
 end
 local n = #entries
 for step = 1, n do
-  if limit > 0 and #deleted >= limit then break end
+  if (limit > 0 and #deleted >= limit) or work >= budget then break end
+  looked = step
   -- A list's oldest entries are at its right end.
   local i = isList and n - step + 1 or step
-  if not deleteIfDue(entries[i]) then
+  local before = #deleted
+  work = work + deleteIfDue(entries[i])
+  if #deleted == before then
     kept = kept + 1
   elseif isList then
     -- Marked now, dropped below in one LREM, so the indexes of the entries still to look at hold.
@@ -92,7 +100,7 @@ if #deleted > 0 then
     end
   end
 end
-local finished = (limit > 0 and #deleted >= limit) or n < take
+local finished = (limit > 0 and #deleted >= limit) or (looked == n and n < take)
 if finished and ARGV[ARG.emit] == "1" then
   redis.call("XADD", KEYS[KEY.events], "*", "event", "cleaned", "count", tonumber(ARGV[ARG.total]) + #deleted)
 end
