@@ -15,12 +15,13 @@
  * never retried: it is logged with its index and the field, dropped, and listed in the answer's
  * `invalidRecords`. An event without a `Records` array throws a ValidationError.
  */
-import type { Context, S3Event, S3EventRecord } from "aws-lambda";
-import { enqueueRecords, type SourceRecord } from "./enqueue-records.ts";
+import type { S3Event, S3EventRecord } from "aws-lambda";
+import type { SourceRecord } from "./enqueue-records.ts";
 import { derivedJobId } from "./job-ids.ts";
-import { type ProducerOptions, queueOf } from "./producer-options.ts";
-import { type InvalidRecord, type OnRecordError, throwOrSkip } from "./record-failures.ts";
-import { type Check, eventRecords, idAt, shapeProblem } from "./record-shape.ts";
+import { type ListedRecordsHandler, listedRecordsHandler } from "./listed-records.ts";
+import type { ProducerOptions } from "./producer-options.ts";
+import type { OnRecordError } from "./record-failures.ts";
+import { type Check, idAt, shapeProblem } from "./record-shape.ts";
 
 export interface S3ProducerOptions extends ProducerOptions<S3EventRecord> {
   /** A record whose map throws: `throw` (default) after adding the others, or `skip` it. */
@@ -36,22 +37,8 @@ const source = "s3Producer";
  *   map: (record) => ({ name: "resize", data: { bucket: record.s3.bucket.name, key: s3ObjectKey(record) } }),
  * });
  */
-export function s3Producer(
-  options: S3ProducerOptions,
-): (event: S3Event, context: Context) => Promise<{ jobIds: string[]; invalidRecords: InvalidRecord[] }> {
-  const queue = queueOf(source, options);
-  return async (event, context) => {
-    const entries = eventRecords<S3EventRecord>(source, event).map(s3Entry);
-    const { map, jobId } = options;
-    const outcome = await enqueueRecords(queue(), entries, { map, jobId, context, source });
-    const invalidRecords = throwOrSkip(
-      source,
-      outcome.failures,
-      entries.length,
-      options.onRecordError ?? "throw",
-    );
-    return { jobIds: outcome.jobIds.flat(), invalidRecords };
-  };
+export function s3Producer(options: S3ProducerOptions): ListedRecordsHandler<S3Event> {
+  return listedRecordsHandler<S3Event, S3EventRecord>(source, options, s3Entry);
 }
 
 /** The object key as stored: S3 event notifications URL-encode it, with `+` for spaces. */

@@ -9,12 +9,13 @@
  *
  * Job id: `sns-<Sns.MessageId>`.
  */
-import type { Context, SNSEvent, SNSEventRecord } from "aws-lambda";
-import { enqueueRecords, type SourceRecord } from "./enqueue-records.ts";
+import type { SNSEvent, SNSEventRecord } from "aws-lambda";
+import type { SourceRecord } from "./enqueue-records.ts";
 import { derivedJobId } from "./job-ids.ts";
-import { type ProducerOptions, queueOf } from "./producer-options.ts";
-import { type InvalidRecord, type OnRecordError, throwOrSkip } from "./record-failures.ts";
-import { type Check, eventRecords, idAt, shapeProblem } from "./record-shape.ts";
+import { type ListedRecordsHandler, listedRecordsHandler } from "./listed-records.ts";
+import type { ProducerOptions } from "./producer-options.ts";
+import type { OnRecordError } from "./record-failures.ts";
+import { type Check, idAt, shapeProblem } from "./record-shape.ts";
 
 export interface SnsProducerOptions extends ProducerOptions<SNSEventRecord> {
   /** A record whose map throws: `throw` (default) after adding the others, or `skip` it. */
@@ -30,22 +31,8 @@ const source = "snsProducer";
  *   map: (record) => ({ name: "placed", data: JSON.parse(record.Sns.Message) }),
  * });
  */
-export function snsProducer(
-  options: SnsProducerOptions,
-): (event: SNSEvent, context: Context) => Promise<{ jobIds: string[]; invalidRecords: InvalidRecord[] }> {
-  const queue = queueOf(source, options);
-  return async (event, context) => {
-    const entries = eventRecords<SNSEventRecord>(source, event).map(snsEntry);
-    const { map, jobId } = options;
-    const outcome = await enqueueRecords(queue(), entries, { map, jobId, context, source });
-    const invalidRecords = throwOrSkip(
-      source,
-      outcome.failures,
-      entries.length,
-      options.onRecordError ?? "throw",
-    );
-    return { jobIds: outcome.jobIds.flat(), invalidRecords };
-  };
+export function snsProducer(options: SnsProducerOptions): ListedRecordsHandler<SNSEvent> {
+  return listedRecordsHandler<SNSEvent, SNSEventRecord>(source, options, snsEntry);
 }
 
 const checks: Check[] = [
