@@ -160,3 +160,19 @@ export function decodeScheduler(id: string, hash: StoredJob, next: number): JobS
   }
   return scheduler;
 }
+
+/** Bytes of a string in UTF-8, which is how Lua's `#` measures the strings Redis hands a script. */
+export function utf8Length(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) continue;
+    if (code < 0x800) bytes += 1;
+    else if (code >= 0xd800 && code <= 0xdbff && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      // A surrogate pair: two UTF-16 units, four bytes.
+      bytes += 2;
+      i += 1;
+    } else bytes += 2;
+  }
+  return bytes;
+}

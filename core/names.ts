@@ -5,6 +5,7 @@
  *
  * Each function answers the rule a value breaks ("a name without …"), or undefined when it is valid.
  */
+import { utf8Length } from "./codec.ts";
 import { jobKeySuffix, queueKeySuffix } from "./keys.ts";
 
 /** Longest queue name, in bytes of UTF-8. */
@@ -51,9 +52,6 @@ export const reservedIdSpaces: readonly { space: string; owner: string }[] = [
 /** The names of a job's sub-keys (`lock`, `logs`, …), as the last segment of a 3-segment id. */
 const subKeyNames = Object.values(jobKeySuffix).map((suffix) => suffix.slice(1));
 
-const encoder = new TextEncoder();
-export const utf8Bytes = (text: string): number => encoder.encode(text).length;
-
 // With the `u` flag a surrogate class matches only unpaired halves, which UTF-8 cannot carry.
 const loneSurrogate = /[\uD800-\uDFFF]/u;
 const controlCharacter = /\p{Cc}/u;
@@ -62,7 +60,7 @@ const globCharacter = /[*?[\]\\]/;
 /** What a queue name breaks, or undefined. The name sits in every key: `<prefix>:<queueName>:…`. */
 export function queueNameProblem(name: string): string | undefined {
   if (name === "") return "a non-empty string";
-  const bytes = utf8Bytes(name);
+  const bytes = utf8Length(name);
   if (bytes > maxQueueNameBytes) return `at most ${maxQueueNameBytes} bytes of UTF-8 (got ${bytes} bytes)`;
   if (loneSurrogate.test(name)) return "well-formed Unicode (no lone surrogate)";
   if (controlCharacter.test(name)) return "a name without control characters (NUL, CR, LF, …)";
@@ -118,7 +116,7 @@ export function jobIdProblem(id: string): string | undefined {
 
 /** What a job name breaks, or undefined: any string of at most 1,000 bytes of UTF-8. */
 export function jobNameProblem(name: string): string | undefined {
-  const bytes = utf8Bytes(name);
+  const bytes = utf8Length(name);
   return bytes > maxJobNameBytes
     ? `at most ${maxJobNameBytes} bytes of UTF-8 (got ${bytes} bytes)`
     : undefined;

@@ -3,23 +3,8 @@
  * decodeIds reads them, counting UTF-8 bytes as Lua does) and entries with only their non-default
  * fields spelled out.
  */
+import { utf8Length } from "../codec.ts";
 import type { AckEntry } from "../outcome.ts";
-
-/** Bytes of a string in UTF-8, which is how Lua's `#` measures the strings Redis hands a script. */
-export function utf8Length(text: string): number {
-  let bytes = text.length;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x80) continue;
-    if (code < 0x800) bytes += 1;
-    else if (code >= 0xd800 && code <= 0xdbff && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      // A surrogate pair: two UTF-16 units, four bytes.
-      bytes += 2;
-      i += 1;
-    } else bytes += 2;
-  }
-  return bytes;
-}
 
 /** Length-prefixed strings ("<bytes>:<text>" each), what the scripts' decodeIds reads. */
 export function encodeIds(texts: readonly string[]): string {

@@ -4,7 +4,8 @@
 -- Returns the code to answer at once, or nil to go on with the move.
 local function startGuardedMove(guardKey, guardTtl, done, jobKey, fromSet, jobId)
   -- Redis 6.2 form (no NX with GET): the GET runs only for a replay.
-  if not redis.call("SET", guardKey, done, "NX", "PX", guardTtl) then return tonumber(redis.call("GET", guardKey)) end
+  local fresh = redis.call("SET", guardKey, done, "NX", "PX", guardTtl)
+  if not fresh then return tonumber(redis.call("GET", guardKey)) end
   local code
   if redis.call("EXISTS", jobKey) == 0 then
     code = -1

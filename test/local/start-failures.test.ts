@@ -9,6 +9,7 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { collectOutput } from "../support/child-output.ts";
 
 const tsxCli = resolve("node_modules/tsx/dist/cli.mjs");
 
@@ -21,14 +22,8 @@ function runStart(env: Record<string, string>, tmp: string): Promise<{ code: num
     env: { ...base, TMPDIR: tmp, NIMBUSQ_DEMO: "0", PORT: "0", REST_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let text = "";
-  child.stdout.on("data", (chunk: Buffer) => {
-    text += chunk.toString();
-  });
-  child.stderr.on("data", (chunk: Buffer) => {
-    text += chunk.toString();
-  });
-  return new Promise((done) => child.on("exit", (code) => done({ code, text })));
+  const text = collectOutput(child);
+  return new Promise((done) => child.on("exit", (code) => done({ code, text: text() })));
 }
 
 /** Processes whose working directory is under `dir`: redis-server runs in the temp dir it was given. */

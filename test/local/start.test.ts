@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
+import { collectOutput } from "../support/child-output.ts";
 
 function runStart(env: Record<string, string>): {
   output: Promise<{ code: number | null; text: string }>;
@@ -10,17 +11,11 @@ function runStart(env: Record<string, string>): {
     env: { ...process.env, PORT: "0", REST_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let text = "";
-  child.stdout.on("data", (chunk: Buffer) => {
-    text += chunk.toString();
-  });
-  child.stderr.on("data", (chunk: Buffer) => {
-    text += chunk.toString();
-  });
+  const text = collectOutput(child);
   return {
-    output: new Promise((resolve) => child.on("exit", (code) => resolve({ code, text }))),
+    output: new Promise((resolve) => child.on("exit", (code) => resolve({ code, text: text() }))),
     kill: () => child.kill("SIGINT"),
-    text: () => text,
+    text,
   };
 }
 
