@@ -146,3 +146,13 @@ export class TimeoutError extends QueueError {
 export class LeaseLostError extends QueueError {
   override name = "LeaseLostError" as const;
 }
+
+/** A call reached a Queue, Worker, FlowProducer or QueueEvents after its `close()`. */
+export class ClosedError extends QueueError {
+  override name = "ClosedError" as const;
+}
+
+/** A BullMQ method that cannot exist over Redis's HTTP API (the message says why and what to use). */
+export class NotSupportedError extends QueueError {
+  override name = "NotSupportedError" as const;
+}

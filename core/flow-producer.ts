@@ -4,8 +4,9 @@
  */
 import { type NewJob, writeJobs, writeSettings } from "./add-jobs.ts";
 import type { Job } from "./job.ts";
+import { Lifecycle, redisPortFrom } from "./lifecycle.ts";
 import { Queue } from "./queue.ts";
-import { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
+import type { RedisPort, UpstashRedisLike } from "./redis-port.ts";
 import type { FlowJob, JobsOptions } from "./types.ts";
 import { Checker, checkQueueName } from "./validate.ts";
 
@@ -45,9 +46,15 @@ interface Planned {
 export class FlowProducer {
   private readonly port: RedisPort;
   private readonly queues = new Map<string, Queue>();
+  private readonly lifecycle = new Lifecycle("FlowProducer");
 
   constructor(private readonly options: FlowProducerOptions) {
-    this.port = toRedisPort(options.redis);
+    this.port = this.lifecycle.guard(redisPortFrom(options, "FlowProducer"));
+  }
+
+  /** BullMQ's `close()`: idempotent; afterwards every call is refused with a ClosedError. */
+  close(): Promise<void> {
+    return this.lifecycle.close();
   }
 
   private queue(name: string, prefix: string): Queue {

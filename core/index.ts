@@ -4,6 +4,7 @@ export type { BackoffStrategy } from "./backoff.ts";
 export { type CreateRedisOptions, createRedis } from "./client.ts";
 export { type DeadLetterData, deadLetterId } from "./dead-letter.ts";
 export {
+  ClosedError,
   DelayedError,
   JobBelongsToSchedulerError,
   JobLockedError,
@@ -11,6 +12,7 @@ export {
   JobNotInStateError,
   JobSchedulerConflictError,
   LeaseLostError,
+  NotSupportedError,
   ParentConflictError,
   ParentNotFoundError,
   QueueError,

@@ -8,6 +8,7 @@ import {
   changePriority,
   promoteJob,
   removeJob,
+  retryJob,
 } from "./generated/scripts.ts";
 import type { JobLocation } from "./job.ts";
 import { jobKey, queueKeyPrefix, queueKeys, replayGuardKey } from "./keys.ts";
@@ -120,4 +121,34 @@ export async function changeJobPriority(
   );
   if (code < 0) refuse(code, "changePriority", location, id);
   return priority;
+}
+
+/**
+ * BullMQ's `job.retry(state)`: out of the `failed` or `completed` set, its finish fields cleared, into
+ * wait or prioritized. Throws JobNotFoundError, or JobNotInStateError when the job is not in that state.
+ */
+export async function retryFinished(
+  location: JobLocation,
+  id: string,
+  state: "failed" | "completed",
+  opts: { resetAttemptsMade?: boolean; resetAttemptsStarted?: boolean },
+  lifo: boolean,
+): Promise<void> {
+  const keys = keysOf(location, id);
+  const code = Number(
+    await runScript(
+      location.port,
+      retryJob,
+      { ...keys, finished: keys[state] },
+      {
+        jobId: id,
+        state,
+        lifo: lifo ? "1" : "",
+        resetAttemptsMade: opts.resetAttemptsMade ? "1" : "",
+        resetAttemptsStarted: opts.resetAttemptsStarted ? "1" : "",
+        guardTtl,
+      },
+    ),
+  );
+  if (code < 0) refuse(code, "retry", location, id, state);
 }

@@ -2,8 +2,8 @@
  * A job as read from (or just written to) Redis, with BullMQ's field names and getters.
  */
 import { type DecodedJob, decodeJob, hashFromFlat } from "./codec.ts";
-import { errorForCode, JobNotInStateError, scriptCode, UnexpectedReplyError } from "./errors.ts";
-import { getDependencyCounts, getJobStates, retryJob } from "./generated/scripts.ts";
+import { UnexpectedReplyError } from "./errors.ts";
+import { getDependencyCounts, getJobStates } from "./generated/scripts.ts";
 import {
   type ChangePriorityOptions,
   changeDelay,
@@ -11,8 +11,9 @@ import {
   promote,
   type RemoveOptions,
   removeJobWithChildren,
+  retryFinished,
 } from "./job-moves.ts";
-import { jobKey, jobSubKeys, queueKeyPrefix, queueKeys, queueQualifiedName, replayGuardKey } from "./keys.ts";
+import { jobKey, jobSubKeys, queueKeyPrefix, queueKeys, queueQualifiedName } from "./keys.ts";
 import type { RedisPort } from "./redis-port.ts";
 import { runScript } from "./scripts.ts";
 import type { JobState } from "./types.ts";
@@ -183,6 +184,26 @@ export class Job<TData = unknown, TResult = unknown> {
     return reply.map((state) => String(state) as JobState);
   }
 
+  /** BullMQ's state checks: each one read of the job's state (`getState`). */
+  async isCompleted(): Promise<boolean> {
+    return (await this.getState()) === "completed";
+  }
+  async isFailed(): Promise<boolean> {
+    return (await this.getState()) === "failed";
+  }
+  async isDelayed(): Promise<boolean> {
+    return (await this.getState()) === "delayed";
+  }
+  async isActive(): Promise<boolean> {
+    return (await this.getState()) === "active";
+  }
+  async isWaiting(): Promise<boolean> {
+    return (await this.getState()) === "waiting";
+  }
+  async isWaitingChildren(): Promise<boolean> {
+    return (await this.getState()) === "waiting-children";
+  }
+
   /** Children's return values by child key (`<prefix>:<queue>:<id>`), as BullMQ returns them. */
   async getChildrenValues<T = unknown>(): Promise<Record<string, T>> {
     const flat = await this.location.port.hgetall(jobSubKeys(this.key).processed);
@@ -263,38 +284,7 @@ export class Job<TData = unknown, TResult = unknown> {
    * await job?.retry("failed", { resetAttemptsMade: true });
    */
   async retry(state: "failed" | "completed" = "failed", opts: RetryOptions = {}): Promise<void> {
-    const { port, prefix, queueName } = this.location;
-    const keys = queueKeys(prefix, queueName);
-    const code = Number(
-      await runScript(
-        port,
-        retryJob,
-        {
-          replayGuard: replayGuardKey(prefix, queueName, crypto.randomUUID()),
-          jobKey: this.key,
-          finished: keys[state],
-          wait: keys.wait,
-          prioritized: keys.prioritized,
-          priorityCounter: keys.priorityCounter,
-          meta: keys.meta,
-          active: keys.active,
-          marker: keys.marker,
-          events: keys.events,
-        },
-        {
-          jobId: this.id,
-          state,
-          lifo: this.opts.lifo === true ? "1" : "",
-          resetAttemptsMade: opts.resetAttemptsMade ? "1" : "",
-          resetAttemptsStarted: opts.resetAttemptsStarted ? "1" : "",
-          // The Queue's default guard life: long enough to outlast the HTTP client's retries.
-          guardTtl: 600_000,
-        },
-      ),
-    );
-    const subject = `job "${this.id}" in queue "${queueName}"`;
-    if (code === scriptCode.notInState) throw new JobNotInStateError(`retry: ${subject} is not ${state}`);
-    if (code < 0) throw errorForCode(code, "retry", subject);
+    await retryFinished(this.location, this.id, state, opts, this.opts.lifo === true);
     this.failedReason = undefined;
     this.finishedOn = undefined;
     this.processedOn = undefined;

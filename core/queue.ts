@@ -10,25 +10,16 @@ import {
   writeJobs,
   writeSettings,
 } from "./add-jobs.ts";
-import { UnexpectedReplyError } from "./errors.ts";
-import { getJobCounts, pauseQueue } from "./generated/scripts.ts";
+import { pauseQueue, trimEvents } from "./generated/scripts.ts";
 import { Job } from "./job.ts";
-import { readJobPages } from "./job-pages.ts";
 import * as schedulers from "./job-schedulers.ts";
-import { defaultJobTypes, jobStructures, pendingJobTypes } from "./job-structures.ts";
-import { jobKey, queueKeys, queueQualifiedName } from "./keys.ts";
-import { QueueMaintenance } from "./queue-maintenance.ts";
-import { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
+import { queueKeys, queueQualifiedName } from "./keys.ts";
+import { Lifecycle, redisPortFrom } from "./lifecycle.ts";
+import { QueueReads } from "./queue-reads.ts";
+import type { RedisPort, UpstashRedisLike } from "./redis-port.ts";
 import { type RedriveOptions, redrive } from "./redrive.ts";
 import { runScript } from "./scripts.ts";
-import type {
-  BulkJob,
-  JobSchedulerTemplate,
-  JobState,
-  JobsOptions,
-  JobType,
-  RepeatOptions,
-} from "./types.ts";
+import type { BulkJob, JobSchedulerTemplate, JobsOptions, RepeatOptions } from "./types.ts";
 import {
   Checker,
   checkJobName,
@@ -68,19 +59,22 @@ export interface QueueOptions {
  * const queue = new Queue("email", { redis: createRedis() });
  * await queue.add("welcome", { to: "a@example.com" }, { attempts: 3, backoff: { type: "exponential", delay: 1000 } });
  */
-export class Queue<TData = unknown> extends QueueMaintenance {
-  readonly name: string;
-  readonly prefix: string;
-  readonly keys: ReturnType<typeof queueKeys>;
-  protected readonly port: RedisPort;
+export class Queue<TData = unknown> extends QueueReads<TData> {
+  override readonly name: string;
+  override readonly prefix: string;
+  override readonly keys: ReturnType<typeof queueKeys>;
+  protected override readonly port: RedisPort;
   private readonly options: QueueOptions;
+  private readonly lifecycle: Lifecycle;
 
   constructor(name: string, options: QueueOptions) {
     super();
     this.name = checkQueueName(name);
+    this.lifecycle = new Lifecycle(`Queue "${this.name}"`);
+    const port = redisPortFrom(options, `Queue "${this.name}"`);
     this.prefix = checkPrefix(options.prefix ?? "bull");
     this.options = options;
-    this.port = toRedisPort(options.redis);
+    this.port = this.lifecycle.guard(port);
     this.keys = queueKeys(this.prefix, this.name);
     this.location = {
       port: this.port,
@@ -172,84 +166,6 @@ export class Queue<TData = unknown> extends QueueMaintenance {
     });
   }
 
-  /** Reads a job; undefined when it does not exist. */
-  async getJob(id: string): Promise<Job<TData> | undefined> {
-    const flat = await this.port.hgetall(jobKey(this.prefix, this.name, id));
-    return Job.fromFlat<TData>(this.location, id, flat);
-  }
-
-  /** A job and its state, read together in one call so they agree; undefined when it does not exist. */
-  getJobWithState(id: string): Promise<{ job: Job<TData>; state: JobState } | undefined> {
-    return Job.readWithState<TData>(this.location, id);
-  }
-
-  /**
-   * Counts by type, keyed by the type names asked for (BullMQ keeps `wait` as `wait`); with no types,
-   * BullMQ 6's default set (no `paused`).
-   */
-  async getJobCounts(...types: JobType[]): Promise<Record<string, number>> {
-    const structures = jobStructures(
-      this.keys,
-      types.length > 0 ? types : defaultJobTypes,
-      `Queue "${this.name}": getJobCounts`,
-      true,
-    );
-    const reply = await runScript(
-      this.port,
-      getJobCounts,
-      { structures: structures.map((s) => ({ key: s.key })) },
-      { structures: structures.map((s) => ({ kind: s.kind })) },
-    );
-    if (!Array.isArray(reply))
-      throw new UnexpectedReplyError(`getJobCounts of queue "${this.name}": unexpected reply`);
-    return Object.fromEntries(structures.map((s, i) => [s.type, Number(reply[i])]));
-  }
-
-  /**
-   * Total of the given types; with none, of the jobs still to be processed (waiting, delayed,
-   * prioritized, waiting-children), as BullMQ's `count()`.
-   */
-  async count(...types: JobType[]): Promise<number> {
-    const counts = await this.getJobCounts(...(types.length > 0 ? types : pendingJobTypes));
-    return Object.values(counts).reduce((sum, n) => sum + n, 0);
-  }
-
-  /**
-   * Jobs of the given types; `start`/`end` index each type's range, `asc` lists lists in processing
-   * order and sets by ascending score, as BullMQ's `getJobs`. A large range is read in pages, each one
-   * short script call (core/job-pages.ts).
-   */
-  async getJobs(types: JobType | JobType[] = [], start = 0, end = -1, asc = false): Promise<Job<TData>[]> {
-    const list = typeof types === "string" ? [types] : types.length > 0 ? types : defaultJobTypes;
-    const check = new Checker(`Queue "${this.name}": getJobs`);
-    check.integer("start", start, 0);
-    check.integer("end", end, -1);
-    const structures = jobStructures(this.keys, list as string[], `Queue "${this.name}": getJobs`);
-    return await readJobPages<TData>(this.location, structures, start, end, asc);
-  }
-
-  getWaiting(start = 0, end = -1): Promise<Job<TData>[]> {
-    return this.getJobs(["waiting"], start, end, true);
-  }
-  getActive(start = 0, end = -1): Promise<Job<TData>[]> {
-    return this.getJobs(["active"], start, end, true);
-  }
-  getDelayed(start = 0, end = -1): Promise<Job<TData>[]> {
-    return this.getJobs(["delayed"], start, end, true);
-  }
-  getPrioritized(start = 0, end = -1): Promise<Job<TData>[]> {
-    return this.getJobs(["prioritized"], start, end, true);
-  }
-  getCompleted(start = 0, end = -1): Promise<Job<TData>[]> {
-    return this.getJobs(["completed"], start, end, false);
-  }
-  getFailed(start = 0, end = -1): Promise<Job<TData>[]> {
-    return this.getJobs(["failed"], start, end, false);
-  }
-  getWaitingChildren(start = 0, end = -1): Promise<Job<TData>[]> {
-    return this.getJobs(["waiting-children"], start, end, true);
-  }
-
   private get schedulers(): schedulers.SchedulerHost {
     return { location: this.location, options: this.options };
   }
@@ -300,5 +216,35 @@ export class Queue<TData = unknown> extends QueueMaintenance {
   /** Moves this queue's dead letters back into it as new jobs (see core/redrive.ts). */
   redrive(options?: RedriveOptions) {
     return redrive(this.location, writeSettings(this.options, this.location.clock()), options);
+  }
+
+  /**
+   * Trims the event stream to about `maxLength` entries (BullMQ's `trimEvents`); returns how many
+   * went. Workers and adds already keep it near `streams.events.maxLen`.
+   */
+  async trimEvents(maxLength: number): Promise<number> {
+    new Checker(`Queue "${this.name}": trimEvents`).integer("maxLength", maxLength, 0);
+    return Number(await runScript(this.port, trimEvents, this.keys, { maxLength }));
+  }
+
+  /**
+   * Resolves once Redis answered one read of the queue (a wrong URL or token rejects here), as
+   * BullMQ's `waitUntilReady`; there is no connection to open, every call is an HTTP request.
+   */
+  async waitUntilReady(): Promise<void> {
+    await this.port.hgetall(this.keys.meta);
+  }
+
+  /**
+   * BullMQ's `close()`: idempotent; afterwards every call of this queue (and of the jobs it returned)
+   * is refused with a ClosedError. Nothing is held open, so nothing else needs releasing.
+   */
+  close(): Promise<void> {
+    return this.lifecycle.close();
+  }
+
+  /** The close under way or done, undefined while open (BullMQ's `closing`). */
+  get closing(): Promise<void> | undefined {
+    return this.lifecycle.closing;
   }
 }

@@ -181,6 +181,11 @@ export function checkDeadLetter(check: Checker, field: string, value: unknown): 
 /** Checks job options; unknown keys are refused so a typo never silently does nothing. */
 export function checkJobOptions(check: Checker, field: string, value: unknown, now: number): JobsOptions {
   if (value === undefined) return {};
+  if (typeof value === "object" && value !== null && "repeat" in value)
+    check.fail(
+      `${field}.repeat`,
+      "absent: repeatable jobs are job schedulers here (BullMQ 6's API) — call queue.upsertJobScheduler(id, { pattern } or { every }, { name, data, opts })",
+    );
   const opts = check.object(field, value, [...knownOptions]);
   for (const [key, v] of Object.entries(opts)) {
     if (v === undefined) continue;

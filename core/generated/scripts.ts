@@ -678,6 +678,34 @@ export const getJobCounts: ScriptDef<GetJobCountsKeys, GetJobCountsArgs> = {
   source: "-- nimbusq:getJobCounts (generated from lua/getJobCounts.lua; do not edit)\nlocal KEY_GROUP = { first = 1, size = 1, key = 0 }\nlocal KEY_GROUP_COUNT = (#KEYS - 0) / 1\nlocal function groupKey(i, offset) return KEYS[1 + (i - 1) * 1 + offset] end\nlocal ARG_GROUP = { first = 1, size = 1, kind = 0 }\nlocal ARG_GROUP_COUNT = (#ARGV - 0) / 1\nlocal function groupArg(i, offset) return ARGV[1 + (i - 1) * 1 + offset] end\nlocal counts = {}\nfor i = 1, KEY_GROUP_COUNT do\n  if groupArg(i, ARG_GROUP.kind) == \"list\" then\n    counts[i] = redis.call(\"LLEN\", groupKey(i, KEY_GROUP.key))\n  else\n    counts[i] = redis.call(\"ZCARD\", groupKey(i, KEY_GROUP.key))\n  end\nend\nreturn counts\n",
 };
 
+export interface GetJobLogsKeys {
+  /** {P}<jobId>:logs */
+  logs: string;
+}
+
+export interface GetJobLogsArgs {
+  /** first index, as LRANGE takes it (negative counts from the newest line) */
+  from: string | number;
+  /** last index, inclusive */
+  to: string | number;
+}
+
+/**
+ * Reads a range of a job's log lines and how many it has (BullMQ's Queue.getJobLogs).
+ *
+ * Returns: {lines in the list's order, total number of lines}.
+ *
+ * Events: none
+ */
+export const getJobLogs: ScriptDef<GetJobLogsKeys, GetJobLogsArgs> = {
+  name: "getJobLogs",
+  sha1: "e9743db969bf48457ff85eb61df7418aa2a47081",
+  keyLocking: false,
+  keys: { fixed: ["logs"] },
+  argv: { fixed: ["from","to"] },
+  source: "-- nimbusq:getJobLogs (generated from lua/getJobLogs.lua; do not edit)\nlocal KEY = { logs = 1 }\nlocal ARG = { from = 1, to = 2 }\nreturn { redis.call(\"LRANGE\", KEYS[KEY.logs], ARGV[ARG.from], ARGV[ARG.to]), redis.call(\"LLEN\", KEYS[KEY.logs]) }\n",
+};
+
 export interface GetJobSchedulersKeys {
   /** {P}repeat */
   schedulers: string;
@@ -1509,6 +1537,32 @@ export const trackWorker: ScriptDef<TrackWorkerKeys, TrackWorkerArgs> = {
   keys: { fixed: ["workers"] },
   argv: { fixed: ["invocation","expiresAt"] },
   source: "-- nimbusq:trackWorker (generated from lua/trackWorker.lua; do not edit)\nlocal KEY = { workers = 1 }\nlocal ARG = { invocation = 1, expiresAt = 2 }\nlocal expiresAt = tonumber(ARGV[ARG.expiresAt])\nif expiresAt > 0 then\n  redis.call(\"ZADD\", KEYS[KEY.workers], expiresAt, ARGV[ARG.invocation])\nelse\n  redis.call(\"ZREM\", KEYS[KEY.workers], ARGV[ARG.invocation])\nend\nreturn redis.call(\"ZCARD\", KEYS[KEY.workers])\n",
+};
+
+export interface TrimEventsKeys {
+  /** {P}events */
+  events: string;
+}
+
+export interface TrimEventsArgs {
+  /** entries to keep, at least */
+  maxLength: string | number;
+}
+
+/**
+ * Trims the queue's event stream to about `maxLength` entries (BullMQ's Queue.trimEvents: XTRIM MAXLEN ~, which removes whole stream nodes only).
+ *
+ * Returns: How many entries went.
+ *
+ * Events: none
+ */
+export const trimEvents: ScriptDef<TrimEventsKeys, TrimEventsArgs> = {
+  name: "trimEvents",
+  sha1: "559a54aa04df2b5746b12c2b02767089e69092fa",
+  keyLocking: false,
+  keys: { fixed: ["events"] },
+  argv: { fixed: ["maxLength"] },
+  source: "-- nimbusq:trimEvents (generated from lua/trimEvents.lua; do not edit)\nlocal KEY = { events = 1 }\nlocal ARG = { maxLength = 1 }\nreturn redis.call(\"XTRIM\", KEYS[KEY.events], \"MAXLEN\", \"~\", ARGV[ARG.maxLength])\n",
 };
 
 export interface UpdateJobKeys {

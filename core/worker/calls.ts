@@ -5,7 +5,7 @@
  */
 import { ActiveJob } from "../active-job.ts";
 import { decodeJob, hashFromFlat } from "../codec.ts";
-import { UnexpectedReplyError } from "../errors.ts";
+import { ClosedError, UnexpectedReplyError } from "../errors.ts";
 import {
   ackAndLease,
   ackPromoteAndLease,
@@ -171,7 +171,8 @@ export async function cycleWithRetries(
       return await cycle(location, request);
     } catch (error) {
       const wait = callRetriesMs[attempt];
-      if (wait === undefined || isErrorReply(error)) throw error;
+      // A closed worker's port refuses for good: asking again cannot help.
+      if (wait === undefined || isErrorReply(error) || error instanceof ClosedError) throw error;
       onError(error as Error);
       await pause(wait);
     }

@@ -46,3 +46,32 @@ export interface PipelineHost {
   /** Extends the jobs' leases; resolves to the ids whose lease is lost. */
   extend(jobs: ActiveJob[]): Promise<Set<string>>;
 }
+
+/** Counts a settled job in the drain's summary and emits the worker's event for it, as BullMQ does. */
+export function reportOutcome(
+  emit: PipelineHost["emit"],
+  job: ActiveJob,
+  decision: Decision,
+  summary: DrainSummary,
+): void {
+  switch (decision.result) {
+    case "completed":
+      summary.completed += 1;
+      job.returnvalue = decision.returnValue;
+      emit("completed", job, decision.returnValue, "active");
+      break;
+    case "failed":
+    case "retried":
+      summary[decision.result] += 1;
+      emit("failed", job, decision.error as Error, "active");
+      break;
+    case "delayed":
+      summary.delayed += 1;
+      break;
+    case "handed-back":
+      summary.handedBack += 1;
+      break;
+    case "waiting-children":
+      break;
+  }
+}

@@ -11,18 +11,19 @@ import { Emitter } from "../emitter.ts";
 import { setRateLimit } from "../generated/scripts.ts";
 import type { JobLocation } from "../job.ts";
 import { defaultMaxLenEvents, queueKeys } from "../keys.ts";
-import { type Decision, decide, type OutcomeSettings, refusedCompletion } from "../outcome.ts";
-import { toRedisPort } from "../redis-port.ts";
+import { Lifecycle, redisPortFrom } from "../lifecycle.ts";
+import { decide, type OutcomeSettings, refusedCompletion } from "../outcome.ts";
 import { withNextIterations } from "../scheduler-iterations.ts";
 import { runScript } from "../scripts.ts";
 import { Checker, checkPrefix, checkQueueName } from "../validate.ts";
 import { defaultMaxRequestBytes } from "./ack-size.ts";
 import { type EventsLevel, extendBatch, runStalledCheck } from "./calls.ts";
 import { Pipeline } from "./pipeline.ts";
-import type { PipelineHost } from "./pipeline-host.ts";
+import { type PipelineHost, reportOutcome } from "./pipeline-host.ts";
 import {
   type DrainOptions,
   type DrainSummary,
+  linkSignals,
   type Processor,
   sleep,
   type WorkerEvents,
@@ -54,6 +55,11 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
   private readonly ack: { groupSize: number; waitMs: number };
   private readonly id = crypto.randomUUID();
   private sequence = 0;
+  private readonly lifecycle: Lifecycle;
+  /** Fires on close(): pipelines stop leasing, run() stops polling. */
+  private readonly stopping = new AbortController();
+  /** The drains and runs under way (isRunning, and what close() waits for). */
+  private readonly busy = new Set<Promise<unknown>>();
 
   constructor(
     queueName: string,
@@ -63,6 +69,8 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
     super();
     const check = new Checker(`Worker "${queueName}"`);
     this.name = checkQueueName(queueName, `Worker "${queueName}"`);
+    this.lifecycle = new Lifecycle(`Worker "${this.name}"`);
+    const port = this.lifecycle.guard(redisPortFrom(options, `Worker "${this.name}"`));
     // Only a batchSize: it is the concurrency too (no prefetch). Otherwise the default prefetches as
     // many jobs again as run (at least 10 per call), so freed slots start without a round trip.
     this.concurrency = check.integer("concurrency", options.concurrency ?? options.batchSize ?? 10, 1, 1000);
@@ -103,7 +111,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
       check.integer("limiter.duration", options.limiter.duration, 1);
     }
     this.location = {
-      port: toRedisPort(options.redis),
+      port,
       prefix: checkPrefix(options.prefix ?? "bull", `Worker "${queueName}"`),
       queueName,
       clock: options.clock ?? Date.now,
@@ -136,10 +144,55 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
    * rate limited, or the signal fires; every job it leased is acked or handed back before it resolves.
    */
   async drain(options: DrainOptions = {}): Promise<DrainSummary> {
-    return await new Pipeline(this.host(), options).run();
+    this.lifecycle.assertOpen("drain");
+    const { signal, release } = linkSignals(this.stopping.signal, options.signal);
+    try {
+      return await this.track(new Pipeline(this.host(), { ...options, signal }).run());
+    } finally {
+      release();
+    }
+  }
+
+  private async track<T>(work: Promise<T>): Promise<T> {
+    this.busy.add(work);
+    try {
+      return await work;
+    } finally {
+      this.busy.delete(work);
+    }
+  }
+
+  /** True while a `drain` or `run` is under way (BullMQ's `isRunning`). */
+  isRunning(): boolean {
+    return this.busy.size > 0;
+  }
+
+  /** Resolves once Redis answered one read of the queue (a wrong URL or token rejects here). */
+  async waitUntilReady(): Promise<void> {
+    this.lifecycle.assertOpen("waitUntilReady");
+    await this.location.port.hgetall(queueKeys(this.location.prefix, this.name).meta);
+  }
+
+  /**
+   * BullMQ's `close(force)`: stops leasing at once; running jobs finish and are acked, jobs leased but
+   * not started go back to the front of the queue, then it resolves. With `force` it resolves at once
+   * and the running jobs' leases lapse (the stalled check hands them to another worker, as BullMQ's
+   * does). Idempotent; afterwards `drain`/`run` are refused with a ClosedError.
+   */
+  close(force = false): Promise<void> {
+    return this.lifecycle.close(async () => {
+      this.stopping.abort();
+      if (!force) await Promise.allSettled([...this.busy]);
+    });
+  }
+
+  /** The close under way or done, undefined while open (BullMQ's `closing`). */
+  get closing(): Promise<void> | undefined {
+    return this.lifecycle.closing;
   }
 
   private host(): PipelineHost {
+    const emit: PipelineHost["emit"] = (event, ...args) => this.emit(event, ...args);
     const settings = {
       batchSize: this.batchSize,
       concurrency: this.concurrency,
@@ -168,7 +221,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
       location: this.location,
       settings,
       clock: () => this.clock(),
-      emit: (event, ...args) => this.emit(event, ...args),
+      emit,
       nextToken: () => `${this.id}:${++this.sequence}`,
       attemptOptions: (deadline) => ({
         processor: this.processor as Processor as (job: ActiveJob) => Promise<unknown>,
@@ -187,7 +240,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
         }
       },
       refused: (job, code) => refusedCompletion(job, code, outcomeSettings()),
-      report: (job, decision, summary) => this.report(job, decision, summary),
+      report: (job, decision, summary) => reportOutcome(emit, job, decision, summary),
       prepare: async (jobs) => {
         for (const job of jobs) {
           job.hooks = {
@@ -211,37 +264,22 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
     });
   }
 
-  private report(job: ActiveJob, decision: Decision, summary: DrainSummary): void {
-    switch (decision.result) {
-      case "completed":
-        summary.completed += 1;
-        job.returnvalue = decision.returnValue;
-        this.emit("completed", job, decision.returnValue, "active");
-        break;
-      case "failed":
-        summary.failed += 1;
-        this.emit("failed", job, decision.error as Error, "active");
-        break;
-      case "retried":
-        summary.retried += 1;
-        this.emit("failed", job, decision.error as Error, "active");
-        break;
-      case "delayed":
-        summary.delayed += 1;
-        break;
-      case "handed-back":
-        summary.handedBack += 1;
-        break;
-      case "waiting-children":
-        break;
-    }
-  }
-
   /**
    * Keeps draining until `signal` fires: when idle it polls with a backoff (never a blocking command),
    * waking earlier when a delayed job or the rate limit is due.
    */
-  async run(options: { signal: AbortSignal }): Promise<void> {
+  async run(options: { signal?: AbortSignal } = {}): Promise<void> {
+    this.lifecycle.assertOpen("run");
+    const { signal, release } = linkSignals(this.stopping.signal, options.signal);
+    try {
+      await this.track(this.poll(signal));
+    } finally {
+      release();
+    }
+  }
+
+  private async poll(signal: AbortSignal): Promise<void> {
+    const options = { signal };
     const minMs = this.options.poll?.minMs ?? 100;
     const maxMs = this.options.poll?.maxMs ?? 5000;
     let idleMs = minMs;
@@ -250,6 +288,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
       try {
         summary = await this.drain({ signal: options.signal });
       } catch (error) {
+        if (options.signal.aborted) break;
         this.emit("error", error as Error);
         summary = { stoppedBecause: "empty" } as DrainSummary;
       }

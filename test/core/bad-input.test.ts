@@ -42,7 +42,8 @@ describe("bad input is refused with a typed error and writes nothing", () => {
     ["custom id 0:x:y", { jobId: "0:x:y" }, "opts.jobId", /other than "0"/],
     ["empty custom id", { jobId: "" }, "opts.jobId", /non-empty string/],
     ["string attempts", { attempts: "3" }, "opts.attempts", /integer/],
-    ["unknown option", { repeat: { every: 1000 } }, "opts.repeat", /one of the known keys/],
+    ["unknown option", { prioirty: 1 }, "opts.prioirty", /one of the known keys/],
+    ["BullMQ's repeat", { repeat: { every: 1000 } }, "opts.repeat", /upsertJobScheduler/],
     [
       "backoff jitter > 1",
       { backoff: { type: "fixed", delay: 10, jitter: 2 } },

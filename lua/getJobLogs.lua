@@ -1,0 +1,14 @@
+--[[
+getJobLogs: Reads a range of a job's log lines and how many it has (BullMQ's Queue.getJobLogs).
+
+KEYS
+  logs  {P}<jobId>:logs
+ARGV
+  from  first index, as LRANGE takes it (negative counts from the newest line)
+  to  last index, inclusive
+RETURNS
+  {lines in the list's order, total number of lines}.
+EVENTS
+  none
+]]
+return { redis.call("LRANGE", KEYS[KEY.logs], ARGV[ARG.from], ARGV[ARG.to]), redis.call("LLEN", KEYS[KEY.logs]) }

@@ -1,0 +1,14 @@
+--[[
+trimEvents: Trims the queue's event stream to about `maxLength` entries (BullMQ's Queue.trimEvents:
+XTRIM MAXLEN ~, which removes whole stream nodes only).
+
+KEYS
+  events  {P}events
+ARGV
+  maxLength  entries to keep, at least
+RETURNS
+  How many entries went.
+EVENTS
+  none
+]]
+return redis.call("XTRIM", KEYS[KEY.events], "MAXLEN", "~", ARGV[ARG.maxLength])
