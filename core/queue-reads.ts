@@ -76,6 +76,33 @@ export class QueueReads<TData = unknown> extends QueueMaintenance {
     return await readJobPages<TData>(this.location, structures, start, end, asc);
   }
 
+  /** BullMQ's `getJobCountByTypes`: the total of the given types, as `count(...types)`. */
+  getJobCountByTypes(...types: JobType[]): Promise<number> {
+    return this.count(...(types.length > 0 ? types : defaultJobTypes));
+  }
+  /** BullMQ's one-type counts, each one call. */
+  getWaitingCount(): Promise<number> {
+    return this.count("waiting");
+  }
+  getActiveCount(): Promise<number> {
+    return this.count("active");
+  }
+  getDelayedCount(): Promise<number> {
+    return this.count("delayed");
+  }
+  getPrioritizedCount(): Promise<number> {
+    return this.count("prioritized");
+  }
+  getCompletedCount(): Promise<number> {
+    return this.count("completed");
+  }
+  getFailedCount(): Promise<number> {
+    return this.count("failed");
+  }
+  getWaitingChildrenCount(): Promise<number> {
+    return this.count("waiting-children");
+  }
+
   getWaiting(start = 0, end = -1): Promise<Job<TData>[]> {
     return this.getJobs(["waiting"], start, end, true);
   }

@@ -12,6 +12,7 @@ import {
 } from "./add-jobs.ts";
 import { pauseQueue, trimEvents } from "./generated/scripts.ts";
 import { Job } from "./job.ts";
+import { type RemoveOptions, removeJobWithChildren } from "./job-moves.ts";
 import * as schedulers from "./job-schedulers.ts";
 import { queueKeys, queueQualifiedName } from "./keys.ts";
 import { Lifecycle, redisPortFrom } from "./lifecycle.ts";
@@ -164,6 +165,15 @@ export class Queue<TData = unknown> extends QueueReads<TData> {
       const { id, outcome } = outcomes[i] as AddOutcome;
       return { job: this.jobFromNew(job, id), outcome };
     });
+  }
+
+  /**
+   * Removes a job (with its children unless `removeChildren: false`), as BullMQ's `queue.remove`;
+   * refused with JobLockedError while a worker holds it. A job that does not exist is no error.
+   */
+  async remove(id: string, opts?: RemoveOptions): Promise<void> {
+    new Checker(`Queue "${this.name}": remove`).string("id", id);
+    await removeJobWithChildren(this.location, id, opts);
   }
 
   private get schedulers(): schedulers.SchedulerHost {

@@ -113,3 +113,36 @@ describe("trimEvents", () => {
     await expect(both.queue.trimEvents(-1)).rejects.toBeInstanceOf(ValidationError);
   });
 });
+
+describe("one-type counts and Queue.remove", () => {
+  it("count as BullMQ's get…Count getters do, and remove a job with its children", async () => {
+    const prefix = uniquePrefix("counts");
+    await using both = await pair(prefix);
+    await both.queue.addBulk([
+      { name: "w", data: {} },
+      { name: "w", data: {} },
+      { name: "d", data: {}, opts: { delay: 60_000 } },
+      { name: "p", data: {}, opts: { priority: 2 } },
+    ]);
+    const getters = [
+      "getWaitingCount",
+      "getActiveCount",
+      "getDelayedCount",
+      "getPrioritizedCount",
+      "getCompletedCount",
+      "getFailedCount",
+      "getWaitingChildrenCount",
+    ] as const;
+    for (const getter of getters) expect(await both.queue[getter](), getter).toBe(await both.bull[getter]());
+    expect(await both.queue.getJobCountByTypes("waiting", "delayed")).toBe(
+      await both.bull.getJobCountByTypes("waiting", "delayed"),
+    );
+    const [first] = await both.queue.getWaiting();
+    if (!first) throw new Error("no waiting job");
+    await both.queue.remove(first.id);
+    expect(await both.queue.getJob(first.id)).toBeUndefined();
+    expect(await both.bull.getWaitingCount()).toBe(1);
+    await both.queue.remove("never-existed");
+    await expect(both.queue.remove("")).rejects.toBeInstanceOf(ValidationError);
+  });
+});
