@@ -6,12 +6,13 @@
  */
 import { writeSettings } from "./add-jobs.ts";
 import { decodeOptions, decodeScheduler, hashFromFlat, shortOptions } from "./codec.ts";
+// Not schedule-time.ts: that carries the cron parser, which the Queue side loads only when needed.
+import { cronNext } from "./cron.ts";
 import { errorForCode, UnexpectedReplyError } from "./errors.ts";
 import { getJobSchedulers, removeJobScheduler, upsertJobScheduler } from "./generated/scripts.ts";
 import { Job, type JobLocation } from "./job.ts";
 import { queueKeyPrefix, queueKeys } from "./keys.ts";
 import type { QueueOptions } from "./queue.ts";
-import { cronNext } from "./schedule-time.ts";
 import {
   checkRepeatOptions,
   checkSchedulerId,
@@ -40,7 +41,7 @@ export async function upsertScheduler<TData>(
   const now = clock();
   const check = new Checker(`Queue "${queueName}": upsertJobScheduler`);
   const schedulerId = checkSchedulerId(check, id);
-  const schedule = checkRepeatOptions(check, repeat, now);
+  const schedule = await checkRepeatOptions(check, repeat, now);
   const { defaultJobOptions, maxDataBytes = defaultMaxDataBytes } = host.options;
   const { maxLenEvents } = writeSettings(host.options, now);
   const { name, dataText, opts } = checkTemplate(

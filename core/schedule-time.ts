@@ -4,38 +4,25 @@
  * (BullMQ's own dependency, same version) with the same arguments, in the schedule's IANA time zone.
  * `every` schedules are timed in Lua, where the stored offset and previous run are read atomically.
  * Pure: every function takes the time it works from.
+ *
+ * The worker and the sweeper time iterations here, so this module carries the parser itself (and
+ * registers it for the Queue side of the same bundle); the Queue side reaches cron through `cron.ts`.
  */
-// The parser module alone: the package index also loads a file reader that requires `fs`.
-import { CronExpressionParser } from "cron-parser/dist/CronExpressionParser.js";
+import * as cron from "./cron.ts";
+import { cronParser } from "./cron-register.ts";
 
-/** The parts of a schedule the decisions read; dates in ms. */
-export interface ScheduleTiming {
-  pattern?: string;
-  every?: number;
-  tz?: string;
-  startDate?: number;
-  endDate?: number;
-  limit?: number;
-}
+export type { ScheduleTiming } from "./cron.ts";
 
 /**
  * The pattern's first occurrence strictly after `from` (or after `startDate` when that is later), in
  * `tz`; undefined when it falls after `endDate`. Throws when cron-parser refuses the pattern or zone.
  */
-export function cronNext(pattern: string, timing: ScheduleTiming, from: number): number | undefined {
-  const { tz, startDate, endDate } = timing;
-  const currentDate = new Date(startDate !== undefined && startDate > from ? startDate : from);
-  const expression = CronExpressionParser.parse(pattern, { tz, startDate, endDate, currentDate });
-  try {
-    return expression.next().getTime();
-  } catch {
-    // cron-parser throws once the next occurrence is past endDate: the schedule is over.
-    return undefined;
-  }
+export function cronNext(pattern: string, timing: cron.ScheduleTiming, from: number): number | undefined {
+  return cron.cronNext(pattern, timing, from, cronParser);
 }
 
 /** What the current iteration's `opts.repeat` says about its schedule (BullMQ's stored form). */
-export interface IterationRepeat extends ScheduleTiming {
+export interface IterationRepeat extends cron.ScheduleTiming {
   /** This iteration's number, 1 for the first. */
   count?: number;
 }
@@ -72,7 +59,7 @@ export function planNextIteration(
  * left before `endDate`. Otherwise a worker that had taken it would have made the next one already.
  */
 export function shouldRestoreIteration(
-  timing: ScheduleTiming & { iterationCount: number },
+  timing: cron.ScheduleTiming & { iterationCount: number },
   millis: number,
   now: number,
 ): boolean {
@@ -84,9 +71,4 @@ export function shouldRestoreIteration(
   } catch {
     return false;
   }
-}
-
-/** A date option as ms (BullMQ's `new Date(x).getTime()`); NaN when it is no date. */
-export function toMillis(value: Date | string | number): number {
-  return new Date(value).getTime();
 }

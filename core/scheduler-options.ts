@@ -2,9 +2,7 @@
  * Input checks for job schedulers, before any Redis call (a refused schedule writes nothing), and the
  * shapes BullMQ 6.7.0 stores: the scheduler hash's fields and each iteration's `opts.repeat`.
  */
-// The parser module alone: the package index also loads a file reader that requires `fs`.
-import { CronExpressionParser } from "cron-parser/dist/CronExpressionParser.js";
-import { toMillis } from "./schedule-time.ts";
+import { loadCronParser } from "./cron.ts";
 import type { JobSchedulerTemplate, JobsOptions, RepeatOptions } from "./types.ts";
 import { type Checker, checkJobName, checkJobOptions, maxDueTime, serializeData } from "./validate.ts";
 
@@ -55,12 +53,21 @@ function checkDate(check: Checker, field: string, value: unknown): number | unde
   return ms;
 }
 
+/** A date option as ms (BullMQ's `new Date(x).getTime()`); NaN when it is no date. */
+export function toMillis(value: Date | string | number): number {
+  return new Date(value).getTime();
+}
+
 /** Why cron-parser refuses something, on one line. */
 function reason(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).split("\n")[0] as string;
 }
 
-export function checkRepeatOptions(check: Checker, value: unknown, now: number): Schedule {
+/**
+ * The checked schedule. A `pattern` or `tz` loads the cron parser first (see cron.ts), so an `every`
+ * schedule never needs it.
+ */
+export async function checkRepeatOptions(check: Checker, value: unknown, now: number): Promise<Schedule> {
   const repeat = check.object("repeat", value, repeatKeys) as RepeatOptions;
   const { pattern, every, tz } = repeat;
   if (pattern !== undefined && every !== undefined) {
@@ -70,20 +77,23 @@ export function checkRepeatOptions(check: Checker, value: unknown, now: number):
     check.fail("repeat.pattern", "a cron pattern, unless repeat.every gives an interval");
   }
   if (every !== undefined) check.integer("repeat.every", every, 1, maxDueTime);
-  if (tz !== undefined) {
-    check.string("repeat.tz", tz);
-    try {
-      CronExpressionParser.parse("* * * * *", { tz, currentDate: now }).next();
-    } catch {
-      check.fail("repeat.tz", "an IANA time zone such as Europe/Berlin", tz);
+  if (tz !== undefined) check.string("repeat.tz", tz);
+  if (pattern !== undefined) check.string("repeat.pattern", pattern);
+  if (tz !== undefined || pattern !== undefined) {
+    const parser = await loadCronParser();
+    if (tz !== undefined) {
+      try {
+        parser.parse("* * * * *", { tz, currentDate: now }).next();
+      } catch {
+        check.fail("repeat.tz", "an IANA time zone such as Europe/Berlin", tz);
+      }
     }
-  }
-  if (pattern !== undefined) {
-    check.string("repeat.pattern", pattern);
-    try {
-      CronExpressionParser.parse(pattern, { tz, currentDate: now });
-    } catch (error) {
-      check.fail("repeat.pattern", `a cron pattern cron-parser accepts (${reason(error)})`, pattern);
+    if (pattern !== undefined) {
+      try {
+        parser.parse(pattern, { tz, currentDate: now });
+      } catch (error) {
+        check.fail("repeat.pattern", `a cron pattern cron-parser accepts (${reason(error)})`, pattern);
+      }
     }
   }
   if (repeat.offset !== undefined) check.integer("repeat.offset", repeat.offset, 0, maxDueTime);

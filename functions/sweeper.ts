@@ -5,7 +5,6 @@
  * shortly before the next tick — sleeps until the next thing is due and sweeps again. An idle
  * deployment costs one sweep per tick; `mode: "once"` always sweeps once.
  */
-import type { PutEventsRequestEntry } from "@aws-sdk/client-eventbridge";
 import type { Context } from "aws-lambda";
 import {
   advanceCursors,
@@ -18,7 +17,7 @@ import {
   workersToStart,
 } from "../core/index.ts";
 import type { RedisPort, UpstashRedisLike } from "../core/redis-port.ts";
-import { createEventPublisher, type Publish } from "./aws/event-publisher.ts";
+import { createEventPublisher, type EventEntry, type Publish } from "./aws/event-publisher.ts";
 import { createLambdaInvoker, type Invoke } from "./aws/lambda-invoker.ts";
 import { redisOrEnv } from "./redis-from-env.ts";
 
@@ -80,7 +79,7 @@ export function eventEntry(
   event: QueueSweep["events"][number],
   bus: string,
   source: string,
-): PutEventsRequestEntry {
+): EventEntry {
   const { event: name = "unknown", ...fields } = event.fields;
   const detail = {
     queue,
@@ -181,7 +180,7 @@ export function sweeperHandler(options: SweeperOptions) {
 
     /** Forwards each queue's new events; true when a queue had a full batch (more to read). */
     async function forward(swept: QueueSweep[]): Promise<boolean> {
-      const entries: PutEventsRequestEntry[] = [];
+      const entries: EventEntry[] = [];
       const owners: { queue: string; id: string }[] = [];
       for (const s of swept) {
         for (const event of s.events) {

@@ -14,7 +14,7 @@ import { type FunctionEntry, functionEntries, runtimeProvided } from "./function
 export interface BundleOptions {
   /** The repository root (default: the current directory). */
   root?: string;
-  /** Where bundles go (default `<root>/dist/functions`). */
+  /** Where bundles go (default `<root>/build/lambda`). */
   outDir?: string;
   /** The functions to bundle (default all of them). */
   functions?: readonly FunctionEntry[];
@@ -34,7 +34,7 @@ export interface BundleReport {
 
 export async function bundleFunctions(options: BundleOptions = {}): Promise<BundleReport[]> {
   const root = resolve(options.root ?? ".");
-  const outDir = resolve(root, options.outDir ?? "dist/functions");
+  const outDir = resolve(root, options.outDir ?? "build/lambda");
   const entries = options.functions ?? functionEntries;
   return await Promise.all(entries.map((fn) => bundleOne(root, outDir, fn)));
 }

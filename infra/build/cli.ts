@@ -1,5 +1,6 @@
 /**
- * `npm run build`: bundles every Lambda function into dist/functions/<name>/index.mjs and prints each
+ * `npm run build:lambda` (part of `npm run build`): bundles every Lambda function into
+ * build/lambda/<name>/index.mjs (never dist/, which holds the package) and prints each
  * bundle's size, raw and gzipped (what a cold start reads and what the zip roughly weighs).
  */
 import { relative } from "node:path";

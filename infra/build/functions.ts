@@ -1,6 +1,6 @@
 /**
  * The Lambda functions nimbusq deploys, one bundle each. The names match serverless.yml: function
- * `<name>` runs `dist/functions/<name>/index.handler`.
+ * `<name>` runs `build/lambda/<name>/index.handler`.
  */
 export interface FunctionEntry {
   /** The function's key in serverless.yml and its folder under the output directory. */

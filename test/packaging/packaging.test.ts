@@ -117,7 +117,7 @@ function environmentOf(name: string): Record<string, string> {
 describe("osls package (offline, no AWS credentials)", () => {
   it("packages every function from its bundle alone, for nodejs22.x on arm64", () => {
     const timeouts: Record<string, number> = {
-      http: 10,
+      http: 30,
       sweeper: 60,
       "email-worker": 300,
       "report-worker": 300,
@@ -128,11 +128,11 @@ describe("osls package (offline, no AWS credentials)", () => {
       const [, fn] = lambda(name);
       expect(fn.Runtime, name).toBe("nodejs22.x");
       expect(fn.Architectures, name).toEqual(["arm64"]);
-      expect(fn.Handler, name).toBe(`dist/functions/${name}/index.handler`);
+      expect(fn.Handler, name).toBe(`build/lambda/${name}/index.handler`);
       expect(fn.Timeout, name).toBe(timeouts[name]);
       expect(packaged.zips[name], name).toEqual([
-        `dist/functions/${name}/index.mjs`,
-        `dist/functions/${name}/index.mjs.map`,
+        `build/lambda/${name}/index.mjs`,
+        `build/lambda/${name}/index.mjs.map`,
       ]);
     }
   });

@@ -23,7 +23,7 @@ export interface ServiceCopy {
 export async function serviceCopy(): Promise<ServiceCopy> {
   const dir = mkdtempSync(join(tmpdir(), "nimbusq-packaging-"));
   copyFileSync(join(repoRoot, "serverless.yml"), join(dir, "serverless.yml"));
-  const bundles = await bundleFunctions({ root: repoRoot, outDir: join(dir, "dist/functions") });
+  const bundles = await bundleFunctions({ root: repoRoot, outDir: join(dir, "build/lambda") });
   return { dir, bundles, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
