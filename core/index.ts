@@ -29,7 +29,15 @@ export { Job, type RetryOptions } from "./job.ts";
 export type { ChangePriorityOptions, RemoveOptions } from "./job-moves.ts";
 export type { CleanState, ObliterateOptions, PromoteJobsOptions, RetryJobsOptions } from "./maintenance.ts";
 export { Queue, type QueueOptions } from "./queue.ts";
+export {
+  type AnyQueueEvents,
+  QueueEvents,
+  type QueueEventsJobListener,
+  type QueueEventsListener,
+  type QueueEventsOptions,
+} from "./queue-events.ts";
 export type { Metrics } from "./queue-settings.ts";
+export type { StreamEntry } from "./redis-port.ts";
 export { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
 export { defaultDeadLetterQueue, type RedriveOptions, type RedriveResult } from "./redrive.ts";
 export {
@@ -46,6 +54,7 @@ export {
   workersToStart,
 } from "./sweep.ts";
 export type * from "./types.ts";
+export { JobFailedError } from "./wait-until-finished.ts";
 export {
   addSummaries,
   drainInvocation,

@@ -14,9 +14,11 @@ import {
   retryFinished,
 } from "./job-moves.ts";
 import { jobKey, jobSubKeys, queueKeyPrefix, queueKeys, queueQualifiedName } from "./keys.ts";
+import type { AnyQueueEvents } from "./queue-events.ts";
 import type { RedisPort } from "./redis-port.ts";
 import { runScript } from "./scripts.ts";
 import type { JobState } from "./types.ts";
+import { waitUntilFinished } from "./wait-until-finished.ts";
 
 /** BullMQ's `job.retry` options: by default a retried job keeps its attempt counters. */
 export interface RetryOptions {
@@ -272,6 +274,16 @@ export class Job<TData = unknown, TResult = unknown> {
   /** Gives the job a new priority, ahead of its peers with `lifo` (BullMQ's `changePriority`); no event. */
   async changePriority(opts: ChangePriorityOptions): Promise<void> {
     this.priority = await changeJobPriority(this.location, this.id, opts);
+  }
+
+  /**
+   * Resolves with the return value when the job completes, rejects with a JobFailedError (message: the
+   * failedReason) when it fails — also when that happened before the call (BullMQ's method). `ttl`
+   * ms bounds the wait. @example const result = await job.waitUntilFinished(queueEvents, 30_000);
+   */
+  waitUntilFinished(queueEvents: AnyQueueEvents, ttl?: number): Promise<TResult> {
+    const read = () => Job.readWithState<TData, TResult>(this.location, this.id);
+    return waitUntilFinished(this, read, queueEvents, ttl);
   }
 
   /**

@@ -14,7 +14,17 @@ export interface RedisPort {
   eval(source: string, keys: string[], args: string[]): Promise<unknown>;
   /** HGETALL as a flat `[field, value, …]` array (empty when the key does not exist). */
   hgetall(key: string): Promise<string[]>;
+  /**
+   * XRANGE with COUNT, as raw `[id, [field, value, …]]` entries (`start` may be exclusive, `(<id>`).
+   * Optional: only QueueEvents reads the events stream.
+   */
+  xrange?(key: string, start: string, end: string, count: number): Promise<StreamEntry[]>;
+  /** XREVRANGE with COUNT, newest first. Optional, as xrange. */
+  xrevrange?(key: string, end: string, start: string, count: number): Promise<StreamEntry[]>;
 }
+
+/** One stream entry as Redis answers it: its id and its flat field/value list. */
+export type StreamEntry = [id: string, fields: string[]];
 
 /**
  * The part of an `@upstash/redis` `Redis` client that nimbusq uses. Any entry point of the package
@@ -30,6 +40,8 @@ export interface UpstashRedisLike {
   ): Promise<TData>;
   eval<TArgs extends unknown[], TData = unknown>(script: string, keys: string[], args: TArgs): Promise<TData>;
   hgetall(key: string): Promise<unknown>;
+  xrange?(key: string, start: string, end: string, count?: number): Promise<unknown>;
+  xrevrange?(key: string, end: string, start: string, count?: number): Promise<unknown>;
 }
 
 function isPort(value: UpstashRedisLike | RedisPort): value is RedisPort {
@@ -56,5 +68,25 @@ export function toRedisPort(redis: UpstashRedisLike | RedisPort): RedisPort {
       return reply.map(String);
     },
   };
+  const { xrange, xrevrange } = redis;
+  if (xrange)
+    port.xrange = async (key, start, end, count) =>
+      streamEntries(await xrange.call(redis, key, start, end, count));
+  if (xrevrange)
+    port.xrevrange = async (key, end, start, count) =>
+      streamEntries(await xrevrange.call(redis, key, end, start, count));
   return port;
+}
+
+function streamEntries(reply: unknown): StreamEntry[] {
+  if (reply === null || reply === undefined) return [];
+  if (!Array.isArray(reply)) {
+    throw new TypeError(
+      "the Redis client decoded a stream read into an object: build it with automaticDeserialization: false (createRedis does)",
+    );
+  }
+  return reply.map((entry) => {
+    const [id, fields] = entry as [unknown, unknown];
+    return [String(id), Array.isArray(fields) ? fields.map(String) : []];
+  });
 }

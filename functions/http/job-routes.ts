@@ -1,6 +1,7 @@
 /**
- * Reading and managing jobs: `GET /queues/:queue/jobs/:id`, the paged list, and the admin routes
- * `DELETE /queues/:queue/jobs/:id` and `POST /queues/:queue/jobs/:id/retry`.
+ * Reading and managing jobs: `GET /queues/:queue/jobs/:id` (with `?wait=<ms>`: once it finishes), the
+ * paged list, and the admin routes `DELETE /queues/:queue/jobs/:id` and
+ * `POST /queues/:queue/jobs/:id/retry`.
  */
 import type { Hono } from "hono";
 import {
@@ -12,6 +13,7 @@ import {
 } from "../../core/index.ts";
 import { errorCodes, HttpError, invalid } from "./http-errors.ts";
 import { jobView } from "./job-view.ts";
+import { untilFinished, waitDeadline, waitParam } from "./job-wait.ts";
 import { adminOnly } from "./middleware.ts";
 import type { AppEnv, QueueAccess } from "./queue-access.ts";
 import { readJsonBody } from "./request-body.ts";
@@ -122,8 +124,17 @@ export function addJobRoutes(app: Hono<AppEnv>, access: QueueAccess): void {
   });
 
   app.get("/queues/:queue/jobs/:id", async (c) => {
+    const startedAt = Date.now();
     const queue = access.queue(c);
-    const { job, state } = await access.findJobWithState(queue, access.jobId(c));
+    const waitMs = waitParam(c.req.query("wait"));
+    const id = access.jobId(c);
+    let { job, state } = await access.findJobWithState(queue, id);
+    if (waitMs > 0 && state !== "completed" && state !== "failed") {
+      const { redis, prefix } = access.settings;
+      const deadline = waitDeadline(c, waitMs, startedAt);
+      await untilFinished({ redis, prefix, queue: queue.name, id, deadline, signal: c.req.raw.signal });
+      ({ job, state } = await access.findJobWithState(queue, id));
+    }
     return c.json(jobView(job, state, true));
   });
 

@@ -118,7 +118,7 @@ export type HttpLambdaHandler = (
  */
 export function httpHandler(options: HttpOptions): HttpLambdaHandler {
   const app = createHttpApp(options);
-  return async (event) => {
+  return async (event, context) => {
     let request: Request;
     try {
       request = requestFromEvent(event);
@@ -134,6 +134,7 @@ export function httpHandler(options: HttpOptions): HttpLambdaHandler {
         new Response(JSON.stringify(errorBody(refused)), { status: refused.status, headers }),
       );
     }
-    return resultFromResponse(await app.fetch(request));
+    // The context lets `?wait=` end before the invocation's time does.
+    return resultFromResponse(await app.fetch(request, context ? { lambdaContext: context } : undefined));
   };
 }

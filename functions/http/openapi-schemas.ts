@@ -10,6 +10,7 @@ import {
   queueNamePattern,
 } from "../../core/names.ts";
 import { errorCodes } from "./http-errors.ts";
+import { maxWaitMs } from "./job-wait.ts";
 
 /** Queue names: the rules of core/names.ts; the byte limit is stated, maxLength only bounds it. */
 export const queueNameSchema = {
@@ -26,6 +27,13 @@ export const queueParam = {
   required: true,
   description: `Queue name (${queueNameSchema.description}); 404 when an allow-list is configured and lacks it`,
   schema: queueNameSchema,
+};
+
+export const waitParam = {
+  name: "wait",
+  in: "query",
+  description: `Milliseconds to wait for the job to finish (completed, or failed for good): the answer comes when it finishes, or after wait ms with its state then; 0 or absent answers at once. Works at every events level (the job hash is polled, at most once a second)`,
+  schema: { type: "integer", minimum: 0, maximum: maxWaitMs, default: 0 },
 };
 
 export const idParam = {

@@ -12,6 +12,7 @@ import {
   jobProperties,
   queueNameSchema,
   queueParam,
+  waitParam,
 } from "./openapi-schemas.ts";
 import { defaultRedriveCount, maxRedriveCount } from "./redrive-route.ts";
 
@@ -113,7 +114,8 @@ export const openApiDocument = {
     "/queues/{queue}/jobs/{id}": {
       parameters: [queueParam, idParam],
       get: {
-        summary: "Read a job, its data included",
+        summary: "Read a job, its data included; with wait, once it finishes",
+        parameters: [waitParam],
         responses: { "200": json(ref("Job"), "The job"), ...common, "404": error("NotFound") },
       },
       delete: {
