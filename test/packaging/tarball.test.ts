@@ -221,6 +221,17 @@ describe("the tarball", () => {
     expect(await raw.hget(`${prefix}:plain:${result.id}`, "returnvalue")).toBe("42");
   });
 
+  it("installs the operator CLI: npx nimbusq lists the queue the plain-node test used", async () => {
+    const bin = join(project.dir, "node_modules", ".bin", "nimbusq");
+    const env = {
+      ...process.env,
+      UPSTASH_REDIS_REST_URL: rest().url,
+      UPSTASH_REDIS_REST_TOKEN: rest().token,
+    };
+    const { stdout } = await run(bin, ["queues", "--json", "--prefix", prefix], { cwd: project.dir, env });
+    expect(JSON.stringify(JSON.parse(stdout))).toContain('"plain"');
+  });
+
   it("loads with require() too, where node can require ES modules", async () => {
     const script = `const { Queue } = require("nimbusq"); const { workerHandler } = require("nimbusq/functions");
       console.log(typeof Queue, typeof workerHandler);`;
