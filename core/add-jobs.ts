@@ -1,15 +1,17 @@
 /**
- * Prepares jobs for the addJobs script and turns its answer into ids, for Queue and FlowProducer
- * alike. A batch is split into calls of at most 1,000 jobs and ~8 MB (Upstash caps a request at
- * 10 MB); each call is atomic and carries its own replay guard.
+ * Writes adds for Queue and FlowProducer alike, all or nothing. A batch that fits one call (1,000
+ * small jobs, fewer as their data grows: a script may hold Redis 20 ms, and Upstash caps a request at
+ * 10 MB; core/add-calls.ts) is one atomic addJobs call; a larger one is staged in chunks and made
+ * visible by one commit (core/staged-add.ts). Either way the add is safe to replay.
  */
-import { encodeOptions, parentField } from "./codec.ts";
-import { errorForCode, UnexpectedReplyError } from "./errors.ts";
+import { addError, chunks, eventsLevel, jobArgs, type QueueTable, queueTable } from "./add-calls.ts";
+import { UnexpectedReplyError } from "./errors.ts";
 import { addJobs } from "./generated/scripts.ts";
 import type { Job } from "./job.ts";
-import { defaultMaxLenEvents, queueKeys, queueQualifiedName, replayGuardKey } from "./keys.ts";
-import { type RedisPort, requestLimitBytes } from "./redis-port.ts";
+import { defaultMaxLenEvents, queueKeys, replayGuardKey } from "./keys.ts";
+import type { RedisPort } from "./redis-port.ts";
 import { runScript } from "./scripts.ts";
+import { writeStaged } from "./staged-add.ts";
 import type { JobsOptions } from "./types.ts";
 import { Checker } from "./validate.ts";
 
@@ -45,35 +47,14 @@ export interface AddedJob<TData = unknown> {
   outcome: AddOutcome["outcome"];
 }
 
-const outcomeNames = { 1: "created", 2: "duplicated", 3: "deduplicated" } as const;
+/** The add scripts' outcome codes. */
+export const outcomeNames = { 1: "created", 2: "duplicated", 3: "deduplicated" } as const;
 
 export function placementOf(opts: JobsOptions, hasChildren: boolean): Placement {
   if (hasChildren) return "waiting-children";
   if ((opts.delay ?? 0) > 0) return "delayed";
   if ((opts.priority ?? 0) > 0) return "prioritized";
   return opts.lifo ? "lifo" : "wait";
-}
-
-const maxJobsPerCall = 1000;
-// Data may triple in the request body (UTF-8, quotes escaped again); the rest of a job is small.
-const maxBytesPerCall = Math.floor(requestLimitBytes * 0.8);
-
-function chunks(jobs: NewJob[]): NewJob[][] {
-  const out: NewJob[][] = [];
-  let current: NewJob[] = [];
-  let bytes = 0;
-  for (const job of jobs) {
-    const size = job.dataText.length * 3 + 1024;
-    if (current.length > 0 && (current.length >= maxJobsPerCall || bytes + size > maxBytesPerCall)) {
-      out.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(job);
-    bytes += size;
-  }
-  if (current.length > 0) out.push(current);
-  return out;
 }
 
 /** Writes jobs (any number, any queues) and returns each job's resolved id, in input order. */
@@ -112,21 +93,13 @@ export async function writeJobs(
   jobs: NewJob[],
   settings: WriteSettings,
 ): Promise<AddOutcome[]> {
-  const results: AddOutcome[] = [];
-  for (const chunk of chunks(jobs)) results.push(...(await writeChunk(port, chunk, settings)));
-  return results;
+  if (jobs.length === 0) return [];
+  if (chunks(jobs).length > 1) return await writeStaged(port, jobs, settings);
+  return await writeOneCall(port, jobs, settings);
 }
 
-async function writeChunk(port: RedisPort, jobs: NewJob[], settings: WriteSettings): Promise<AddOutcome[]> {
-  const queueIndex = new Map<string, number>();
-  const queues: ReturnType<typeof queueKeys>[] = [];
-  for (const job of jobs) {
-    const qualified = queueQualifiedName(job.prefix, job.queueName);
-    if (!queueIndex.has(qualified)) {
-      queueIndex.set(qualified, queues.length + 1);
-      queues.push(queueKeys(job.prefix, job.queueName));
-    }
-  }
+async function writeOneCall(port: RedisPort, jobs: NewJob[], settings: WriteSettings): Promise<AddOutcome[]> {
+  const table = queueTable(jobs);
   const first = jobs[0] as NewJob;
   const token = crypto.randomUUID();
   const reply = await runScript(
@@ -134,57 +107,25 @@ async function writeChunk(port: RedisPort, jobs: NewJob[], settings: WriteSettin
     addJobs,
     {
       replayGuard: replayGuardKey(first.prefix, first.queueName, token),
-      queues,
+      queues: table.queues.map((q) => queueKeys(q.prefix, q.queueName)),
     },
     {
       guardTtl: settings.guardTtlMs,
       maxLenEvents: settings.maxLenEvents,
       now: settings.now,
-      events: settings.events === "all" ? 2 : settings.events === "final" ? 1 : 0,
-      jobs: jobs.map((job) => {
-        const parent = job.opts.parent;
-        const dedup = job.opts.deduplication;
-        const parentPrefix = parent ? `${parent.queue}:` : "";
-        return {
-          queue: queueIndex.get(queueQualifiedName(job.prefix, job.queueName)) as number,
-          customId: job.customId,
-          generatedId: job.generatedId ? "1" : "",
-          name: job.name,
-          data: job.dataText,
-          opts: encodeOptions(job.opts),
-          timestamp: job.timestamp,
-          delay: job.opts.delay ?? 0,
-          priority: job.opts.priority ?? 0,
-          placement: job.placement,
-          parentKey: parent ? parentPrefix + parent.id : "",
-          parentField: parent ? parentField(parent.id, parent.queue, job.opts) : "",
-          parentPrefix,
-          dedupId: dedup?.id ?? "",
-          dedupTtl: dedup?.ttl ?? 0,
-          dedupExtend: dedup?.extend ? "1" : "",
-          dedupReplace: dedup?.replace ? "1" : "",
-          repeatJobKey: job.repeatJobKey ?? "",
-        };
-      }),
+      events: eventsLevel(settings.events),
+      jobs: jobs.map((job) => jobArgs(job, table.indexOf(job))),
     },
   );
-  return decodeReply(reply, jobs, queueIndex);
+  return decodeReply(reply, jobs, table);
 }
 
-function subject(job: NewJob | undefined): string {
-  if (!job) return "a job";
-  return `job ${job.customId ? `"${job.customId}"` : "(new)"} "${job.name}" in queue "${job.queueName}"`;
-}
-
-function decodeReply(reply: unknown, jobs: NewJob[], queueIndex: Map<string, number>): AddOutcome[] {
-  if (typeof reply === "string") return decodeReplay(reply, jobs, queueIndex);
+function decodeReply(reply: unknown, jobs: NewJob[], table: QueueTable): AddOutcome[] {
+  if (typeof reply === "string") return decodeReplay(reply, jobs, table);
   if (!Array.isArray(reply))
     throw new UnexpectedReplyError(`addJobs: unexpected reply of type ${typeof reply}`);
   const head = Number(reply[0]);
-  if (head < 0) {
-    const job = jobs[Number(reply[1]) - 1];
-    throw errorForCode(head, "add", subject(job));
-  }
+  if (head < 0) throw addError(head, jobs[Number(reply[1]) - 1]);
   const out: AddOutcome[] = [];
   for (let i = 0; i < reply.length; i += 2) {
     const outcome = outcomeNames[Number(reply[i]) as 1 | 2 | 3];
@@ -195,17 +136,17 @@ function decodeReply(reply: unknown, jobs: NewJob[], queueIndex: Map<string, num
 }
 
 /** Rebuilds a replayed call's answer from its guard: counter values, then the deviating outcomes. */
-function decodeReplay(text: string, jobs: NewJob[], queueIndex: Map<string, number>): AddOutcome[] {
+function decodeReplay(text: string, jobs: NewJob[], table: QueueTable): AddOutcome[] {
   const bar = text.indexOf("|");
   const lasts = (bar < 0 ? text : text.slice(0, bar)).split(",").map(Number);
   const counts = new Map<number, number>();
   for (const job of jobs) {
-    const g = queueIndex.get(queueQualifiedName(job.prefix, job.queueName)) as number;
+    const g = table.indexOf(job);
     counts.set(g, (counts.get(g) ?? 0) + 1);
   }
   const seen = new Map<number, number>();
   const out: AddOutcome[] = jobs.map((job) => {
-    const g = queueIndex.get(queueQualifiedName(job.prefix, job.queueName)) as number;
+    const g = table.indexOf(job);
     const seq = (seen.get(g) ?? 0) + 1;
     seen.set(g, seq);
     const auto = (lasts[g - 1] as number) - (counts.get(g) as number) + seq;

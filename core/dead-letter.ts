@@ -17,10 +17,13 @@
  * - opts `{"attempts":0}`; timestamp: when it failed (the original's `finishedOn`).
  *
  * A BullMQ Worker that fails a job with `opts.deadLetter` ignores the option: only nimbusq's Worker
- * writes dead letters. `redrive` (core/redrive.ts) moves them back to their source queue.
+ * writes dead letters. `redrive` (core/redrive.ts) moves them back to their source queue. When the
+ * source queue's prefix carries a Redis Cluster hash tag, the target's must carry the same: refused
+ * when configured (core/hash-slot.ts); a foreign job's option that does not is ignored.
  */
 import type { ActiveJob } from "./active-job.ts";
 import { encodeOptions } from "./codec.ts";
+import { checkDeadLetterSlot, requiredTag } from "./hash-slot.ts";
 import { queueKeyPrefix, queueQualifiedName } from "./keys.ts";
 import { queueNameProblem } from "./names.ts";
 import type { AckEntry } from "./outcome.ts";
@@ -82,12 +85,16 @@ export function deadLetterId(
   return deadLetterIdPrefix(source, deadLetterPrefix) + encodePart(jobId);
 }
 
-/** The Worker's `deadLetter` option: valid, and not the worker's own queue. */
+/**
+ * The Worker's `deadLetter` option: valid, not the worker's own queue, and in the worker queue's Redis
+ * Cluster hash slot when that queue's prefix carries a hash tag (core/hash-slot.ts).
+ */
 export function checkWorkerDeadLetter(check: Checker, value: unknown, queue: string, prefix: string): void {
   if (value === undefined) return;
   const option = checkDeadLetter(check, "deadLetter", value);
   if (option.queue === queue && (option.prefix ?? prefix) === prefix)
     check.fail("deadLetter.queue", "another queue than the worker's own", option.queue);
+  checkDeadLetterSlot(check, "deadLetter.prefix", { prefix, queueName: queue }, option);
 }
 
 /** The failure an ack writes: the reason, the stacktrace JSON array and the new attemptsMade. */
@@ -104,12 +111,15 @@ export function deadLetterFields(
   fallback: DeadLetterOptions | undefined,
 ): DeadLetterFields {
   const target = (job.opts.deadLetter as DeadLetterOptions | undefined) ?? fallback;
-  // A foreign producer's malformed option makes no dead letter rather than failing the whole ack.
+  // A foreign producer's malformed option makes no dead letter rather than failing the whole ack; so
+  // does a target outside the source's cluster hash slot, which would stop the ack's script half-way.
   if (typeof target?.queue !== "string" || queueNameProblem(target.queue) !== undefined) return noDeadLetter;
   if (target.prefix !== undefined && (typeof target.prefix !== "string" || target.prefix === ""))
     return noDeadLetter;
   const source = { prefix: job.location.prefix, queue: job.queueName };
   const prefix = target.prefix ?? source.prefix;
+  const sourceKeyPrefix = queueKeyPrefix(source.prefix, source.queue);
+  if (requiredTag(sourceKeyPrefix, queueKeyPrefix(prefix, target.queue)) !== undefined) return noDeadLetter;
   // Everything but the data is re-serialized; the data is spliced in as stored (a processor may have
   // changed `job.data` in memory without storing it).
   const head = JSON.stringify({

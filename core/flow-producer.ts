@@ -1,8 +1,11 @@
 /**
  * Adds trees of jobs whose parents wait (in `waiting-children`) until their children finish.
- * Children may live in other queues. Each tree is written in one atomic, replay-safe script call.
+ * Children may live in other queues. Each call is all or nothing and replay-safe: one script call
+ * while the trees fit one, else staged and made visible by one commit (core/staged-add.ts), so a
+ * parent never waits on part of its children.
  */
 import { type NewJob, writeJobs, writeSettings } from "./add-jobs.ts";
+import { checkFlowNodeSlot } from "./hash-slot.ts";
 import type { Job } from "./job.ts";
 import { Lifecycle, redisPortFrom } from "./lifecycle.ts";
 import { Queue } from "./queue.ts";
@@ -75,6 +78,7 @@ export class FlowProducer {
     const children = node.children ?? [];
     if (!Array.isArray(children)) check.fail(`${field}children`, "an array", children);
     const queue = this.queue(node.queueName, node.prefix ?? this.options.prefix ?? "bull");
+    checkFlowNodeSlot(check, field, queue.qualifiedName, parent);
     const opts = { ...node.opts } as JobsOptions & Record<string, unknown>;
     if ("parent" in opts) check.fail(`${field}opts.parent`, "left out (a flow sets parents itself)");
     if (children.length > 0 && opts.deduplication) {

@@ -1,4 +1,5 @@
 export { ActiveJob } from "./active-job.ts";
+export { JobIdInFlightError, StagedAddExpiredError } from "./add-calls.ts";
 export type { AddedJob, AddOutcome } from "./add-jobs.ts";
 export type { BackoffStrategy } from "./backoff.ts";
 export { type CreateRedisOptions, createRedis } from "./client.ts";

@@ -134,3 +134,31 @@ export function workerRegistryKey(prefix: string, queueName: string): string {
 export function sweeperKeys(prefix: string): { lock: string; cursors: string } {
   return { lock: `${prefix}:nq:sweeper:lock`, cursors: `${prefix}:nq:sweeper:cursors` };
 }
+
+/**
+ * The keys of one add staged over several calls (core/staged-add.ts), in that add's own request
+ * space beside its first queue, `<prefix>:nq-req:<queueName>:<token>:stage…`: like replay guards,
+ * never under `{P}`, so no BullMQ reader, Bull Board, obliterate or `SCAN <prefix>:<queue>:*` takes
+ * them for the queue's, and a `{hash-tag}` in the prefix keeps them in the queue's slot. All carry a
+ * TTL; the commit deletes them. `queue(n)` are the staged ids of the add's n-th queue (from 1).
+ */
+export function stagingKeys(prefix: string, queueName: string, token: string) {
+  const stage = `${replayGuardKey(prefix, queueName, token)}:stage`;
+  return {
+    /** HASH, what was staged: `chunks`, `keys`, `<n>:<structure>` and `deps:<parentKey>` counts. */
+    stage,
+    /** LIST, the staged job hashes (their final keys) with auto or generated ids. */
+    stagedKeys: `${stage}:keys`,
+    /** LIST, the staged job hashes with custom ids. */
+    stagedCustomKeys: `${stage}:custom-keys`,
+    /** HASH, parent key → parent queue key prefix; each parent's staged children in `<stage>:deps:<parentKey>`. */
+    parents: `${stage}:parents`,
+    queue: (n: number) => ({
+      stagedWait: `${stage}:${n}:wait`,
+      stagedLifo: `${stage}:${n}:lifo`,
+      stagedPrioritized: `${stage}:${n}:prioritized`,
+      stagedDelayed: `${stage}:${n}:delayed`,
+      stagedWaitingChildren: `${stage}:${n}:waiting-children`,
+    }),
+  };
+}

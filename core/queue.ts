@@ -11,6 +11,7 @@ import {
   writeSettings,
 } from "./add-jobs.ts";
 import { pauseQueue, trimEvents } from "./generated/scripts.ts";
+import { checkJobTargets } from "./hash-slot.ts";
 import { Job } from "./job.ts";
 import { type RemoveOptions, removeJobWithChildren } from "./job-moves.ts";
 import * as schedulers from "./job-schedulers.ts";
@@ -100,6 +101,7 @@ export class Queue<TData = unknown> extends QueueReads<TData> {
       now,
     );
     checkJobName(check, `${field}name`, name);
+    checkJobTargets(check, field, { prefix: this.prefix, queueName: this.name }, merged);
     const limit = Math.min(
       this.options.maxDataBytes ?? defaultMaxDataBytes,
       merged.sizeLimit ?? Number.POSITIVE_INFINITY,
@@ -137,7 +139,7 @@ export class Queue<TData = unknown> extends QueueReads<TData> {
     return job as Job<TData>;
   }
 
-  /** Adds many jobs in one script call (per 1,000 jobs / 8 MB). */
+  /** Adds many jobs, all or nothing: one script call while they fit (1,000 small jobs), else staged and committed at once. */
   async addBulk(jobs: BulkJob<TData>[]): Promise<Job<TData>[]> {
     return (await this.addBulkWithOutcomes(jobs)).map((added) => added.job);
   }

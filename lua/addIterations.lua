@@ -37,6 +37,14 @@ EVENTS
 -- @include loadQueueMeta
 -- @include storeIteration
 -- @include flushQueue
+-- @include checkIntegerArgs
+-- @include isNumberText
+-- Iterations are stored one by one and their ids pushed by one flush at the end: a failure between
+-- would leave stored iterations in no structure, so every number is checked first.
+checkIntegerArgs("addIterations", { "now", "maxLenEvents" })
+for i = 1, ARG_GROUP_COUNT do
+  if not isNumberText(groupArg(i, ARG_GROUP.priority)) then error("addIterations: item " .. i .. " has a bad priority") end
+end
 local prefix, now = ARGV[ARG.prefix], tonumber(ARGV[ARG.now])
 local q = { prefix = prefix, wait = KEYS[KEY.wait], prioritized = KEYS[KEY.prioritized],
   priorityCounter = KEYS[KEY.priorityCounter], delayed = KEYS[KEY.delayed], marker = KEYS[KEY.marker],
@@ -54,7 +62,7 @@ for i = 1, ARG_GROUP_COUNT do
     local next = tonumber(groupArg(i, ARG_GROUP.nextMillis))
     if again then
       next = current -- the id keeps the score exactly as Redis spells it
-    elseif not next and scheduler[3] then
+    elseif not next and tonumber(scheduler[3]) then
       next = everyNextMillis(tonumber(current), tonumber(scheduler[3]), now, scheduler[5], scheduler[4])
     end
     local jobId = next and "repeat:" .. id .. ":" .. next

@@ -41,15 +41,18 @@ RETURNS
   Fresh call: a flat array {outcome, jobId, …} per job, outcome 1 created, 2 duplicated (custom id
   exists), 3 deduplicated (jobId is the owner). Replayed call: the replay guard's text (the counters'
   values, then "|" and the outcomes when any job was not simply created). {-5, index}: the parent of
-  job `index` does not exist; {-7, index}: that job exists with another parent. Nothing is written then.
+  job `index` does not exist; {-7, index}: that job exists with another parent; {-31, index}: its custom
+  id is held by a staged add that has not committed. Nothing is written then.
 EVENTS
   with events 2: added, waiting, delayed, waiting-children, duplicated, deduplicated, removed (dedup
   replace); with 1 or 0 none of them;
   waiting prev waiting-children on a parent's queue when a parent has nothing pending.
 ]]
+-- @include checkIntegerArgs
 -- @include checkNewJobs
 -- @include placeJobs
 
+checkIntegerArgs("addJobs", { "guardTtl", "maxLenEvents", "now", "events" })
 local now = tonumber(ARGV[ARG.now])
 local jobs = {}
 for i = 1, ARG_GROUP_COUNT do

@@ -21,10 +21,13 @@ RETURNS
 EVENTS
   delayed {jobId, delay: when it is now due (ms)}
 ]]
+-- @include checkIntegerArgs
 -- @include eventsMaxLen
 -- @include nextDelayedScore
 -- @include setDelayedMarker
 -- @include startGuardedMove
+-- The move takes the job out of delayed: its new due time must be computable before that.
+checkIntegerArgs("changeDelay", { "delay", "now", "guardTtl" })
 local jobKey, jobId = KEYS[KEY.jobKey], ARGV[ARG.jobId]
 local refused = startGuardedMove(KEYS[KEY.replayGuard], ARGV[ARG.guardTtl], "0", jobKey, KEYS[KEY.delayed], jobId)
 if refused then return refused end

@@ -23,8 +23,11 @@ RETURNS
 EVENTS
   none
 ]]
+-- @include checkIntegerArgs
 -- @include isQueuePausedOrMaxed
 -- @include startGuardedMove
+-- The job leaves wait or prioritized before its new score is computed from `priority`.
+checkIntegerArgs("changePriority", { "priority", "guardTtl" })
 local jobKey, jobId = KEYS[KEY.jobKey], ARGV[ARG.jobId]
 local refused = startGuardedMove(KEYS[KEY.replayGuard], ARGV[ARG.guardTtl], "0", jobKey, nil, jobId)
 if refused then return refused end

@@ -36,6 +36,8 @@ EVENTS
 -- @include saveResult
 -- @include isSchedulerIteration
 -- @include deleteJob
+-- @include checkIntegerArgs
+checkIntegerArgs("cleanJobs", { "offset", "take", "budget", "limit", "total", "guardTtl" })
 local replayed = replayedResult(KEYS[KEY.replayGuard])
 if replayed then return replayed end
 local source, prefix, state = KEYS[KEY.source], ARGV[ARG.prefix], ARGV[ARG.state]

@@ -21,6 +21,9 @@ RETURNS
 EVENTS
   waiting-children {jobId, prev: active}
 ]]
+-- @include checkIntegerArgs
+-- `now` is the waiting-children score, written after the job left active.
+checkIntegerArgs("moveToWaitingChildren", { "now" })
 local id = ARGV[ARG.jobId]
 if redis.call("ZCARD", KEYS[KEY.unsuccessful]) > 0 then return -9 end
 local lock = redis.call("GET", KEYS[KEY.lock])

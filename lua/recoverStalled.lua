@@ -24,7 +24,9 @@ RETURNS
 EVENTS
   waiting prev active, then stalled, per job.
 ]]
+-- @include checkIntegerArgs
 -- @include checkStalledJobs
+checkIntegerArgs("recoverStalled", { "now", "stalledInterval", "maxStalledCount" })
 local q = { prefix = ARGV[ARG.prefix] }
 for name, index in pairs(KEY) do q[name] = KEYS[index] end
 local moved = checkStalledJobs(q, ARGV[ARG.now], ARGV[ARG.stalledInterval], tonumber(ARGV[ARG.maxStalledCount]))

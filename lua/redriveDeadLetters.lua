@@ -40,6 +40,13 @@ EVENTS
 -- @include storeJob
 -- @include flushQueue
 -- @include removeJobKeys
+-- @include checkIntegerArgs
+-- @include isNumberText
+-- Letters leave the dead-letter queue before their jobs are stored: every number is checked first.
+checkIntegerArgs("redriveDeadLetters", { "now", "guardTtl", "maxLenEvents" })
+for i = 1, ARG_GROUP_COUNT do
+  if not isNumberText(groupArg(i, ARG_GROUP.priority)) then error("redriveDeadLetters: letter " .. i .. " has a bad priority") end
+end
 -- Redis 6.2 form (no NX with GET): the GET runs only for a replay.
 if not redis.call("SET", KEYS[KEY.replayGuard], "", "NX", "PX", ARGV[ARG.guardTtl]) then
   return redis.call("GET", KEYS[KEY.replayGuard])

@@ -39,8 +39,11 @@ RETURNS
 EVENTS
   waiting prev delayed (promotion); waiting prev active and stalled (stalled jobs).
 ]]
+-- @include checkIntegerArgs
 -- @include promoteDelayedJobs
 -- @include checkStalledJobs
+checkIntegerArgs("sweepQueues", { "lockTtl", "now", "stalledInterval", "maxStalledCount", "promoteLimit",
+  "eventBatch", "schedulerLookback" })
 local now = tonumber(ARGV[ARG.now])
 -- Redis 6.2 form (no NX with GET): the holder is read only when the lock was already taken.
 if not redis.call("SET", KEYS[KEY.lock], ARGV[ARG.token], "NX", "PX", ARGV[ARG.lockTtl]) then

@@ -45,6 +45,9 @@ EVENTS
 -- @include storeIteration
 -- @include flushQueue
 -- @include removeJobKeys
+-- @include checkIntegerArgs
+-- Placing the new iteration (after the old one is gone) reads these as numbers.
+checkIntegerArgs("upsertJobScheduler", { "now", "priority", "maxLenEvents" })
 local prefix, id, now = ARGV[ARG.prefix], ARGV[ARG.schedulerId], tonumber(ARGV[ARG.now])
 local schedulerKey = KEYS[KEY.schedulers] .. ":" .. id
 local every, offset = tonumber(ARGV[ARG.every]), tonumber(ARGV[ARG.offset])

@@ -6,10 +6,12 @@
  *
  * Exactness assumes this REST server is the only client of its redis-server: a script-bearing request
  * holds an exclusive lock while every other request holds a shared one, so no request of ours runs
- * during the measurement window, but a foreign client's commands would be billed to the script.
+ * during the measurement window, but a foreign client's commands would be billed to the script. In
+ * cluster mode the counts of every master are summed.
  */
 import { SCRIPT_COMMANDS } from "./command-policy.ts";
 import type { Command } from "./command-request.ts";
+import type { RedisAddress } from "./execute.ts";
 import { RespConnection, type RespReply } from "./resp-client.ts";
 import { RwLock } from "./rw-lock.ts";
 
@@ -80,10 +82,11 @@ export class UsageMeter {
   private upstashRefusals = 0;
   private byCommand = new Map<string, number>();
   private readonly lock = new RwLock();
-  private statsConnection: RespConnection | null = null;
+  /** One connection per node, by `host:port` (a cluster's commands are counted on every master). */
+  private readonly statsConnections = new Map<string, RespConnection>();
 
   constructor(
-    private readonly redis: { host: string; port: number },
+    private readonly nodes: () => readonly RedisAddress[],
     private readonly countScriptCalls: boolean,
   ) {}
 
@@ -132,8 +135,9 @@ export class UsageMeter {
   private async measure(before: CallCounts, sent: readonly string[]): Promise<void> {
     try {
       const after = await this.snapshot();
-      // The INFO that took `before` is counted in `after`; the one that took `after` is not.
-      this.scriptCalls += innerCalls(before, after, [...sent, "info"]);
+      // The INFOs that took `before` (one per node) are counted in `after`; those that took `after` are not.
+      const infos = this.nodes().map(() => "info");
+      this.scriptCalls += innerCalls(before, after, [...sent, ...infos]);
     } catch (error) {
       // The response must not fail for bookkeeping; the count is only off for this request.
       process.stderr.write(`rest-server: could not measure script calls: ${String(error)}\n`);
@@ -141,12 +145,21 @@ export class UsageMeter {
   }
 
   private async snapshot(): Promise<CallCounts> {
-    if (!this.statsConnection?.healthy) {
-      this.statsConnection = await RespConnection.open(this.redis.host, this.redis.port);
+    const total: CallCounts = new Map();
+    for (const node of this.nodes()) {
+      const address = `${node.host}:${node.port}`;
+      let connection = this.statsConnections.get(address);
+      if (!connection?.healthy) {
+        connection = await RespConnection.open(node.host, node.port);
+        this.statsConnections.set(address, connection);
+      }
+      const reply: RespReply = await connection.call("INFO", "commandstats");
+      if (reply.kind !== "bulk") throw new Error(`INFO commandstats answered ${reply.kind}`);
+      for (const [family, count] of parseCommandStats(reply.bytes.toString("utf8"))) {
+        total.set(family, (total.get(family) ?? 0) + count);
+      }
     }
-    const reply: RespReply = await this.statsConnection.call("INFO", "commandstats");
-    if (reply.kind !== "bulk") throw new Error(`INFO commandstats answered ${reply.kind}`);
-    return parseCommandStats(reply.bytes.toString("utf8"));
+    return total;
   }
 
   stats(): RestStats {
@@ -173,6 +186,6 @@ export class UsageMeter {
   }
 
   close(): void {
-    this.statsConnection?.close();
+    for (const connection of this.statsConnections.values()) connection.close();
   }
 }

@@ -24,6 +24,7 @@ const USAGE = `Usage: rest-server [--redis-url redis://host:port] [--port 8079] 
                      still stripped before Redis sees the script)
   --no-upstash-mode  let Redis 7.0-only forms through (by default they are refused, as plain commands
                      and inside scripts, since Upstash promises Redis 6.2)
+  --cluster          --redis-url names a node of a Redis Cluster: route each command by its keys
 `;
 
 interface CliOptions {
@@ -35,6 +36,7 @@ interface CliOptions {
   countScriptCalls: boolean;
   declaredKeys: boolean;
   upstashMode: boolean;
+  cluster: boolean;
 }
 
 class UsageError extends Error {
@@ -93,6 +95,8 @@ function parseCliOptions(argv: string[], env: NodeJS.ProcessEnv): CliOptions | "
     );
   }
   const maxBody = values["max-body-bytes"];
+  if (values.cluster && !redisUrl)
+    throw new UsageError("--cluster needs --redis-url (any node of the cluster)");
   return {
     redis: redisUrl ? parseRedisUrl(redisUrl) : null,
     port: parseInteger(values.port ?? (env.PORT || "8079"), "--port"),
@@ -103,6 +107,7 @@ function parseCliOptions(argv: string[], env: NodeJS.ProcessEnv): CliOptions | "
     countScriptCalls: !values["no-script-calls"],
     declaredKeys: !values["no-declared-keys"],
     upstashMode: !values["no-upstash-mode"],
+    cluster: values.cluster === true,
   };
 }
 
@@ -120,6 +125,7 @@ function parse(argv: string[]) {
       "no-script-calls": { type: "boolean" },
       "no-declared-keys": { type: "boolean" },
       "no-upstash-mode": { type: "boolean" },
+      cluster: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });

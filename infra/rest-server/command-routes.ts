@@ -8,8 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { UsageMeter } from "./billing.ts";
 import { rejectionOf } from "./command-policy.ts";
 import { BadRequest, type Command, type Endpoint, parseCommands } from "./command-request.ts";
-import type { ConnectionPool } from "./connection-pool.ts";
-import { runPipeline, runTransaction } from "./execute.ts";
+import type { Backend } from "./execute.ts";
 import type { Fault, FaultInjector } from "./faults.ts";
 import { isJsonContentType, readBody, sendError, sendJson } from "./http-io.ts";
 import { upstashModeRefusal } from "./redis62.ts";
@@ -20,7 +19,7 @@ export interface Context {
   readonly token: string;
   readonly maxBodyBytes: number;
   readonly upstashMode: boolean;
-  readonly pool: ConnectionPool;
+  readonly backend: Backend;
   readonly meter: UsageMeter;
   readonly faults: FaultInjector;
   readonly scripts: ScriptRewrites;
@@ -77,7 +76,7 @@ async function answerCommands(
     if (refused) return { fault, answer: { status: 400, json: errorJson(refused) } };
     const plan = context.scripts.plan(commands);
     const outcome = await context.meter.run(commands, ["multi", "exec"], () =>
-      runTransaction(context.pool, plan.commands),
+      context.backend.transaction(plan.commands),
     );
     if (outcome.kind === "discarded") {
       answer = { status: 400, json: errorJson(outcome.error) };
@@ -94,10 +93,10 @@ async function answerCommands(
     const plan = context.scripts.plan(allowed);
     const retried: string[] = [];
     const settled = await context.meter.run(allowed, retried, async () => {
-      const sent = await runPipeline(context.pool, plan.commands);
+      const sent = await context.backend.pipeline(plan.commands);
       return await context.scripts.settle(plan, sent, (command) => {
         retried.push(command.name);
-        return context.pool.use((connection) => connection.call(...command.args));
+        return context.backend.call(command);
       });
     });
     context.meter.countScripts(settled);

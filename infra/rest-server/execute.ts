@@ -3,8 +3,61 @@
  * on it cannot capture another request's commands, and it goes back to the pool only in a clean state.
  */
 import type { Command } from "./command-request.ts";
-import type { ConnectionPool } from "./connection-pool.ts";
+import { ConnectionPool } from "./connection-pool.ts";
 import type { RespReply } from "./resp-client.ts";
+
+/** A redis-server's address. */
+export interface RedisAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+/**
+ * Where a request's commands run: one redis-server (`SingleNodeBackend`), or a Redis Cluster whose
+ * commands are routed by their keys (`cluster-backend.ts`).
+ */
+export interface Backend {
+  /** Runs commands in order, each with its own reply. */
+  pipeline(commands: readonly Command[]): Promise<RespReply[]>;
+  /** MULTI, the commands, EXEC. */
+  transaction(commands: readonly Command[]): Promise<TransactionOutcome>;
+  /** Runs one command (routed by its keys; a keyless one on any node). */
+  call(command: Command): Promise<RespReply>;
+  /** The servers behind it (billing reads each one's INFO). */
+  nodes(): readonly RedisAddress[];
+  close(): void;
+}
+
+export class SingleNodeBackend implements Backend {
+  private readonly pool: ConnectionPool;
+
+  constructor(
+    private readonly address: RedisAddress,
+    poolSize: number,
+  ) {
+    this.pool = new ConnectionPool(address.host, address.port, poolSize);
+  }
+
+  pipeline(commands: readonly Command[]): Promise<RespReply[]> {
+    return runPipeline(this.pool, commands);
+  }
+
+  transaction(commands: readonly Command[]): Promise<TransactionOutcome> {
+    return runTransaction(this.pool, commands);
+  }
+
+  call(command: Command): Promise<RespReply> {
+    return this.pool.use((connection) => connection.call(...command.args));
+  }
+
+  nodes(): readonly RedisAddress[] {
+    return [this.address];
+  }
+
+  close(): void {
+    this.pool.close();
+  }
+}
 
 /** Runs commands in order on one connection, written in one go; each gets its own reply. */
 export async function runPipeline(pool: ConnectionPool, commands: readonly Command[]): Promise<RespReply[]> {

@@ -14,6 +14,12 @@ export interface CheckOptions {
   readonly keyPositions: string | null;
   /** Check each call against Redis 6.2's forms. */
   readonly redis62: boolean;
+  /**
+   * Cluster mode: line 1 becomes a `#!lua` shebang, so Redis 7 refuses a script that touches a key of
+   * a second hash slot ("Script attempted to access keys that do not hash to the same slot"), a check
+   * it skips for scripts without one (for compatibility). Optional, default false.
+   */
+  readonly slotShebang?: boolean;
 }
 
 function luaString(text: string): string {
@@ -129,9 +135,24 @@ export function prelude(options: CheckOptions): string {
  */
 export function rewriteScript(source: string, shebang: Shebang | null, options: CheckOptions): string {
   const text = prelude(options);
-  if (!shebang) return text === "" ? source : `${text} ${source}`;
-  if (shebang.otherFlags.length === 0) return `${text} --${shebang.line}${shebang.rest}`;
-  const kept = `#!lua flags=${shebang.otherFlags.join(",")}`;
+  if (!shebang)
+    return options.slotShebang ? withSlotShebang(source, text) : text === "" ? source : `${text} ${source}`;
+  if (shebang.otherFlags.length === 0 && !options.slotShebang)
+    return `${text} --${shebang.line}${shebang.rest}`;
+  const kept = shebang.otherFlags.length === 0 ? "#!lua" : `#!lua flags=${shebang.otherFlags.join(",")}`;
   if (!text) return `${kept}${shebang.rest}`;
   return shebang.rest === "" ? `${kept}\n${text}` : `${kept}\n${text} ${shebang.rest.slice(1)}`;
+}
+
+/**
+ * An unflagged script with a `#!lua` line 1 (`slotShebang`): a line 1 that is a plain comment (as the
+ * generated scripts' is) gives way to it, keeping every other line where it was; otherwise the
+ * script moves down one line. A script with a shebang of its own keeps it.
+ */
+function withSlotShebang(source: string, text: string): string {
+  if (source.startsWith("#!")) return source;
+  const end = source.indexOf("\n");
+  const first = end < 0 ? source : source.slice(0, end);
+  const body = /^--(?!\[=*\[)/.test(first) ? (end < 0 ? "" : source.slice(end + 1)) : source;
+  return `#!lua\n${text === "" ? "" : `${text} `}${body}`;
 }

@@ -57,6 +57,8 @@ export interface RewriteOptions {
   readonly positions: KeyPositions | null;
   /** Rewrite every script to refuse Redis 7.0-only forms. */
   readonly upstashMode: boolean;
+  /** Cluster mode: every script gets a `#!lua` line 1, so Redis refuses one touching two slots. */
+  readonly slotShebang?: boolean;
 }
 
 const PLAIN: Step = { kind: "plain" };
@@ -83,13 +85,13 @@ export class ScriptRewrites {
   /** The rewritten form of `source`, or null when it goes to Redis as it is. */
   private rewrite(source: string): Rewritten | null {
     const shebang = flaggedShebang(source);
-    if (!shebang && !this.options.upstashMode) return null;
+    if (!shebang && !this.options.upstashMode && !this.options.slotShebang) return null;
     const clientSha = sha1(source);
     let script = this.scripts.get(clientSha);
     if (!script) {
-      const { positions, upstashMode } = this.options;
+      const { positions, upstashMode, slotShebang } = this.options;
       const keyPositions = shebang && positions ? positionsTable(source, positions) : null;
-      const rewritten = rewriteScript(source, shebang, { keyPositions, redis62: upstashMode });
+      const rewritten = rewriteScript(source, shebang, { keyPositions, redis62: upstashMode, slotShebang });
       script = { clientSha, source: rewritten, redisSha: sha1(rewritten), flagged: shebang !== null };
       this.scripts.set(clientSha, script);
     }

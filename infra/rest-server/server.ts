@@ -12,9 +12,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { ADMIN_PREFIX, handleAdmin } from "./admin-routes.ts";
 import { type RestStats, UsageMeter } from "./billing.ts";
+import { ClusterBackend } from "./cluster-backend.ts";
 import type { Endpoint } from "./command-request.ts";
 import { type Context, handleCommands } from "./command-routes.ts";
-import { ConnectionPool } from "./connection-pool.ts";
+import { type Backend, SingleNodeBackend } from "./execute.ts";
 import { type Fault, FaultInjector } from "./faults.ts";
 import { isAuthorized, readBody, sendError, sendJson } from "./http-io.ts";
 import { parseCommandTable } from "./lua-key-check.ts";
@@ -24,7 +25,13 @@ export type { RestStats } from "./billing.ts";
 export type { Fault } from "./faults.ts";
 
 export interface RestServerOptions {
+  /** The redis-server; in cluster mode any node of the cluster. */
   redis: { host: string; port: number };
+  /**
+   * Default false. True: `redis` is a node of a Redis Cluster; commands and scripts are routed to the
+   * master owning their first key's slot (`cluster-backend.ts`), and billing sums every master's counts.
+   */
+  cluster?: boolean;
   token: string;
   /** Default 0: a free port. */
   port?: number;
@@ -100,20 +107,27 @@ async function route(context: Context, request: IncomingMessage, response: Serve
 
 /** Starts the server once Redis answers PING, so a wrong address fails here rather than per request. */
 export async function startRestServer(options: RestServerOptions): Promise<RestServer> {
-  const pool = new ConnectionPool(options.redis.host, options.redis.port, POOL_SIZE);
-  const meter = new UsageMeter(options.redis, options.countScriptCalls ?? true);
+  const backend: Backend = options.cluster
+    ? await ClusterBackend.connect(options.redis, POOL_SIZE)
+    : new SingleNodeBackend(options.redis, POOL_SIZE);
+  const meter = new UsageMeter(() => backend.nodes(), options.countScriptCalls ?? true);
   const faults = new FaultInjector();
   const upstashMode = options.upstashMode ?? true;
   let scripts: ScriptRewrites;
   try {
-    await pool.use((connection) => connection.call("PING"));
+    const ping = await backend.call({ name: "ping", args: ["PING"] });
+    if (ping.kind === "error") throw new Error(`redis answered PING with ${ping.text}`);
     // Key positions are read once, here: a COMMAND sent later could fall into another request's
     // billing window and be billed to its script.
     const table =
-      (options.declaredKeys ?? true) ? await pool.use((connection) => connection.call("COMMAND")) : null;
-    scripts = new ScriptRewrites({ positions: table ? parseCommandTable(table) : null, upstashMode });
+      (options.declaredKeys ?? true) ? await backend.call({ name: "command", args: ["COMMAND"] }) : null;
+    scripts = new ScriptRewrites({
+      positions: table ? parseCommandTable(table) : null,
+      upstashMode,
+      slotShebang: options.cluster === true,
+    });
   } catch (error) {
-    pool.close();
+    backend.close();
     throw error;
   }
   let syncCounter = 0;
@@ -122,7 +136,7 @@ export async function startRestServer(options: RestServerOptions): Promise<RestS
     token: options.token,
     maxBodyBytes: options.maxBodyBytes ?? UPSTASH_MAX_REQUEST_BYTES,
     upstashMode,
-    pool,
+    backend,
     meter,
     faults,
     scripts,
@@ -154,7 +168,7 @@ export async function startRestServer(options: RestServerOptions): Promise<RestS
       });
     });
   } catch (error) {
-    pool.close();
+    backend.close();
     meter.close();
     throw error;
   }
@@ -171,7 +185,7 @@ export async function startRestServer(options: RestServerOptions): Promise<RestS
     close: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
-      pool.close();
+      backend.close();
       meter.close();
       await closed;
     },

@@ -17,8 +17,11 @@ local function checkStalledJobs(q, now, stalledInterval, maxStalledCount)
     if string.sub(id, 1, 2) == "0:" then
       redis.call("LREM", q.active, 1, id)
     elseif redis.call("EXISTS", jobKey .. ":lock") == 0 and redis.call("LREM", q.active, 1, id) > 0 then
-      local stalls = redis.call("HINCRBY", jobKey, "stc", 1)
-      local schedulerId = redis.call("HGET", jobKey, "rjk")
+      -- Read and set rather than HINCRBY, which would fail on a stc that is no integer after the LREM.
+      local fields = redis.call("HMGET", jobKey, "stc", "rjk")
+      local stalls = (tonumber(fields[1]) or 0) + 1
+      redis.call("HSET", jobKey, "stc", stalls)
+      local schedulerId = fields[2]
       local isIteration = schedulerId and (redis.call("EXISTS", q.prefix .. "repeat:" .. schedulerId) == 1
         or redis.call("ZSCORE", q.schedulers, schedulerId) ~= false)
       if stalls > maxStalledCount and not isIteration then

@@ -2,6 +2,9 @@
 -- due delayed jobs, prunes finished sets and leases from anywhere): acks the entries, leases up to
 -- `count` jobs, peeks the next ones, and says whether jobs are ready and when the next delayed job is
 -- due. A replayed call writes nothing and answers with the first call's codes and jobs.
+-- Everything that could fail is read and checked before the replay guard, the call's first write.
+-- @include checkIntegerArgs
+-- @include readAckEntries
 -- @include ackEntries
 -- @include leaseReadyJobs
 -- @include peekReady
@@ -10,6 +13,10 @@
 -- @include encodeIds
 -- @include decodeIds
 local function cycleJobs(open)
+  checkIntegerArgs("worker call", { "now", "leaseMs", "count", "peek", "guardTtl", "maxLenEvents", "events" })
+  if tonumber(ARGV[ARG.count]) > 4000 or tonumber(ARGV[ARG.peek]) > 4000 then
+    error("worker call: count and peek must be at most 4000")
+  end
   local now = tonumber(ARGV[ARG.now])
   local q = { prefix = ARGV[ARG.prefix], events = KEYS[KEY.events], delayed = KEYS[KEY.delayed], wait = KEYS[KEY.wait],
     active = KEYS[KEY.active], prioritized = KEYS[KEY.prioritized], priorityCounter = KEYS[KEY.priorityCounter],
@@ -18,19 +25,14 @@ local function cycleJobs(open)
     level = tonumber(ARGV[ARG.events]), token = ARGV[ARG.leaseToken], now = now, leaseMs = ARGV[ARG.leaseMs],
     workerName = ARGV[ARG.workerName], limiterMax = ARGV[ARG.limiterMax], limiterDuration = ARGV[ARG.limiterDuration],
     finished = { completed = {}, failed = {} }, prunes = {}, dueScores = {}, delayedAdds = {} }
-  local jobs = {}
-  for i = 1, ARG_GROUP_COUNT do
-    local job = { id = groupArg(i, ARG_GROUP.id), token = groupArg(i, ARG_GROUP.token),
-      outcome = groupArg(i, ARG_GROUP.outcome), value = groupArg(i, ARG_GROUP.value),
-      attemptsMade = groupArg(i, ARG_GROUP.attemptsMade), stacktrace = "", due = "0", priority = "0", lifo = "",
-      keepCount = "-1", keepAge = "0", keepLimit = "0", attempts = "0", parentKey = "", parentPrefix = "",
-      parentPolicy = "", dedupId = "", deferred = "", deadLetter = "" }
-    local extra = groupArg(i, ARG_GROUP.extra)
-    if extra ~= "" then
-      local fields = decodeIds(extra)
-      for k = 1, #fields, 2 do job[fields[k]] = fields[k + 1] end
+  local jobs = readAckEntries(q.prefix)
+  local candidates = not open and decodeIds(ARGV[ARG.candidates]) or nil
+  if open then
+    for spec in string.gmatch(ARGV[ARG.prunes], "[^;]+") do
+      local target, keep, age, limit = string.match(spec, "^(%a+)|(-?%d+)|(%d+)|(%d+)$")
+      if not q.finishedKeys[target or ""] then error("worker call: a prune spec is malformed") end
+      q.prunes[spec] = { target, tonumber(keep), tonumber(age), tonumber(limit) }
     end
-    jobs[i] = job
   end
   local out = { 0, 0, 0, 0, #jobs }
   local replayed = redis.call("SET", KEYS[KEY.replayGuard], "", "NX", "PX", ARGV[ARG.guardTtl]) == false
@@ -67,10 +69,6 @@ local function cycleJobs(open)
   local promoted, exhausted = {}, false
   if not replayed then
     if open then
-      for spec in string.gmatch(ARGV[ARG.prunes], "[^;]+") do
-        local target, keep, age, limit = string.match(spec, "^(%a+)|(-?%d+)|(%d+)|(%d+)$")
-        q.prunes[spec] = { target, tonumber(keep), tonumber(age), tonumber(limit) }
-      end
       for _, prune in pairs(q.prunes) do
         pruneFinished(q.prefix, q.finishedKeys[prune[1]], prune[2], prune[3], prune[4], now)
       end
@@ -82,9 +80,7 @@ local function cycleJobs(open)
     end
     local count = tonumber(ARGV[ARG.count])
     if count > 0 then
-      local candidates = nil
-      if not open then
-        candidates = decodeIds(ARGV[ARG.candidates])
+      if candidates then
         for _, id in ipairs(requeued) do candidates[#candidates + 1] = id end
       end
       out[1], out[2], leased, exhausted = leaseReadyJobs(q, count, candidates, promoted, hashes)

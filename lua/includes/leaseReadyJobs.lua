@@ -22,7 +22,8 @@ local function leaseReadyJobs(q, count, candidates, promoted, out)
     end
     if maxJobs > 0 then count = math.min(count, maxJobs - used) end
   end
-  if meta[2] then
+  -- A global concurrency that is no number counts as none: this runs after the ack's writes.
+  if tonumber(meta[2]) then
     count = math.min(count, tonumber(meta[2]) - redis.call("LLEN", q.active))
     if count <= 0 then return 3, 0, {} end
   end

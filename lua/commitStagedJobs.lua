@@ -1,0 +1,126 @@
+--[[
+commitStagedJobs: Makes a staged add visible in one call: persists the staged hashes sealStagedJobs left,
+moves every staged id into its queue's structures in bulk, merges the staged dependencies into each
+parent's, decides the jobs with deduplication (they enter after the others), links existing children
+and deletes the staging. Before it no reader sees any job of the add; after it, all of them. Safe to
+replay. Unflagged: it builds the staged-dependencies keys from `stage`.
+
+KEYS
+  replayGuard  the add's replay guard, <prefix>:nq-req:<queue>:<token>
+  stage  the add's staging record (see stageJobs)
+  stagedKeys  <stage>:keys
+  stagedCustomKeys  <stage>:custom-keys
+  parents  <stage>:parents
+KEYS repeated queues
+  wait  {P}wait
+  prioritized  {P}prioritized
+  delayed  {P}delayed
+  marker  {P}marker
+  waitingChildren  {P}waiting-children
+  priorityCounter  {P}pc
+  events  {P}events
+  stagedWait  <stage>:<n>:wait
+  stagedLifo  <stage>:<n>:lifo
+  stagedPrioritized  <stage>:<n>:prioritized
+  stagedDelayed  <stage>:<n>:delayed
+  stagedWaitingChildren  <stage>:<n>:waiting-children
+ARGV
+  guardTtl  how long the replay guard lives (ms)
+  now  the caller's clock (epoch ms)
+  maxLenEvents  the events stream's approximate cap (MAXLEN ~)
+  events  which events to write: 2 all (BullMQ's), 1 final only or 0 none
+  chunks  how many stageJobs calls the add made
+  persistFrom  index into stagedKeys (0-based) from which this call persists; sealStagedJobs did the rest
+  persistCustomFrom  the same for stagedCustomKeys
+ARGV repeated deferred
+  kind  dedup (a staged job with deduplication) or attach (an existing job re-added under a parent)
+  queue  1-based index of the job's queue in KEYS
+  id  the job's id
+  parentKey  full key of the parent job, or ""
+  parentField  the `parent` hash field (JSON), or ""
+  parentPrefix  the parent queue's key prefix, or ""
+  inBatch  "1" when the existing job is an earlier job of this same add
+  dedupId  deduplication id, or ""
+  dedupTtl  deduplication window (ms), 0 for none
+  dedupExtend  "1" to reset the window on a duplicate
+  dedupReplace  "1" to replace an owner that is still delayed
+  placement  wait | lifo | prioritized | delayed | waiting-children
+  timestamp  creation time (ms)
+  delay  delay (ms)
+  priority  priority
+RETURNS
+  A flat array {outcome, jobId, …} per deferred job (1 created, 2 duplicated, 3 deduplicated), again
+  on a replay. {-30}: the staging is gone or partial (expired, aborted); {-5, parentKey}: a parent is
+  gone; {-7, index}: deferred job `index` now has another parent. Nothing is written then.
+EVENTS
+  with events 2: deduplicated and removed (deduplication) for deferred jobs; waiting prev
+  waiting-children for a parent left with nothing pending. The jobs' added, waiting, delayed,
+  waiting-children and duplicated events follow in publishAddEvents calls.
+]]
+-- @include checkIntegerArgs
+-- @include replayedResult
+-- @include saveResult
+-- @include checkStagedAdd
+-- @include pushStagedQueue
+-- @include placeDeferredJob
+-- @include flushDeferredJobs
+-- @include releaseParent
+
+checkIntegerArgs("commitStagedJobs",
+  { "guardTtl", "now", "maxLenEvents", "events", "chunks", "persistFrom", "persistCustomFrom" })
+local replayed = replayedResult(KEYS[KEY.replayGuard])
+if replayed then return replayed end
+local k = { stage = KEYS[KEY.stage], stagedKeys = KEYS[KEY.stagedKeys],
+  stagedCustomKeys = KEYS[KEY.stagedCustomKeys], parents = KEYS[KEY.parents] }
+local queues = {}
+for g = 1, KEY_GROUP_COUNT do
+  local q = { maxLen = ARGV[ARG.maxLenEvents], dueScores = {},
+    deferred = { wait = {}, lifo = {}, prioritized = {}, delayed = {}, waitingChildren = {} } }
+  for field, offset in pairs(KEY_GROUP) do
+    if field ~= "first" and field ~= "size" then q[field] = groupKey(g, offset) end
+  end
+  q.prefix = string.sub(q.wait, 1, -5)
+  queues[g] = q
+end
+local deferred = {}
+for i = 1, ARG_GROUP_COUNT do
+  local job = {}
+  for field, offset in pairs(ARG_GROUP) do
+    if field ~= "first" and field ~= "size" then job[field] = groupArg(i, offset) end
+  end
+  job.queue = tonumber(job.queue)
+  deferred[i] = job
+end
+
+local tail = redis.call("LRANGE", k.stagedKeys, tonumber(ARGV[ARG.persistFrom]), -1)
+local customTail = redis.call("LRANGE", k.stagedCustomKeys, tonumber(ARGV[ARG.persistCustomFrom]), -1)
+for _, key in ipairs(customTail) do table.insert(tail, key) end
+local failure, counts, parents = checkStagedAdd(k, queues, tonumber(ARGV[ARG.chunks]), tail, deferred)
+if failure then return failure end
+
+for _, key in ipairs(tail) do redis.call("PERSIST", key) end
+for g, q in ipairs(queues) do pushStagedQueue(q, g, counts) end
+local dropped = { k.stage, k.stagedKeys, k.stagedCustomKeys, k.parents }
+for i = 1, #parents, 2 do
+  local staged = k.stage .. ":deps:" .. parents[i]
+  redis.call("SUNIONSTORE", parents[i] .. ":dependencies", parents[i] .. ":dependencies", staged)
+  table.insert(dropped, staged)
+end
+local level, now = tonumber(ARGV[ARG.events]), tonumber(ARGV[ARG.now])
+local result, release = {}, {}
+for i, job in ipairs(deferred) do
+  local completed
+  result[2 * i - 1], result[2 * i], completed = placeDeferredJob(queues[job.queue], job, level)
+  if completed then release[job.parentKey] = job.parentPrefix end
+end
+for _, q in ipairs(queues) do flushDeferredJobs(q) end
+for parentKey, parentPrefix in pairs(release) do
+  if redis.call("SCARD", parentKey .. ":dependencies") == 0 then
+    releaseParent(parentPrefix, string.sub(parentKey, #parentPrefix + 1), parentKey, now)
+  end
+end
+for _, q in ipairs(queues) do
+  for _, name in ipairs({ "Wait", "Lifo", "Prioritized", "Delayed", "WaitingChildren" }) do table.insert(dropped, q["staged" .. name]) end
+end
+for from = 1, #dropped, 4000 do redis.call("DEL", unpack(dropped, from, math.min(from + 3999, #dropped))) end
+return saveResult(KEYS[KEY.replayGuard], result, ARGV[ARG.guardTtl])
