@@ -9,6 +9,7 @@
 
 export { createEventPublisher, type EventPublisherOptions, type Publish } from "./aws/event-publisher.ts";
 export { createLambdaInvoker, type Invoke, type LambdaInvokerOptions } from "./aws/lambda-invoker.ts";
+export { envWithSecrets, forgetSecrets, type SecretOptions, secretFromEnv } from "./config/secrets.ts";
 export { type SweeperEnvOptions, sweeperOptionsFromEnv } from "./config/sweeper-env.ts";
 export { workerKickFromEnv, workersFromEnv } from "./config/workers-env.ts";
 export {

@@ -1,11 +1,18 @@
 /**
  * Lambda entry of the HTTP API (API Gateway HTTP API and function URL alike), configured from the
  * environment: see `httpOptionsFromEnv`, plus `NIMBUSQ_WORKERS` to start a queue's worker as soon as
- * a request makes jobs ready.
+ * a request makes jobs ready. The Redis token and the API tokens may come from SSM parameters
+ * (`…_PARAM`, see config/secrets.ts), read once while the container starts.
  */
+import { envWithSecrets } from "../config/secrets.ts";
 import { workerKickFromEnv } from "../config/workers-env.ts";
 import { httpHandler, httpOptionsFromEnv } from "../http/index.ts";
 
-const kick = workerKickFromEnv(process.env);
+const env = await envWithSecrets(process.env, [
+  "UPSTASH_REDIS_REST_TOKEN",
+  "NIMBUSQ_API_TOKENS",
+  "NIMBUSQ_ADMIN_TOKENS",
+]);
+const kick = workerKickFromEnv(env);
 
-export const handler = httpHandler({ ...httpOptionsFromEnv(process.env), ...(kick ? { kick } : {}) });
+export const handler = httpHandler({ ...httpOptionsFromEnv(env), ...(kick ? { kick } : {}) });

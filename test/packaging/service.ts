@@ -1,14 +1,15 @@
 /**
- * A copy of the service in a temporary directory, outside the repository: serverless.yml and freshly
- * built bundles. Packaging and importing happen there, so the repository stays clean and a bundle
+ * A copy of the service in a temporary directory, outside the repository: serverless.yml (with the
+ * files it includes) and freshly built bundles. Packaging and importing happen there, so the repository stays clean and a bundle
  * cannot reach the repository's node_modules (the AWS SDK among them).
  */
 import { execFile } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { type BundleReport, bundleFunctions } from "../../infra/build/bundle.ts";
+import { functionEntries } from "../../infra/build/functions.ts";
 
 const run = promisify(execFile);
 
@@ -20,10 +21,24 @@ export interface ServiceCopy {
   remove(): void;
 }
 
-export async function serviceCopy(): Promise<ServiceCopy> {
+/** The service's configuration files: serverless.yml and what it includes with `${file(…)}`. */
+export const configFiles = ["serverless.yml", "serverless-alarms.yml"];
+
+/**
+ * With `bundles: false` each function's bundle is a one-line stand-in: enough for `osls package`
+ * when only the template matters, without the esbuild runs.
+ */
+export async function serviceCopy(options: { bundles?: boolean } = {}): Promise<ServiceCopy> {
   const dir = mkdtempSync(join(tmpdir(), "nimbusq-packaging-"));
-  copyFileSync(join(repoRoot, "serverless.yml"), join(dir, "serverless.yml"));
-  const bundles = await bundleFunctions({ root: repoRoot, outDir: join(dir, "build/lambda") });
+  for (const file of configFiles) copyFileSync(join(repoRoot, file), join(dir, file));
+  const outDir = join(dir, "build/lambda");
+  let bundles: BundleReport[] = [];
+  if (options.bundles === false) {
+    for (const fn of functionEntries) {
+      mkdirSync(join(outDir, fn.name), { recursive: true });
+      writeFileSync(join(outDir, fn.name, "index.mjs"), "export const handler = async () => {};\n");
+    }
+  } else bundles = await bundleFunctions({ root: repoRoot, outDir });
   return { dir, bundles, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
@@ -44,20 +59,30 @@ export interface PackageOutput {
 }
 
 export interface CloudFormationTemplate {
-  Resources: Record<string, { Type: string; Properties?: Record<string, unknown>; DependsOn?: unknown }>;
+  Resources: Record<
+    string,
+    { Type: string; Properties?: Record<string, unknown>; DependsOn?: unknown; Condition?: string }
+  >;
   Outputs?: Record<string, unknown>;
+  Conditions?: Record<string, unknown>;
 }
 
-/** `osls package` in the copy; its output stays in `<dir>/.serverless`. */
+/**
+ * `osls package` in the copy, with `--param` settings; its output stays in `<dir>/.serverless` (a
+ * later run replaces it).
+ */
 export async function packageService(
   copy: ServiceCopy,
   stage: string,
   functions: string[],
+  params: Record<string, string> = {},
 ): Promise<PackageOutput> {
   const home = join(copy.dir, "home");
-  mkdirSync(home);
+  mkdirSync(home, { recursive: true });
   const cli = join(repoRoot, "node_modules/osls/bin/serverless.js");
-  const { stdout } = await run(process.execPath, [cli, "package", "--stage", stage], {
+  const args = [cli, "package", "--stage", stage];
+  for (const [name, value] of Object.entries(params)) args.push(`--param=${name}=${value}`);
+  const { stdout } = await run(process.execPath, args, {
     cwd: copy.dir,
     env: offlineEnv(home),
     timeout: 45_000,
