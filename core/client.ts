@@ -9,6 +9,12 @@ export interface CreateRedisOptions {
   token?: string;
   /** Per-request timeout in ms (a fresh AbortSignal per request; 0 disables). Default 10 s. */
   timeoutMs?: number;
+  /**
+   * Each request's timeout in ms, asked at every request (wins over `timeoutMs`): a Lambda handler
+   * derives it from the invocation's remaining time (functions/request-deadline.ts), so a Redis that
+   * hangs ends in the app's own error, not the runtime's "Task timed out".
+   */
+  timeoutFor?: () => number;
   /** Environment to read the URL and token from (default `process.env` where it exists). */
   env?: Record<string, string | undefined>;
 }
@@ -16,6 +22,10 @@ export interface CreateRedisOptions {
 function defaultEnv(): Record<string, string | undefined> {
   const holder = globalThis as { process?: { env?: Record<string, string | undefined> } };
   return holder.process?.env ?? {};
+}
+
+function signalFor(timeoutFor: () => number): () => AbortSignal {
+  return () => AbortSignal.timeout(Math.max(1, Math.floor(timeoutFor())));
 }
 
 /**
@@ -38,6 +48,10 @@ export function createRedis(options: CreateRedisOptions = {}): Redis {
     enableTelemetry: false,
     // A function, not a signal object: a shared signal would stay aborted and silently null every
     // later command (see the Upstash client notes).
-    ...(timeoutMs > 0 ? { signal: () => AbortSignal.timeout(timeoutMs) } : {}),
+    ...(options.timeoutFor
+      ? { signal: signalFor(options.timeoutFor) }
+      : timeoutMs > 0
+        ? { signal: () => AbortSignal.timeout(timeoutMs) }
+        : {}),
   });
 }

@@ -37,6 +37,7 @@ export {
   type QueueEventsListener,
   type QueueEventsOptions,
 } from "./queue-events.ts";
+export { type MetricsQueue, type QueueMetrics, readQueueMetrics } from "./queue-metrics.ts";
 export type { Metrics } from "./queue-settings.ts";
 export type { StreamEntry } from "./redis-port.ts";
 export { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
@@ -54,6 +55,15 @@ export {
   trackWorkerInvocation,
   workersToStart,
 } from "./sweep.ts";
+export {
+  type Attributes as TelemetryAttributeValues,
+  type ContextManager,
+  type Span,
+  SpanKind,
+  type Telemetry,
+  TelemetryAttributes,
+  type Tracer,
+} from "./telemetry.ts";
 export type * from "./types.ts";
 export { JobFailedError } from "./wait-until-finished.ts";
 export {

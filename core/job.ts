@@ -1,6 +1,7 @@
 /**
  * A job as read from (or just written to) Redis, with BullMQ's field names and getters.
  */
+
 import { type DecodedJob, decodeJob, hashFromFlat } from "./codec.ts";
 import { UnexpectedReplyError } from "./errors.ts";
 import { getDependencyCounts, getJobStates } from "./generated/scripts.ts";
@@ -17,6 +18,7 @@ import { jobKey, jobSubKeys, queueKeyPrefix, queueKeys, queueQualifiedName } fro
 import type { AnyQueueEvents } from "./queue-events.ts";
 import type { RedisPort } from "./redis-port.ts";
 import { runScript } from "./scripts.ts";
+import type { Telemetry } from "./telemetry.ts";
 import type { JobState } from "./types.ts";
 import { waitUntilFinished } from "./wait-until-finished.ts";
 
@@ -32,6 +34,8 @@ export interface JobLocation {
   prefix: string;
   queueName: string;
   clock: () => number;
+  /** Tracing hook of the Queue or Worker this location belongs to (see telemetry.ts). */
+  telemetry?: Telemetry;
 }
 
 export class Job<TData = unknown, TResult = unknown> {

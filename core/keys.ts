@@ -39,6 +39,8 @@ export const queueKeySuffix = {
   limiter: "limiter",
   /** ZSET, job schedulers by next run. */
   repeat: "repeat",
+  /** HASH (nimbusq's own), jobs nimbusq workers completed and failed since the sweeper's last metrics read. */
+  finishCounts: "nq:counts",
 } as const;
 
 /** BullMQ's default cap of the events stream (`opts.maxLenEvents`, XADD MAXLEN ~). */

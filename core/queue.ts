@@ -21,6 +21,7 @@ import { QueueReads } from "./queue-reads.ts";
 import type { RedisPort, UpstashRedisLike } from "./redis-port.ts";
 import { type RedriveOptions, redrive } from "./redrive.ts";
 import { runScript } from "./scripts.ts";
+import { type Telemetry, tracedAdd } from "./telemetry.ts";
 import type { BulkJob, JobSchedulerTemplate, JobsOptions, RepeatOptions } from "./types.ts";
 import {
   Checker,
@@ -52,6 +53,8 @@ export interface QueueOptions {
   replayGuardTtlMs?: number;
   /** The clock (ms); injectable for tests. */
   clock?: () => number;
+  /** Tracing: an `add <queue>` span per add/addBulk call (BullMQ's Telemetry shape, see telemetry.ts). */
+  telemetry?: Telemetry;
 }
 
 /**
@@ -83,6 +86,7 @@ export class Queue<TData = unknown> extends QueueReads<TData> {
       prefix: this.prefix,
       queueName: this.name,
       clock: options.clock ?? Date.now,
+      ...(options.telemetry ? { telemetry: options.telemetry } : {}),
     };
   }
 
@@ -162,7 +166,10 @@ export class Queue<TData = unknown> extends QueueReads<TData> {
       return this.prepare(job.name, job.data, job.opts, jobs.length === 1 ? "" : `jobs[${i}].`, now);
     });
     if (prepared.length === 0) return [];
-    const outcomes = await writeJobs(this.port, prepared, writeSettings(this.options, now));
+    const write = () => writeJobs(this.port, prepared, writeSettings(this.options, now));
+    const outcomes = this.options.telemetry
+      ? await tracedAdd(this.options.telemetry, this.name, prepared, write)
+      : await write();
     return prepared.map((job, i) => {
       const { id, outcome } = outcomes[i] as AddOutcome;
       return { job: this.jobFromNew(job, id), outcome };

@@ -61,9 +61,17 @@ export async function runScript<TKeys extends object, TArgs extends object>(
   const flatKeys = flatten(script.name, script.keys, keys);
   const flatArgs = flatten(script.name, script.argv, args);
   try {
-    return await port.evalsha(script.sha1, flatKeys, flatArgs);
+    try {
+      return await port.evalsha(script.sha1, flatKeys, flatArgs);
+    } catch (error) {
+      if (!isNoScript(error)) throw error;
+      return await port.eval(script.source, flatKeys, flatArgs);
+    }
   } catch (error) {
-    if (!isNoScript(error)) throw error;
-    return await port.eval(script.source, flatKeys, flatArgs);
+    // Logs name the script (functions/log.ts) without quoting the request, which holds its arguments.
+    if (error instanceof Error && !("script" in error)) {
+      Object.defineProperty(error, "script", { value: script.name, enumerable: false });
+    }
+    throw error;
   }
 }

@@ -1,10 +1,12 @@
 /**
  * The Redis client a handler uses: the one given, or one built from UPSTASH_REDIS_REST_URL and the
  * token — UPSTASH_REDIS_REST_TOKEN, or the SSM parameter UPSTASH_REDIS_REST_TOKEN_PARAM names, read
- * before the first command (see config/secrets.ts).
+ * before the first command (see config/secrets.ts). Each request's timeout follows the invocation's
+ * remaining time (request-deadline.ts).
  */
 import { createRedis, type RedisPort, type UpstashRedisLike } from "../core/index.ts";
 import { parameterSuffix, type SecretOptions, secretFromEnv } from "./config/secrets.ts";
+import { requestTimeoutMs } from "./request-deadline.ts";
 
 const tokenVariable = "UPSTASH_REDIS_REST_TOKEN";
 
@@ -14,10 +16,11 @@ export function redisOrEnv(
   secrets: SecretOptions = {},
 ): UpstashRedisLike | RedisPort {
   if (redis) return redis;
-  if (env[tokenVariable] || !env[tokenVariable + parameterSuffix]) return createRedis({ env });
+  if (env[tokenVariable] || !env[tokenVariable + parameterSuffix])
+    return createRedis({ env, timeoutFor: requestTimeoutMs });
   return redisAfterSecret(async () => {
     const token = (await secretFromEnv(tokenVariable, env, secrets)) as string;
-    return createRedis({ env, token });
+    return createRedis({ env, token, timeoutFor: requestTimeoutMs });
   });
 }
 

@@ -10,6 +10,7 @@ import {
   advanceCursors,
   nextDueAt,
   type QueueSweep,
+  readQueueMetrics,
   releaseSweeperLock,
   sleepBeforeNextPass,
   sweep,
@@ -19,7 +20,10 @@ import {
 import type { RedisPort, UpstashRedisLike } from "../core/redis-port.ts";
 import { createEventPublisher, type EventEntry, type Publish } from "./aws/event-publisher.ts";
 import { createLambdaInvoker, type Invoke } from "./aws/lambda-invoker.ts";
+import { createLogger, errorFields, logger } from "./log.ts";
+import { metricsEveryFromEnv, queueMetricsLine } from "./metrics.ts";
 import { redisOrEnv } from "./redis-from-env.ts";
+import { setInvocationDeadline } from "./request-deadline.ts";
 
 export interface SweptQueue {
   name: string;
@@ -27,6 +31,8 @@ export interface SweptQueue {
   workerFunction?: string;
   batchSize?: number;
   maxWorkers?: number;
+  /** Its dead-letter queue, whose depth the metrics report (default `<name>-dlq`). */
+  deadLetterQueue?: string;
 }
 
 export interface SweeperOptions {
@@ -53,6 +59,15 @@ export interface SweeperOptions {
    * and tests that sweep back to back set it.
    */
   releaseLock?: boolean;
+  /**
+   * Emit each queue's metrics (one EMF line per queue on stdout) every this many passes, counted
+   * across the container's invocations (default NIMBUSQ_METRICS_EVERY, else 5; 0 never). An emission
+   * is one script call for every queue but costs about 9 billed commands per queue (BENCHMARKS.md §4):
+   * every 5th pass keeps an idle queue within 650 billed commands an hour.
+   */
+  metricsEveryPasses?: number;
+  /** Where log and metric lines go (default stdout). */
+  output?: (line: string) => void;
   invoke?: Invoke;
   publish?: Publish;
   clock?: () => number;
@@ -102,8 +117,16 @@ export function sweeperHandler(options: SweeperOptions) {
   let port: RedisPort | undefined;
   let invoke = options.invoke;
   let publish = options.publish;
+  const log = options.output ? createLogger({ output: options.output }) : logger;
+  const emit = options.output ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const metricsEvery = options.metricsEveryPasses ?? metricsEveryFromEnv(process.env);
+  // Counted from the container's start: a cold start's first passes cost what an idle pass costs.
+  let passesSinceMetrics = 0;
+  const stalledSinceMetrics = new Map<string, number>();
 
   return async (_event: unknown, context: SweeperContext): Promise<SweeperResult> => {
+    setInvocationDeadline(context);
+    log.startInvocation(context);
     port ??= toRedisPort(redisOrEnv(options.redis));
     const prefix = options.prefix ?? "bull";
     const marginMs = options.marginMs ?? 2000;
@@ -143,6 +166,13 @@ export function sweeperHandler(options: SweeperOptions) {
           return result;
         }
         result.passes += 1;
+        for (const s of swept.queues) {
+          stalledSinceMetrics.set(s.queue, (stalledSinceMetrics.get(s.queue) ?? 0) + s.stalled.length);
+        }
+        if (metricsEvery > 0 && ++passesSinceMetrics >= metricsEvery) {
+          passesSinceMetrics = 0;
+          await emitMetrics(port, now);
+        }
         for (const [i, s] of swept.queues.entries()) {
           result.promoted += s.promoted;
           result.stalled += s.stalled.length;
@@ -173,10 +203,34 @@ export function sweeperHandler(options: SweeperOptions) {
         if (wait === undefined) break;
         await sleep(wait);
       }
+    } catch (error) {
+      log.error("nimbusq sweeper: the pass failed", { passes: result.passes, ...errorFields(error) });
+      throw error;
     } finally {
       if (!result.locked && options.releaseLock) await releaseSweeperLock(port, prefix, token);
     }
+    log.debug("nimbusq sweeper: done", { ...result, invoked: JSON.stringify(result.invoked) });
     return result;
+
+    /** One EMF line per queue; the counts' read and reset is one script call for all queues. */
+    async function emitMetrics(redis: RedisPort, now: number): Promise<void> {
+      const read = await readQueueMetrics(
+        redis,
+        prefix,
+        queues.map((q) => ({ name: q.name, deadLetterQueue: q.deadLetterQueue })),
+      );
+      for (const m of read) {
+        const stalledRecovered = stalledSinceMetrics.get(m.queue) ?? 0;
+        stalledSinceMetrics.set(m.queue, 0);
+        const values = {
+          ...m,
+          completedSinceLastPass: m.completedSinceLastRead,
+          failedSinceLastPass: m.failedSinceLastRead,
+          stalledRecovered,
+        };
+        emit(queueMetricsLine(m.queue, values, now));
+      }
+    }
 
     /** Forwards each queue's new events; true when a queue had a full batch (more to read). */
     async function forward(swept: QueueSweep[]): Promise<boolean> {

@@ -17,7 +17,10 @@ import {
 } from "../core/index.ts";
 import { createLambdaInvoker, type Invoke } from "./aws/lambda-invoker.ts";
 import { eventsFromEnv } from "./config/events-env.ts";
+import { createLogger, errorFields, logger } from "./log.ts";
+import { workerMetricsLine } from "./metrics.ts";
 import { redisOrEnv } from "./redis-from-env.ts";
+import { setInvocationDeadline } from "./request-deadline.ts";
 
 /** What invokes a worker: the sweeper, the HTTP API's kick, or the worker itself chaining. */
 export interface WorkerEvent {
@@ -45,6 +48,10 @@ export interface WorkerHandlerOptions<TData, TResult> extends Omit<WorkerOptions
    */
   waitForDelayedMs?: number;
   invoke?: Invoke;
+  /** Where log and metric lines go (default stdout). */
+  output?: (line: string) => void;
+  /** Called once with the worker the handler creates (before its first drain): subscribe to its events here. */
+  onWorker?: (worker: Worker<TData, TResult>) => void;
 }
 
 export interface WorkerHandlerResult extends DrainSummary {
@@ -62,20 +69,29 @@ export function workerHandler<TData = unknown, TResult = unknown>(
   const maxChain = options.maxChain ?? 10;
   let worker: Worker<TData, TResult> | undefined;
   let invoke: Invoke | undefined = options.invoke;
+  const log = options.output ? createLogger({ output: options.output }) : logger;
+  const emit = options.output ?? ((line: string) => process.stdout.write(`${line}\n`));
 
   return async (event: WorkerEvent | undefined, context: WorkerContext): Promise<WorkerHandlerResult> => {
     if (event?.queue !== undefined && event.queue !== options.queue) {
       throw new Error(`worker for queue "${options.queue}" was invoked for queue "${event.queue}"`);
     }
-    worker ??= new Worker<TData, TResult>(options.queue, options.processor, {
-      ...options,
-      redis: redisOrEnv(options.redis),
-      jobTimeoutMs,
-      maxJobTimeoutMs: jobTimeoutMs,
-      leaseMs: options.leaseMs ?? Math.max(30_000, jobTimeoutMs + 5000),
-      events: options.events ?? eventsFromEnv(),
-    });
-    const deadline = Date.now() + context.getRemainingTimeInMillis() - safetyMarginMs;
+    setInvocationDeadline(context);
+    log.startInvocation(context);
+    const queue = options.queue;
+    if (!worker) {
+      worker = new Worker<TData, TResult>(options.queue, options.processor, {
+        ...options,
+        redis: redisOrEnv(options.redis),
+        jobTimeoutMs,
+        maxJobTimeoutMs: jobTimeoutMs,
+        leaseMs: options.leaseMs ?? Math.max(30_000, jobTimeoutMs + 5000),
+        events: options.events ?? eventsFromEnv(),
+      });
+      options.onWorker?.(worker);
+    }
+    const started = Date.now();
+    const deadline = started + context.getRemainingTimeInMillis() - safetyMarginMs;
     const summary = await drainInvocation(worker, {
       deadline,
       jobTimeoutMs,
@@ -85,14 +101,16 @@ export function workerHandler<TData = unknown, TResult = unknown>(
         id: context.awsRequestId,
         until: deadline + safetyMarginMs,
         onError: (error) =>
-          console.error(`nimbusq worker "${options.queue}": could not register the invocation`, error),
+          log.warn("nimbusq worker: could not register the invocation", { queue, ...errorFields(error) }),
       },
     });
+    emit(workerMetricsLine(queue, summary, Date.now() - started, Date.now()));
     const chain = event?.chain ?? 0;
     const step = nextStep(summary, chain, maxChain);
     if (step === "too-short") {
-      console.error(
-        `nimbusq worker "${options.queue}": less than jobTimeoutMs (${jobTimeoutMs} ms) + safetyMarginMs left at start; raise the function timeout`,
+      log.error(
+        `nimbusq worker: less than jobTimeoutMs (${jobTimeoutMs} ms) + safetyMarginMs left at start; raise the function timeout`,
+        { queue },
       );
     }
     const chained = step === "chain";
@@ -100,6 +118,16 @@ export function workerHandler<TData = unknown, TResult = unknown>(
       invoke ??= createLambdaInvoker();
       await invoke(context.functionName, { queue: options.queue, reason: "chain", chain: chain + 1 });
     }
+    log.info("nimbusq worker: drained", {
+      queue,
+      leased: summary.leased,
+      completed: summary.completed,
+      failed: summary.failed,
+      retried: summary.retried,
+      lost_leases: summary.lostLeases,
+      stopped_because: summary.stoppedBecause,
+      chained,
+    });
     return { ...summary, queue: options.queue, chained };
   };
 }

@@ -22,6 +22,7 @@ KEYS
   marker  {P}marker
   events  {P}events
   replayGuard  nimbusq's replay guard for this call
+  finishCounts  {P}nq:counts: jobs completed and failed by nimbusq workers (the sweeper's metrics read and reset it)
 KEYS repeated declared
   key  a key the call may touch beyond the fixed ones (declared, never indexed)
 ARGV

@@ -19,6 +19,7 @@ KEYS
   marker  {P}marker
   events  {P}events
   replayGuard  nimbusq's replay guard for this call
+  finishCounts  {P}nq:counts: jobs completed and failed by nimbusq workers (the sweeper's metrics read and reset it)
 ARGV
   prefix  the queue key prefix {P}
   leaseToken  the lock token of the jobs this call leases

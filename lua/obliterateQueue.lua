@@ -69,5 +69,6 @@ end
 if remaining <= 0 then return saveResult(KEYS[KEY.replayGuard], { 1 }, ARGV[ARG.guardTtl]) end
 redis.call("DEL", prefix .. "events", prefix .. "delay", prefix .. "stalled-check", prefix .. "stalled",
   prefix .. "id", prefix .. "pc", prefix .. "marker", KEYS[KEY.meta], prefix .. "metrics:completed",
-  prefix .. "metrics:completed:data", prefix .. "metrics:failed", prefix .. "metrics:failed:data")
+  prefix .. "metrics:completed:data", prefix .. "metrics:failed", prefix .. "metrics:failed:data",
+  prefix .. "nq:counts")
 return saveResult(KEYS[KEY.replayGuard], { 0 }, ARGV[ARG.guardTtl])

@@ -4,9 +4,11 @@
  * becomes an ordinary failure of this job — strings, `undefined`, objects whose getters throw, errors
  * whose `stack` throws — so it can never break the worker or another job.
  */
+
 import type { ActiveJob } from "../active-job.ts";
 import { LeaseLostError, TimeoutError, UnrecoverableError } from "../errors.ts";
 import type { Settled } from "../outcome.ts";
+import { attemptSpan, endAttemptSpan, withSpan } from "../telemetry.ts";
 
 /** Why the worker stops an attempt before the processor returns. */
 export type Stop = { kind: "timeout"; ms: number } | { kind: "deadline" } | { kind: "lost" };
@@ -101,14 +103,19 @@ export async function runAttempt(
       timer = setTimeout(() => resolve({ kind: "deadline" }), Math.max(untilDeadline, 0));
     }
   });
+  const { telemetry } = job.location;
+  const span = telemetry && attemptSpan(telemetry, job);
   const attempt = Promise.resolve()
-    .then(() => options.processor(job))
+    .then(() =>
+      span && telemetry ? withSpan(telemetry, span, () => options.processor(job)) : options.processor(job),
+    )
     .then(
       (value): Settled => ({ kind: "returned", value }),
       (thrown: unknown): Settled => ({ kind: "threw", error: safeError(thrown) }),
     );
   const first = await Promise.race([attempt, stopped.then((stop) => ({ stop }))]);
   clearTimeout(timer);
+  if (span) endAttemptSpan(span, first);
   if (!("stop" in first)) return first;
   const { stop } = first;
   if (stop.kind === "timeout") {

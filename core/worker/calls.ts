@@ -3,6 +3,7 @@
  * finished jobs and leasing more in the same request; extendLeases for every job held; and BullMQ's
  * stalled check. Each carries what it needs to be replay-safe.
  */
+
 import { ActiveJob } from "../active-job.ts";
 import { decodeJob, hashFromFlat } from "../codec.ts";
 import { ClosedError, UnexpectedReplyError } from "../errors.ts";
@@ -16,6 +17,7 @@ import type { JobLocation } from "../job.ts";
 import { defaultMaxLenEvents, jobSubKeys, queueKeyPrefix, queueKeys, replayGuardKey } from "../keys.ts";
 import type { AckEntry } from "../outcome.ts";
 import { runScript } from "../scripts.ts";
+import { tracedCall } from "../telemetry.ts";
 import { declaredKeys } from "./declared-keys.ts";
 import { compactEntry, encodeIds } from "./entry-wire.ts";
 
@@ -162,6 +164,16 @@ const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * are not retried.
  */
 export async function cycleWithRetries(
+  location: JobLocation,
+  request: CycleRequest,
+  onError: (error: Error) => void,
+): Promise<CycleResult> {
+  const { telemetry } = location;
+  const run = () => retryCycle(location, request, onError);
+  return telemetry ? tracedCall(telemetry, location.queueName, request.entries, run) : run();
+}
+
+async function retryCycle(
   location: JobLocation,
   request: CycleRequest,
   onError: (error: Error) => void,

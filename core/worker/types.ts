@@ -1,9 +1,11 @@
 /**
  * The worker's public types: options, the processor, the drain summary and the local events.
  */
+
 import type { ActiveJob } from "../active-job.ts";
 import type { BackoffStrategy } from "../backoff.ts";
 import type { RedisPort, UpstashRedisLike } from "../redis-port.ts";
+import type { Telemetry } from "../telemetry.ts";
 import type { DeadLetterOptions, KeepJobs } from "../types.ts";
 import type { EventsLevel } from "./calls.ts";
 
@@ -72,6 +74,8 @@ export interface WorkerOptions {
   poll?: { minMs?: number; maxMs?: number };
   clock?: () => number;
   random?: () => number;
+  /** Tracing: a `call <queue>` span per ack+lease call, a `process <queue>` span per attempt (see telemetry.ts). */
+  telemetry?: Telemetry;
 }
 
 export interface DrainOptions {

@@ -115,6 +115,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
       prefix: checkPrefix(options.prefix ?? "bull", `Worker "${queueName}"`),
       queueName,
       clock: options.clock ?? Date.now,
+      ...(options.telemetry ? { telemetry: options.telemetry } : {}),
     };
   }
 

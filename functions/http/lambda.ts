@@ -5,6 +5,8 @@
  * delivers `rawPath` `/prod/queues/…`, and the routes know nothing of stages.
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
+import { logger } from "../log.ts";
+import { setInvocationDeadline } from "../request-deadline.ts";
 import { createHttpApp } from "./app.ts";
 import { errorBody, errorCodes, HttpError } from "./http-errors.ts";
 import { unauthorized } from "./middleware.ts";
@@ -119,6 +121,8 @@ export type HttpLambdaHandler = (
 export function httpHandler(options: HttpOptions): HttpLambdaHandler {
   const app = createHttpApp(options);
   return async (event, context) => {
+    setInvocationDeadline(context);
+    logger.startInvocation(context);
     let request: Request;
     try {
       request = requestFromEvent(event);

@@ -12,6 +12,8 @@ import {
 } from "../../core/index.ts";
 import { checkPrefix, checkQueueName } from "../../core/validate.ts";
 import { eventsFromEnv } from "../config/events-env.ts";
+import { errorFields, logger } from "../log.ts";
+import { requestTimeoutMs } from "../request-deadline.ts";
 import { type CorsOptions, type CorsSettings, resolveCors } from "./cors.ts";
 
 /** Why a worker is kicked: `wakeAt` (ms) when the added job is delayed and due within a minute. */
@@ -48,7 +50,7 @@ export interface HttpOptions {
   defaultJobOptions?: JobsOptions;
   /** The queues' events level (as their workers'): "all" (default), "final" or "none". */
   events?: EventsLevel;
-  /** Where server errors and kick failures go (default `console.error`). */
+  /** Where server errors and kick failures go (default: a JSON log line, functions/log.ts). */
   log?: (message: string, error: unknown) => void;
   /** CORS for browsers on these origins (off by default); see cors.ts. */
   cors?: CorsOptions;
@@ -91,7 +93,7 @@ export function resolveHttpOptions(options: HttpOptions): HttpSettings {
     kick: options.kick,
     defaultJobOptions: options.defaultJobOptions,
     events: options.events,
-    log: options.log ?? ((message, error) => console.error(message, error)),
+    log: options.log ?? ((message, error) => logger.error(message, errorFields(error))),
     cors: resolveCors(options.cors),
   };
 }
@@ -134,7 +136,7 @@ export function httpOptionsFromEnv(env: Record<string, string | undefined> = pro
   if (maxBody !== undefined && !/^\d+$/.test(maxBody.trim()))
     throw new ValidationError("NIMBUSQ_MAX_BODY_BYTES", "a number of bytes", "httpOptionsFromEnv");
   return {
-    redis: createRedis({ env }),
+    redis: createRedis({ env, timeoutFor: requestTimeoutMs }),
     tokens,
     ...(queues.length > 0 ? { queues } : {}),
     ...(env.NIMBUSQ_PREFIX ? { prefix: env.NIMBUSQ_PREFIX } : {}),

@@ -4,8 +4,11 @@
  * and say which records failed and why. Triggers only normalize their event into `SourceRecord`s and
  * shape the answer their event source expects.
  */
+
 import type { Context } from "aws-lambda";
 import { type BulkJob, type JobsOptions, type Queue, ValidationError } from "../../core/index.ts";
+import { logger } from "../log.ts";
+import { setInvocationDeadline } from "../request-deadline.ts";
 import { indexedJobId } from "./job-ids.ts";
 
 /** One job as `map` returns it; `opts.jobId`, when set, wins over the derived id. */
@@ -76,6 +79,8 @@ export async function enqueueRecords<R>(
   entries: SourceRecord<R>[],
   settings: EnqueueSettings<R>,
 ): Promise<EnqueueOutcome<R>> {
+  logger.startInvocation(settings.context);
+  setInvocationDeadline(settings.context);
   const prepared = await Promise.all(entries.map((entry) => prepareRecord(queue, entry, settings)));
   const jobIds: string[][] = entries.map(() => []);
   const failures: RecordFailure<R>[] = [];

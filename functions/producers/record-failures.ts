@@ -6,7 +6,9 @@
  * reports it by its messageId (so it reaches the queue's redrive policy); every other source, and an
  * SQS record without a messageId, logs it and drops it, and S3/SNS list it in `invalidRecords`.
  */
+
 import { QueueError, ValidationError } from "../../core/index.ts";
+import { logger } from "../log.ts";
 import type { RecordFailure } from "./enqueue-records.ts";
 
 /** A failed record as the thrown error lists it: the source's own identifier, never the record's data. */
@@ -61,7 +63,11 @@ function kind(error: unknown): string {
 /** One line per failed record, so a reported or dropped record is never silent. */
 function logFailure(source: string, failure: RecordFailure<unknown>, action: string): void {
   const { entry, stage, error } = failure;
-  console.warn(`${source}: record ${entry.itemId ?? "(no id)"} ${action} (${stage}): ${kind(error)}`);
+  logger.warn(`${source}: record ${entry.itemId ?? "(no id)"} ${action} (${stage}): ${kind(error)}`, {
+    source,
+    ...(entry.itemId !== undefined ? { record_id: entry.itemId } : {}),
+    stage,
+  });
 }
 
 /**
@@ -99,7 +105,11 @@ function dropInvalid(
   const dropped = failures.filter((f) => f.stage === "record" && !report(f));
   for (const failure of dropped) logFailure(source, failure, "dropped as malformed");
   if (dropped.length > 0)
-    console.warn(`${source}: ${dropped.length} of ${total} records were malformed and dropped`);
+    logger.warn(`${source}: ${dropped.length} of ${total} records were malformed and dropped`, {
+      source,
+      dropped: dropped.length,
+      records: total,
+    });
   return dropped;
 }
 

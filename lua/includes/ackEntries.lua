@@ -4,6 +4,8 @@
 -- parentPrefix, parentPolicy, dedupId, deferred, deadLetter…). Returns one code per entry (1 done, -2 lock gone, -6 another owner, -3 not
 -- active, -4/-9 completion refused because of children), the replay-guard text of the non-1 codes,
 -- and the ids put back in wait or prioritized (declared, so the same call may lease them again).
+-- Counts the jobs it completed and failed for good in KEYS[KEY.finishCounts] when that hash exists
+-- (the including script declares it; the sweeper's metrics read creates it).
 -- Keys built here: each job's hash, `:lock`, `:dependencies`, `:unsuccessful` (and on removal its
 -- other sub-keys), its parent's keys, its deduplication key and its dead-letter queue's keys.
 -- @include finishJob
@@ -41,10 +43,11 @@ local function ackEntries(q, jobs, now)
     redis.call("DEL", unpack(ownedLocks))
     redis.call("SREM", q.stalled, unpack(ownedIds))
   end
-  local requeued = {}
+  local requeued, finished = {}, { completed = 0, failed = 0 }
   for _, job in ipairs(owned) do
     if job.outcome == "completed" or job.outcome == "failed" then
       finishJob(q, job, now)
+      finished[job.outcome] = finished[job.outcome] + 1
     else
       requeueJob(q, job, now)
       if job.outcome ~= "delayed" then requeued[#requeued + 1] = job.id end
@@ -55,6 +58,13 @@ local function ackEntries(q, jobs, now)
   end
   for target, members in pairs(q.finished) do
     if #members > 0 then redis.call("ZADD", q.finishedKeys[target], unpack(members)) end
+  end
+  -- The sweeper's "completed/failed since the last pass" metrics, per call, not per job, and only
+  -- once its metrics read has made the hash: a queue no sweeper reports on gets no key of ours.
+  if finished.completed + finished.failed > 0 and redis.call("EXISTS", KEYS[KEY.finishCounts]) == 1 then
+    for outcome, count in pairs(finished) do
+      if count > 0 then redis.call("HINCRBY", KEYS[KEY.finishCounts], outcome, count) end
+    end
   end
   if q.ready then redis.call("ZADD", q.marker, 0, "0") end
   if q.earliestDue then redis.call("ZADD", q.marker, "LT", q.earliestDue, "1") end

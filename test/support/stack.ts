@@ -36,9 +36,30 @@ export function directConnectionForFile(): IORedis {
 }
 
 /** Keeps console.warn quiet (and inspectable as a spy) during each test of the file. */
+/**
+ * Keeps warnings quiet during each test of the file and inspectable through the `console.warn` spy:
+ * the functions' structured logger (functions/log.ts) writes JSON lines to stdout, and each of its WARN
+ * lines reaches the spy as its `message`, so a test reads what was warned whichever way it was written.
+ */
 export function silenceWarnings(): void {
   beforeEach(() => {
-    vi.spyOn(console, "warn").mockImplementation(() => {});
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const write = process.stdout.write.bind(process.stdout);
+    vi.spyOn(process.stdout, "write").mockImplementation(((chunk: unknown, ...rest: unknown[]) => {
+      const text = String(chunk);
+      const lines = text.split("\n").filter((line) => line.startsWith("{"));
+      const warnings = lines.flatMap((line) => {
+        try {
+          const entry = JSON.parse(line) as { level?: string; message?: string };
+          return entry.level === "WARN" ? [String(entry.message)] : [];
+        } catch {
+          return [];
+        }
+      });
+      if (warnings.length === 0) return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
+      for (const message of warnings) warn(message);
+      return true;
+    }) as typeof process.stdout.write);
     return () => vi.restoreAllMocks();
   });
 }

@@ -39,7 +39,8 @@ describe("Worker.drain", () => {
 
   it("retries with backoff to delayed, then fails for good after `attempts` runs", async () => {
     const { prefix, queue, make } = setup();
-    await queue.add("flaky", {}, { attempts: 3, backoff: { type: "fixed", delay: 50 } });
+    // A backoff long enough that a slow machine's drain never reaches the retry's due time.
+    await queue.add("flaky", {}, { attempts: 3, backoff: { type: "fixed", delay: 400 } });
     let runs = 0;
     const worker = make(async () => {
       runs += 1;
@@ -50,7 +51,7 @@ describe("Worker.drain", () => {
     expect(first.nextDueAt).toBeGreaterThan(Date.now() - 100);
     expect(await direct.zcard(`${prefix}:q:delayed`)).toBe(1);
     for (let i = 0; i < 2; i++) {
-      await new Promise((r) => setTimeout(r, 80));
+      await new Promise((r) => setTimeout(r, 430));
       await worker.drain();
     }
     expect(runs).toBe(3);

@@ -34,13 +34,14 @@ describe("what the lease honours", () => {
 
   it("promotes due delayed jobs (to prioritized when they have a priority) and reports the next due time", async () => {
     const { prefix, queue, worker, seen } = setup();
-    await queue.add("soon", {}, { delay: 150 });
-    await queue.add("soon-prio", {}, { delay: 150, priority: 2 });
+    // Due after the first drain even on a slow, loaded machine.
+    await queue.add("soon", {}, { delay: 1000 });
+    await queue.add("soon-prio", {}, { delay: 1000, priority: 2 });
     await queue.add("later", {}, { delay: 60_000 });
     const first = await worker.drain();
     expect(first).toMatchObject({ leased: 0, stoppedBecause: "empty" });
     expect(first.nextDueAt).toBeGreaterThan(Date.now());
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, Math.max(0, (first.nextDueAt ?? 0) - Date.now()) + 50));
     await worker.drain();
     expect(seen).toEqual(["1", "2"]);
     const events = (await direct.xrange(`${prefix}:q:events`, "-", "+")).map(([, f]) => f);
