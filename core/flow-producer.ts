@@ -10,6 +10,7 @@ import type { Job } from "./job.ts";
 import { Lifecycle, redisPortFrom } from "./lifecycle.ts";
 import { Queue } from "./queue.ts";
 import type { RedisPort, UpstashRedisLike } from "./redis-port.ts";
+import { type Telemetry, tracedFlows } from "./telemetry.ts";
 import type { FlowJob, JobsOptions } from "./types.ts";
 import { Checker, checkQueueName } from "./validate.ts";
 
@@ -25,6 +26,8 @@ export interface FlowProducerOptions {
    */
   events?: "all" | "final" | "none";
   clock?: () => number;
+  /** Tracing: an `addFlow <queue>` or `addBulkFlows` span per call (BullMQ's Telemetry shape, telemetry.ts). */
+  telemetry?: Telemetry;
 }
 
 /** A written tree: each node's job and its children's nodes. */
@@ -124,7 +127,8 @@ export class FlowProducer {
     const plans = flows.map((flow, i) => this.plan(flow, flows.length === 1 ? "" : `flows[${i}].`, now));
     const jobs: NewJob[] = [];
     for (const plan of plans) this.flattenPlan(plan, jobs);
-    const outcomes = await writeJobs(this.port, jobs, writeSettings(this.options, now));
+    const write = () => writeJobs(this.port, jobs, writeSettings(this.options, now));
+    const outcomes = await tracedFlows(this.options.telemetry, flows, write);
     const ids = new Map(jobs.map((job, i) => [job, (outcomes[i] as { id: string }).id]));
     return plans.map((plan) => this.toNode(plan, ids));
   }

@@ -23,6 +23,8 @@ export const TelemetryAttributes = {
   JobAttemptsMade: "bullmq.job.attempts.made",
   JobFailedReason: "bullmq.job.failed.reason",
   WorkerName: "bullmq.worker.name",
+  BulkNames: "bullmq.job.bulk.names",
+  FlowName: "bullmq.flow.name",
   /** Jobs a worker call leased (nimbusq's: BullMQ fetches one job per call). */
   LeasedCount: "nimbusq.worker.leased.count",
 } as const;
@@ -72,7 +74,7 @@ export function startSpan(
 ): Span | undefined {
   if (!telemetry) return undefined;
   const span = telemetry.tracer.startSpan(
-    `${operation} ${queueName}`,
+    queueName ? `${operation} ${queueName}` : operation,
     { kind },
     telemetry.contextManager.active(),
   );
@@ -200,4 +202,35 @@ export function endAttemptSpan(
 export function withSpan<T>(telemetry: Telemetry, span: Span, fn: () => T): T {
   const context = span.setSpanOnContext(telemetry.contextManager.active());
   return telemetry.contextManager.with(context, fn);
+}
+
+/**
+ * FlowProducer.add/addBulk's span, as BullMQ names them: `addFlow <root queue>` with the flow's name,
+ * or `addBulkFlows` with the count and names; then the ids of every job written.
+ */
+export function tracedFlows<T extends { id: string }>(
+  telemetry: Telemetry | undefined,
+  flows: readonly { name: string; queueName: string }[],
+  write: () => Promise<T[]>,
+): Promise<T[]> {
+  const [first] = flows;
+  const single = flows.length === 1 && first !== undefined;
+  const attributes: Attributes = single
+    ? { [TelemetryAttributes.FlowName]: first.name }
+    : {
+        [TelemetryAttributes.BulkCount]: flows.length,
+        [TelemetryAttributes.BulkNames]: flows.map((flow) => flow.name).join(","),
+      };
+  return traced(
+    telemetry,
+    SpanKind.PRODUCER,
+    single ? "addFlow" : "addBulkFlows",
+    single ? first.queueName : "",
+    attributes,
+    async (span) => {
+      const outcomes = await write();
+      span?.setAttributes({ [TelemetryAttributes.JobIds]: outcomes.map((outcome) => outcome.id) });
+      return outcomes;
+    },
+  );
 }

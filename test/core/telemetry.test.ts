@@ -3,7 +3,7 @@
  * span names, kinds, attributes and parents for add, the worker's calls and each attempt.
  */
 import { describe, expect, it } from "vitest";
-import { Queue, type Span, type Telemetry, Worker } from "../../core/index.ts";
+import { FlowProducer, Queue, type Span, type Telemetry, Worker } from "../../core/index.ts";
 import { sharedRedis, uniquePrefix } from "../support/stack.ts";
 
 interface Recorded {
@@ -114,6 +114,35 @@ describe("telemetry", () => {
       process.map((s) => s.attributes["bullmq.job.id"]).sort(),
     );
     expect(spans.every((s) => s.name === "call email" || s.name === "process email")).toBe(true);
+  });
+
+  it("FlowProducer.add and addBulk make BullMQ's addFlow and addBulkFlows spans", async () => {
+    const prefix = uniquePrefix("tel");
+    const { spans, telemetry } = recorder();
+    const flows = new FlowProducer({ redis: sharedRedis(), prefix, telemetry });
+    const tree = await flows.add({
+      name: "report",
+      queueName: "reports",
+      data: {},
+      children: [{ name: "part", queueName: "parts", data: {} }],
+    });
+    await flows.addBulk([
+      { name: "a", queueName: "reports", data: {} },
+      { name: "b", queueName: "reports", data: {} },
+    ]);
+    expect(spans.map((s) => [s.name, s.kind, s.ended])).toEqual([
+      ["addFlow reports", 3, true],
+      ["addBulkFlows", 3, true],
+    ]);
+    expect(spans[0]?.attributes).toMatchObject({
+      "bullmq.flow.name": "report",
+      "bullmq.queue.operation": "addFlow",
+      "bullmq.job.ids": [tree.job.id, tree.children?.[0]?.job.id],
+    });
+    expect(spans[1]?.attributes).toMatchObject({
+      "bullmq.job.bulk.count": 2,
+      "bullmq.job.bulk.names": "a,b",
+    });
   });
 
   it("without telemetry nothing is traced (and nothing asks for a tracer)", async () => {
