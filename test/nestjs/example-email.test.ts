@@ -1,11 +1,11 @@
 /**
- * examples/nestjs-email, compiled as a Nest app is and run against the test run's redis: the HTTP
- * entry answers 202 at once, the processor retries a refused mail with exponential backoff, and the
+ * examples/nestjs-email, compiled as a Nest app is and run against the test run's redis: the real Nest
+ * HTTP app (platform-express, on a free port) answers 202 at once and 400 for a bad body, the processor retries a refused mail with exponential backoff, and the
  * report pattern keeps a report job's window across retries and late runs, scheduler iterations too.
  */
-import type { DynamicModule, INestApplicationContext } from "@nestjs/common";
-import { Test } from "@nestjs/testing";
-import type { Hono } from "hono";
+import type { AddressInfo } from "node:net";
+import type { DynamicModule, INestApplication } from "@nestjs/common";
+import { NestFactory } from "@nestjs/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ActiveJob, type Job, Queue, type UpstashRedisLike } from "../../core/index.ts";
 import type { ReportWindow } from "../../examples/nestjs-email/src/report-window.ts";
@@ -22,7 +22,6 @@ interface Example {
     enqueueDailyReport(now?: number): Promise<Job>;
     scheduleDailyReport(): Promise<Job | undefined>;
   }>;
-  createHttpApp(app: INestApplicationContext): Hono;
   dailyWindow(at: number): ReportWindow;
   windowOf(job: Pick<ActiveJob, "scheduledAt" | "timestamp"> & { data: Partial<ReportWindow> }): ReportWindow;
 }
@@ -30,26 +29,27 @@ interface Example {
 const src = "examples/nestjs-email/src";
 let compiled: CompiledApps;
 let example: Example;
-let app: INestApplicationContext;
+let app: INestApplication;
+let baseUrl: string;
 let prefix: string;
 const redis = () => sharedRedis();
 
 beforeAll(async () => {
-  compiled = compileApps([`${src}/app.module.ts`, `${src}/http.ts`, `${src}/lambda.ts`], "example");
+  compiled = compileApps(
+    [`${src}/app.module.ts`, `${src}/email.controller.ts`, `${src}/main.ts`, `${src}/lambda.ts`],
+    "example",
+  );
   example = {
     ...(await compiled.load(`${src}/app.module.ts`)),
     ...(await compiled.load(`${src}/mail-transport.ts`)),
     ...(await compiled.load(`${src}/report.ts`)),
-    ...(await compiled.load(`${src}/http.ts`)),
     ...(await compiled.load(`${src}/report-window.ts`)),
   } as unknown as Example;
   prefix = uniquePrefix("example");
-  const testing = await Test.createTestingModule({
-    imports: [example.AppModule.register({ redis: redis(), prefix })],
-  })
-    .setLogger({ log() {}, warn() {}, error() {} })
-    .compile();
-  app = await testing.init();
+  // As main.ts does, on a free port of the loopback interface.
+  app = await NestFactory.create(example.AppModule.register({ redis: redis(), prefix }), { logger: false });
+  await app.listen(0, "127.0.0.1");
+  baseUrl = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
 }, 180_000);
 
 afterAll(async () => {
@@ -79,9 +79,8 @@ const finished = (queue: Queue, id: string) =>
 
 describe("examples/nestjs-email", () => {
   it("POST /send-email answers 202 { jobId, status: 'queued' }; the processor retries a refused mail with backoff", async () => {
-    const http = example.createHttpApp(app);
     const post = (body: unknown) =>
-      http.request("/send-email", {
+      fetch(`${baseUrl}/send-email`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify(body),
@@ -93,7 +92,10 @@ describe("examples/nestjs-email", () => {
 
     const bad = await post({ to: "not an address", subject: "hello" });
     expect(bad.status).toBe(400);
-    expect(await bad.json()).toMatchObject({ field: "to" });
+    expect(await bad.json()).toEqual({ error: expect.stringContaining("to must be"), field: "to" });
+    const noSubject = await post({ to: "someone@example.com" });
+    expect(noSubject.status).toBe(400);
+    expect(await noSubject.json()).toMatchObject({ field: "subject" });
 
     const queue = new Queue("email", { redis: redis(), prefix });
     const job = await finished(queue, answer.jobId);

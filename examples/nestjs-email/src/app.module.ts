@@ -1,9 +1,10 @@
 /**
  * The example's module: the shared nimbusq configuration (from the environment unless given), the
- * email and reports queues, their processors and the services that enqueue.
+ * email and reports queues, their processors, the services that enqueue and the HTTP controller.
  */
 import { type DynamicModule, Module } from "@nestjs/common";
 import { NimbusqModule, type NimbusqRootOptions } from "../../../nestjs/index.ts";
+import { EmailController } from "./email.controller.ts";
 import { EmailProcessor } from "./email.processor.ts";
 import { EmailService } from "./email.service.ts";
 import { MailTransport } from "./mail-transport.ts";
@@ -20,6 +21,7 @@ export class AppModule {
         NimbusqModule.forRoot(nimbusq),
         NimbusqModule.registerQueue({ name: "email" }, { name: "reports" }),
       ],
+      controllers: [EmailController],
       providers: [MailTransport, EmailService, EmailProcessor, ReportStore, ReportScheduler, ReportProcessor],
     };
   }

@@ -1,6 +1,6 @@
 /**
- * What `POST /send-email` calls: checks the body, enqueues, answers at once. The mail is sent by
- * EmailProcessor.process, where a failure retries with exponential backoff.
+ * What EmailController (`POST /send-email`) calls: checks the body, enqueues, answers at once. The
+ * mail is sent by EmailProcessor.process, where a failure retries with exponential backoff.
  */
 import { Injectable } from "@nestjs/common";
 import { type Queue, ValidationError } from "../../../core/index.ts";

@@ -1,6 +1,7 @@
 /**
- * The Lambda form: one worker function per queue, each booting the Nest context once per container.
- * (The HTTP side can be the same Hono app through hono/aws-lambda's `handle`.)
+ * The Lambda form: one worker function per queue, each booting the Nest application context (no HTTP
+ * server, so EmailController serves nothing here) once per container. `POST /send-email` is served by
+ * the Nest HTTP app of main.ts.
  */
 import "reflect-metadata";
 import { nestWorkerHandler } from "../../../nestjs/index.ts";
