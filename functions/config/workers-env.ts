@@ -5,10 +5,15 @@
  *
  * Queue names cannot hold `:` (BullMQ's rule), so the split is unambiguous as long as the function is
  * named by its name; a function ARN (which holds `:`) needs the JSON form, `NIMBUSQ_SWEEPER_CONFIG`.
- * The sweeper reads every field; the HTTP API only the function, to start a queue's worker at once.
+ * The sweeper reads every field; the HTTP API the function and maxWorkers, to start a queue's worker at
+ * once unless it already has its maximum running.
  */
+import { createRedis, type RedisPort, toRedisPort, type UpstashRedisLike } from "../../core/index.ts";
+import { countRunningWorkers } from "../../core/running-workers.ts";
 import { Checker, checkQueueName } from "../../core/validate.ts";
 import { createLambdaInvoker, type Invoke } from "../aws/lambda-invoker.ts";
+import { errorFields, logger } from "../log.ts";
+import { requestTimeoutMs } from "../request-deadline.ts";
 import type { SweptQueue } from "../sweeper.ts";
 
 export type Env = Record<string, string | undefined>;
@@ -65,20 +70,79 @@ export function workersFromEnv(env: Env = process.env, context = "workersFromEnv
   return queues;
 }
 
+/** The sweeper's default when an entry gives no maxWorkers (functions/sweeper.ts). */
+const defaultMaxWorkers = 10;
+
+/** Where a kick reads the worker registry: a client (or port) and the key prefix (`bull` by default). */
+export interface WorkerRegistryAccess {
+  redis: UpstashRedisLike | RedisPort;
+  prefix?: string;
+}
+
+/** A kick: starts the queue's worker, `hint.wakeAt` when the job it is for is delayed and due soon. */
+export type WorkerKick = (queue: string, hint?: { wakeAt?: number }) => Promise<void>;
+
+/**
+ * A kick that honours `maxWorkers` as the sweeper does: it first counts the queue's running worker
+ * invocations in the registry (one script call) and invokes none when the queue already has its
+ * maximum. When the count cannot be read it invokes anyway: the worker's reserved concurrency and
+ * the sweeper still cap the workers, and a job left unstarted costs more than one extra invoke.
+ * `registry` is a function so a client built from the environment is made at the first kick.
+ */
+export function cappedWorkerKick(
+  queues: readonly SweptQueue[],
+  invoke: Invoke,
+  registry: () => WorkerRegistryAccess,
+  options: { reason?: string; now?: () => number } = {},
+): WorkerKick {
+  const byName = new Map(queues.map((q) => [q.name, q]));
+  const now = options.now ?? Date.now;
+  let port: RedisPort | undefined;
+  let prefix = "bull";
+  return async (queue, hint) => {
+    const entry = byName.get(queue);
+    const workerFunction = entry?.workerFunction;
+    if (entry === undefined || workerFunction === undefined) return;
+    try {
+      if (port === undefined) {
+        const access = registry();
+        port = toRedisPort(access.redis);
+        prefix = access.prefix ?? "bull";
+      }
+      const running = await countRunningWorkers(port, prefix, queue, now());
+      if (running >= (entry.maxWorkers ?? defaultMaxWorkers)) return;
+    } catch (error) {
+      logger.warn("nimbusq kick: could not count the running workers; invoking anyway", {
+        queue,
+        ...errorFields(error),
+      });
+    }
+    await invoke(workerFunction, { queue, reason: options.reason ?? "http", ...hint });
+  };
+}
+
 /**
  * The HTTP API's `kick` from `NIMBUSQ_WORKERS`: an asynchronous invoke of the queue's worker function,
- * so a job added over HTTP starts at once instead of at the sweeper's next pass. The hint (`wakeAt`, a
- * delayed job due soon) goes into the worker's event. Undefined when the variable is unset; queues it
- * does not list are left to the sweeper.
+ * so a job added over HTTP starts at once instead of at the sweeper's next pass — skipped when the
+ * queue already has its `maxWorkers` (default 10, as the sweeper) running (see `cappedWorkerKick`).
+ * The hint (`wakeAt`, a delayed job due soon) goes into the worker's event. Undefined when the
+ * variable is unset; queues it does not list are left to the sweeper. The registry is read through
+ * `registry`, else a client from `UPSTASH_REDIS_REST_URL`/`_TOKEN` and `NIMBUSQ_PREFIX`.
  */
 export function workerKickFromEnv(
   env: Env = process.env,
   invoke: Invoke = createLambdaInvoker(),
-): ((queue: string, hint?: { wakeAt?: number }) => Promise<void>) | undefined {
-  const functions = new Map(workersFromEnv(env, "workerKickFromEnv").map((q) => [q.name, q.workerFunction]));
-  if (functions.size === 0) return undefined;
-  return async (queue, hint) => {
-    const workerFunction = functions.get(queue);
-    if (workerFunction !== undefined) await invoke(workerFunction, { queue, reason: "http", ...hint });
-  };
+  registry?: WorkerRegistryAccess,
+): WorkerKick | undefined {
+  const queues = workersFromEnv(env, "workerKickFromEnv");
+  if (queues.length === 0) return undefined;
+  return cappedWorkerKick(
+    queues,
+    invoke,
+    () =>
+      registry ?? {
+        redis: createRedis({ env, timeoutFor: requestTimeoutMs }),
+        ...(env.NIMBUSQ_PREFIX ? { prefix: env.NIMBUSQ_PREFIX } : {}),
+      },
+  );
 }

@@ -1,9 +1,10 @@
 /**
  * The demo queues: an email queue whose sends fail now and then (retried with exponential backoff)
- * and a report queue whose jobs report progress and write logs. `npm start` runs them locally
+ * and always to a `bounce@…` address (so the job fails for good and lands in the dead-letter queue
+ * `email-dlq`), and a report queue whose jobs report progress and write logs. `npm start` runs them locally
  * (infra/local/stack.ts) and the deployed demo workers run them on Lambda (functions/entries/).
  */
-import type { ActiveJob, JobsOptions, Processor } from "../../core/index.ts";
+import type { ActiveJob, DeadLetterOptions, JobsOptions, Processor } from "../../core/index.ts";
 
 export interface DemoQueue {
   name: string;
@@ -13,6 +14,8 @@ export interface DemoQueue {
   jobTimeoutMs: number;
   processor: Processor;
   defaultJobOptions: JobsOptions;
+  /** Where the worker copies jobs that fail for good. */
+  deadLetter?: DeadLetterOptions;
 }
 
 const pause = (ms: number, signal: AbortSignal) =>
@@ -24,10 +27,11 @@ const pause = (ms: number, signal: AbortSignal) =>
     });
   });
 
-/** A flaky mail provider: a third of the sends fail with a temporary error. */
+/** A flaky mail provider: a third of the sends fail with a temporary error, every one to `bounce@…`. */
 async function sendEmail(job: ActiveJob): Promise<unknown> {
   const { to } = job.data as { to?: string };
   await pause(50 + Math.random() * 150, job.signal);
+  if (to?.startsWith("bounce@")) throw new Error(`SMTP 550 5.1.1 mailbox unavailable: ${to}`);
   if (Math.random() < 0.33) throw new Error(`SMTP 451 4.7.1 temporary failure sending to ${to ?? "?"}`);
   return { messageId: `<${crypto.randomUUID()}@demo.nimbusq>`, to };
 }
@@ -51,7 +55,8 @@ export const demoQueues: DemoQueue[] = [
     maxWorkers: 2,
     jobTimeoutMs: 10_000,
     processor: sendEmail,
-    defaultJobOptions: { attempts: 4, backoff: { type: "exponential", delay: 1000 } },
+    defaultJobOptions: { attempts: 3, backoff: { type: "exponential", delay: 500 } },
+    deadLetter: { queue: "email-dlq" },
   },
   {
     name: "report",

@@ -13,6 +13,7 @@ export function demoWorkerHandler(name: string, env: Record<string, string | und
     batchSize: queue.batchSize,
     concurrency: queue.concurrency,
     jobTimeoutMs: queue.jobTimeoutMs,
+    ...(queue.deadLetter ? { deadLetter: queue.deadLetter } : {}),
     ...(env.NIMBUSQ_PREFIX ? { prefix: env.NIMBUSQ_PREFIX } : {}),
   });
 }

@@ -10,7 +10,7 @@ import {
   type UpstashRedisLike,
   ValidationError,
 } from "../../core/index.ts";
-import { checkPrefix, checkQueueName } from "../../core/validate.ts";
+import { Checker, checkJobOptions, checkPrefix, checkQueueName } from "../../core/validate.ts";
 import { eventsFromEnv } from "../config/events-env.ts";
 import { errorFields, logger } from "../log.ts";
 import { requestTimeoutMs } from "../request-deadline.ts";
@@ -48,6 +48,12 @@ export interface HttpOptions {
   kick?: (queue: string, hint?: KickHint) => Promise<void>;
   /** Options merged under each added job's own. */
   defaultJobOptions?: JobsOptions;
+  /**
+   * Per queue, options merged over `defaultJobOptions` and under each job's own, e.g.
+   * `{ email: { attempts: 3, backoff: { type: "exponential", delay: 1000 } } }`. Checked with core's
+   * job-option rules when the app is built; `jobId` is refused (every job would get the same id).
+   */
+  queueDefaultJobOptions?: Record<string, JobsOptions>;
   /** The queues' events level (as their workers'): "all" (default), "final" or "none". */
   events?: EventsLevel;
   /** Where server errors and kick failures go (default: a JSON log line, functions/log.ts). */
@@ -65,12 +71,41 @@ export interface HttpSettings {
   maxBodyBytes: number;
   kick: ((queue: string, hint?: KickHint) => Promise<void>) | undefined;
   defaultJobOptions: JobsOptions | undefined;
+  /** Per queue: `defaultJobOptions` with the queue's own options merged over them. */
+  queueDefaultJobOptions: ReadonlyMap<string, JobsOptions>;
   events: EventsLevel | undefined;
   log: (message: string, error: unknown) => void;
   cors: CorsSettings | undefined;
 }
 
 const defaultMaxBodyBytes = 1024 * 1024;
+
+/**
+ * Checks per-queue default job options (queue names by BullMQ's rules, options by core's) and merges
+ * each over the global defaults. `context` names where they came from, for the ValidationError.
+ */
+function checkQueueDefaults(
+  context: string,
+  perQueue: unknown,
+  global: JobsOptions | undefined,
+): Map<string, JobsOptions> {
+  const merged = new Map<string, JobsOptions>();
+  if (perQueue === undefined) return merged;
+  const check = new Checker(context);
+  if (typeof perQueue !== "object" || perQueue === null || Array.isArray(perQueue))
+    check.fail("queue defaults", "an object { <queue>: <job options> }", perQueue);
+  for (const [queue, options] of Object.entries(perQueue as Record<string, unknown>)) {
+    checkQueueName(queue, context);
+    const field = queue;
+    if (typeof options !== "object" || options === null || Array.isArray(options))
+      check.fail(field, "an object of job options", options);
+    if ("jobId" in (options as object))
+      check.fail(`${field}.jobId`, "absent: a default job id would give every job of the queue the same id");
+    checkJobOptions(check, field, { ...global, ...(options as JobsOptions) }, Date.now());
+    merged.set(queue, { ...global, ...(options as JobsOptions) });
+  }
+  return merged;
+}
 
 export function resolveHttpOptions(options: HttpOptions): HttpSettings {
   const tokens = (options.tokens as (ApiToken | string)[]).map((entry) =>
@@ -92,6 +127,11 @@ export function resolveHttpOptions(options: HttpOptions): HttpSettings {
     maxBodyBytes,
     kick: options.kick,
     defaultJobOptions: options.defaultJobOptions,
+    queueDefaultJobOptions: checkQueueDefaults(
+      "createHttpApp: queueDefaultJobOptions",
+      options.queueDefaultJobOptions,
+      options.defaultJobOptions,
+    ),
     events: options.events,
     log: options.log ?? ((message, error) => logger.error(message, errorFields(error))),
     cors: resolveCors(options.cors),
@@ -110,6 +150,8 @@ const list = (text: string | undefined): string[] =>
  * - `NIMBUSQ_ADMIN_TOKENS`: more admin tokens (comma-separated);
  * - `NIMBUSQ_QUEUES`: the allowed queue names (all when unset), `NIMBUSQ_PREFIX`,
  *   `NIMBUSQ_MAX_BODY_BYTES`, `NIMBUSQ_EVENTS` (the queues' events level),
+ * - `NIMBUSQ_QUEUE_DEFAULTS`: per-queue default job options as JSON, e.g.
+ *   `{"email":{"attempts":3,"backoff":{"type":"exponential","delay":1000}}}`,
  * - `NIMBUSQ_CORS_ORIGINS`: origins allowed CORS (comma-separated, or `*`; CORS is off when unset), and
  *   `UPSTASH_REDIS_REST_URL` / `UPSTASH_REDIS_REST_TOKEN`.
  *
@@ -135,6 +177,7 @@ export function httpOptionsFromEnv(env: Record<string, string | undefined> = pro
   const maxBody = env.NIMBUSQ_MAX_BODY_BYTES;
   if (maxBody !== undefined && !/^\d+$/.test(maxBody.trim()))
     throw new ValidationError("NIMBUSQ_MAX_BODY_BYTES", "a number of bytes", "httpOptionsFromEnv");
+  const queueDefaults = queueDefaultsFromEnv(env.NIMBUSQ_QUEUE_DEFAULTS);
   return {
     redis: createRedis({ env, timeoutFor: requestTimeoutMs }),
     tokens,
@@ -142,8 +185,24 @@ export function httpOptionsFromEnv(env: Record<string, string | undefined> = pro
     ...(env.NIMBUSQ_PREFIX ? { prefix: env.NIMBUSQ_PREFIX } : {}),
     ...(maxBody !== undefined ? { maxBodyBytes: Number(maxBody.trim()) } : {}),
     ...(events ? { events } : {}),
+    ...(queueDefaults ? { queueDefaultJobOptions: queueDefaults } : {}),
     ...(corsOrigins.length > 0
       ? { cors: { origins: corsOrigins.includes("*") ? ("*" as const) : corsOrigins } }
       : {}),
   };
+}
+
+/** `NIMBUSQ_QUEUE_DEFAULTS` parsed and checked; undefined when unset or blank. */
+function queueDefaultsFromEnv(text: string | undefined): Record<string, JobsOptions> | undefined {
+  if (text === undefined || text.trim() === "") return undefined;
+  const context = "httpOptionsFromEnv: NIMBUSQ_QUEUE_DEFAULTS";
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // JSON.parse's message quotes the text; name the variable instead.
+    throw new ValidationError("NIMBUSQ_QUEUE_DEFAULTS", 'JSON like {"email":{"attempts":3}}', context);
+  }
+  checkQueueDefaults(context, parsed, undefined);
+  return parsed as Record<string, JobsOptions>;
 }

@@ -76,10 +76,11 @@ export function queueAccess(settings: HttpSettings): QueueAccess {
         throw new HttpError(404, errorCodes.unknownQueue, `unknown queue "${name}"`);
       // A Queue is a few strings: made per request rather than cached, so that a client naming many
       // queues cannot grow the function's memory.
+      const defaultJobOptions = settings.queueDefaultJobOptions.get(name) ?? settings.defaultJobOptions;
       return new Queue(name, {
         redis: settings.redis,
         prefix: settings.prefix,
-        ...(settings.defaultJobOptions ? { defaultJobOptions: settings.defaultJobOptions } : {}),
+        ...(defaultJobOptions ? { defaultJobOptions } : {}),
         ...(settings.events ? { events: settings.events } : {}),
       });
     },

@@ -48,7 +48,13 @@ export function dynamodbStreamProducer(
     const records = eventRecords<DynamoDBRecord>(source, event);
     const entries = records.map((record, index) => dynamodbEntry(record, index, onRecordError !== "skip"));
     const { map, jobId } = options;
-    const { failures } = await enqueueRecords(queue(), entries, { map, jobId, context, source });
+    const { failures } = await enqueueRecords(queue(), entries, {
+      map,
+      jobId,
+      context,
+      source,
+      kick: options.kick,
+    });
     if (onRecordError === "report") return batchItemFailures(source, failures, entries.length, false);
     throwOrSkip(source, failures, entries.length, onRecordError);
     return { batchItemFailures: [] };

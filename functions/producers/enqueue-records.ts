@@ -7,7 +7,7 @@
 
 import type { Context } from "aws-lambda";
 import { type BulkJob, type JobsOptions, type Queue, ValidationError } from "../../core/index.ts";
-import { logger } from "../log.ts";
+import { errorFields, logger } from "../log.ts";
 import { setInvocationDeadline } from "../request-deadline.ts";
 import { indexedJobId } from "./job-ids.ts";
 
@@ -67,6 +67,8 @@ export interface EnqueueSettings<R> {
   context: Context;
   /** The trigger's name, for error messages. */
   source: string;
+  /** Starts the queue's worker once jobs were added ready (see ProducerOptions.kick). */
+  kick?: ((queue: string) => Promise<void>) | undefined;
 }
 
 /** Jobs per addBulk call, so that a failed call names the records it carried (core also splits at 1,000). */
@@ -91,6 +93,7 @@ export async function enqueueRecords<R>(
     if (entry.orderGroup !== undefined) heldGroups.add(entry.orderGroup);
   };
 
+  let ready = false;
   let call: { index: number; jobs: BulkJob[] }[] = [];
   let callSize = 0;
   const flush = async () => {
@@ -100,6 +103,7 @@ export async function enqueueRecords<R>(
     if (records.length === 0) return;
     try {
       const added = await queue.addBulk(records.flatMap((r) => r.jobs));
+      if (added.some((job) => !(job.delay > 0))) ready = true;
       let at = 0;
       for (const { index, jobs } of records) {
         jobIds[index] = added.slice(at, at + jobs.length).map((job) => job.id);
@@ -127,6 +131,18 @@ export async function enqueueRecords<R>(
     }
   }
   await flush();
+  if (ready && settings.kick) {
+    // Awaited (work left running after the answer is frozen with the function); a failure only
+    // delays the jobs until the sweeper's next pass, so it never fails the records.
+    await settings
+      .kick(queue.name)
+      .catch((error: unknown) =>
+        logger.warn(
+          `${settings.source}: kicking the worker of queue "${queue.name}" failed`,
+          errorFields(error),
+        ),
+      );
+  }
   return { jobIds, failures };
 }
 

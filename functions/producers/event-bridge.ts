@@ -50,7 +50,13 @@ export function eventBridgeProducer<TDetailType extends string = string, TDetail
     const identity = replay ? `${event.id}@${replay}` : event.id;
     const entries = [{ record: event, jobId: derivedJobId("eb", identity), itemId: identity }];
     const { map, jobId } = options;
-    const outcome = await enqueueRecords(queue(), entries, { map, jobId, context, source });
+    const outcome = await enqueueRecords(queue(), entries, {
+      map,
+      jobId,
+      context,
+      source,
+      kick: options.kick,
+    });
     throwOrSkip(source, outcome.failures, entries.length, options.onRecordError ?? "throw");
     return { jobIds: outcome.jobIds.flat() };
   };

@@ -24,7 +24,13 @@ export function listedRecordsHandler<E, R>(
   return async (event, context) => {
     const entries = eventRecords<R>(source, event).map(entryOf);
     const { map, jobId } = options;
-    const outcome = await enqueueRecords(queue(), entries, { map, jobId, context, source });
+    const outcome = await enqueueRecords(queue(), entries, {
+      map,
+      jobId,
+      context,
+      source,
+      kick: options.kick,
+    });
     const invalidRecords = throwOrSkip(
       source,
       outcome.failures,

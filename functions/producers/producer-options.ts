@@ -18,6 +18,12 @@ export interface ProducerOptions<R> {
   map: MapRecord<R>;
   /** Overrides the id derived from the record's identity; used as given. */
   jobId?: (record: R) => string;
+  /**
+   * Starts the queue's worker once an event added jobs ready (not delayed), instead of at the
+   * sweeper's next pass: e.g. `workerKickFromEnv(process.env)`, which skips the invoke when the queue
+   * already has its `maxWorkers` running. Off when left out.
+   */
+  kick?: (queue: string) => Promise<void>;
 }
 
 /**

@@ -38,7 +38,13 @@ export function sqsProducer(
   return async (event, context) => {
     const entries = eventRecords<SQSRecord>(source, event).map(sqsEntry);
     const { map, jobId } = options;
-    const { failures } = await enqueueRecords(queue(), entries, { map, jobId, context, source });
+    const { failures } = await enqueueRecords(queue(), entries, {
+      map,
+      jobId,
+      context,
+      source,
+      kick: options.kick,
+    });
     return batchItemFailures(source, failures, entries.length, true);
   };
 }

@@ -5,6 +5,7 @@
  */
 import { serve } from "@hono/node-server";
 import { createRedis } from "../../core/index.ts";
+import { cappedWorkerKick } from "../../functions/config/workers-env.ts";
 import { demoQueues } from "../../functions/demo/demo-queues.ts";
 import { createHttpApp } from "../../functions/http/index.ts";
 import { sweeperHandler } from "../../functions/sweeper.ts";
@@ -134,6 +135,7 @@ async function startParts(options: LocalStackOptions, started: (() => Promise<vo
       batchSize: queue.batchSize,
       concurrency: queue.concurrency,
       jobTimeoutMs: queue.jobTimeoutMs,
+      ...(queue.deadLetter ? { deadLetter: queue.deadLetter } : {}),
       invoke: lambda.invoke,
     });
     lambda.register(`${queue.name}-worker`, {
@@ -142,13 +144,14 @@ async function startParts(options: LocalStackOptions, started: (() => Promise<vo
       handler: (event, context) => worker(event as WorkerEvent, context),
     });
   }
+  const sweptQueues = demoQueues.map((q) => ({
+    name: q.name,
+    workerFunction: `${q.name}-worker`,
+    batchSize: q.batchSize,
+    maxWorkers: q.maxWorkers,
+  }));
   const sweeper = sweeperHandler({
-    queues: demoQueues.map((q) => ({
-      name: q.name,
-      workerFunction: `${q.name}-worker`,
-      batchSize: q.batchSize,
-      maxWorkers: q.maxWorkers,
-    })),
+    queues: sweptQueues,
     redis,
     tickMs,
     marginMs: Math.min(2000, tickMs / 5),
@@ -164,13 +167,18 @@ async function startParts(options: LocalStackOptions, started: (() => Promise<vo
   const api = createHttpApp({
     redis,
     tokens: [{ token: apiToken, admin: true }],
-    queues: demoQueues.map((q) => q.name),
-    kick: (queue, hint) => lambda.invoke(`${queue}-worker`, { queue, reason: "kick", ...hint }),
+    // The dead-letter queues too, so `GET /queues/email-dlq` shows what failed for good.
+    queues: demoQueues.flatMap((q) => [q.name, ...(q.deadLetter ? [q.deadLetter.queue] : [])]),
+    // Per-queue defaults, as NIMBUSQ_QUEUE_DEFAULTS sets them when deployed: curl's jobs get retries.
+    queueDefaultJobOptions: Object.fromEntries(demoQueues.map((q) => [q.name, q.defaultJobOptions])),
+    // As deployed: no invoke when the queue already has its maxWorkers running.
+    kick: cappedWorkerKick(sweptQueues, lambda.invoke, () => ({ redis }), { reason: "kick" }),
   });
-  const board = createBoard(
-    demoQueues.map((q) => q.name),
-    target,
-  );
+  const board = createBoard(target, {
+    queues: demoQueues.map((q) => q.name),
+    refreshMs: Math.min(tickMs, 10_000),
+  });
+  await board.refresh();
   started.push(() => board.close());
   const httpPort = options.httpPort ?? 3000;
   const server = serve({
