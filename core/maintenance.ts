@@ -15,10 +15,10 @@ import { Checker } from "./validate.ts";
 /**
  * The work one step of clean or drain does before it stops (lua/cleanJobs.lua's units: an entry kept
  * 1, a job deleted 3 or more), and the entries it reads. Measured with
- * test/bench/maintenance-scale.ts: a job deleted costs Redis about 10 µs, so a step of 300 deletions
- * stays well under 20 ms.
+ * test/bench/maintenance-scale.ts at 1,000,000 jobs: a step of 300 deletions took 5–7 ms (median) and
+ * up to ~21 ms on a busy machine, so a step stops at 200 deletions, keeping a margin under 20 ms.
  */
-const cleanBudget = 900;
+const cleanBudget = 600;
 /** Most jobs one step of obliterate, retryJobs or promoteJobs handles, unless told otherwise (BullMQ's default). */
 const defaultStepCount = 1000;
 /**
@@ -26,7 +26,7 @@ const defaultStepCount = 1000;
  * whatever `count` asks: BullMQ's `count` sizes its steps, ours are split further so that no call
  * holds Redis for 20 ms (same measurement as `cleanBudget`).
  */
-const callCount = { obliterate: 300, move: 500 };
+const callCount = { obliterate: 200, move: 300 };
 /** The largest `count` a caller may ask one step to handle. */
 const maxStepCount = 10_000;
 /** How long a step's replay guard lives (ms): longer than the HTTP client's retries. */
