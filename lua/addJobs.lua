@@ -51,24 +51,19 @@ EVENTS
 -- @include checkIntegerArgs
 -- @include checkNewJobs
 -- @include placeJobs
+-- @include copyGroupFields
 
 checkIntegerArgs("addJobs", { "guardTtl", "maxLenEvents", "now", "events" })
 local now = tonumber(ARGV[ARG.now])
 local jobs = {}
 for i = 1, ARG_GROUP_COUNT do
-  local job = {}
-  for field, offset in pairs(ARG_GROUP) do
-    if field ~= "first" and field ~= "size" then job[field] = groupArg(i, offset) end
-  end
+  local job = copyGroupFields({}, ARG_GROUP, groupArg, i)
   job.queue = tonumber(job.queue)
   jobs[i] = job
 end
 local queues = {}
 for g = 1, KEY_GROUP_COUNT do
-  local q = { counts = 0 }
-  for field, offset in pairs(KEY_GROUP) do
-    if field ~= "first" and field ~= "size" then q[field] = groupKey(g, offset) end
-  end
+  local q = copyGroupFields({ counts = 0 }, KEY_GROUP, groupKey, g)
   q.prefix = string.sub(q.idCounter, 1, -3)
   queues[g] = q
 end

@@ -65,6 +65,7 @@ EVENTS
 -- @include placeDeferredJob
 -- @include flushDeferredJobs
 -- @include releaseParent
+-- @include copyGroupFields
 
 checkIntegerArgs("commitStagedJobs",
   { "guardTtl", "now", "maxLenEvents", "events", "chunks", "persistFrom", "persistCustomFrom" })
@@ -74,20 +75,14 @@ local k = { stage = KEYS[KEY.stage], stagedKeys = KEYS[KEY.stagedKeys],
   stagedCustomKeys = KEYS[KEY.stagedCustomKeys], parents = KEYS[KEY.parents] }
 local queues = {}
 for g = 1, KEY_GROUP_COUNT do
-  local q = { maxLen = ARGV[ARG.maxLenEvents], dueScores = {},
-    deferred = { wait = {}, lifo = {}, prioritized = {}, delayed = {}, waitingChildren = {} } }
-  for field, offset in pairs(KEY_GROUP) do
-    if field ~= "first" and field ~= "size" then q[field] = groupKey(g, offset) end
-  end
+  local q = copyGroupFields({ maxLen = ARGV[ARG.maxLenEvents], dueScores = {},
+    deferred = { wait = {}, lifo = {}, prioritized = {}, delayed = {}, waitingChildren = {} } }, KEY_GROUP, groupKey, g)
   q.prefix = string.sub(q.wait, 1, -5)
   queues[g] = q
 end
 local deferred = {}
 for i = 1, ARG_GROUP_COUNT do
-  local job = {}
-  for field, offset in pairs(ARG_GROUP) do
-    if field ~= "first" and field ~= "size" then job[field] = groupArg(i, offset) end
-  end
+  local job = copyGroupFields({}, ARG_GROUP, groupArg, i)
   job.queue = tonumber(job.queue)
   deferred[i] = job
 end

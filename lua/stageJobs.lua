@@ -56,6 +56,7 @@ EVENTS
 -- @include checkNewJobs
 -- @include stageJob
 -- @include flushStagedChunk
+-- @include copyGroupFields
 
 checkIntegerArgs("stageJobs", { "ttl" })
 local replayed = replayedResult(KEYS[KEY.replayGuard])
@@ -63,20 +64,14 @@ if replayed then return replayed end
 local ttl = ARGV[ARG.ttl]
 local jobs = {}
 for i = 1, ARG_GROUP_COUNT do
-  local job = {}
-  for field, offset in pairs(ARG_GROUP) do
-    if field ~= "first" and field ~= "size" then job[field] = groupArg(i, offset) end
-  end
+  local job = copyGroupFields({}, ARG_GROUP, groupArg, i)
   job.queue = tonumber(job.queue)
   jobs[i] = job
 end
 local queues = {}
 for g = 1, KEY_GROUP_COUNT do
-  local q = { counts = 0, dueScores = {},
-    staged = { wait = {}, lifo = {}, prioritized = {}, delayed = {}, waitingChildren = {} } }
-  for field, offset in pairs(KEY_GROUP) do
-    if field ~= "first" and field ~= "size" then q[field] = groupKey(g, offset) end
-  end
+  local q = copyGroupFields({ counts = 0, dueScores = {},
+    staged = { wait = {}, lifo = {}, prioritized = {}, delayed = {}, waitingChildren = {} } }, KEY_GROUP, groupKey, g)
   q.prefix = string.sub(q.idCounter, 1, -3)
   queues[g] = q
 end
