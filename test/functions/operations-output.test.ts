@@ -12,6 +12,7 @@ import { requestTimeoutMs } from "../../functions/request-deadline.ts";
 import { sweeperHandler } from "../../functions/sweeper.ts";
 import { workerHandler } from "../../functions/worker.ts";
 import { apiGatewayV2Event, lambdaContext, scheduledEvent } from "../support/aws-events.ts";
+import { queueMetricNames } from "../support/emf-names.ts";
 import { type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
 
 let stack: PrivateStack;
@@ -54,19 +55,6 @@ function checkEmf(doc: Line, names: string[]): void {
   expect(typeof doc.Queue).toBe("string");
 }
 
-const queueMetricNames = [
-  "Waiting",
-  "Prioritized",
-  "Delayed",
-  "Active",
-  "Failed",
-  "Paused",
-  "DeadLetterDepth",
-  "OldestWaitingAgeSeconds",
-  "CompletedSinceLastPass",
-  "FailedSinceLastPass",
-  "StalledRecovered",
-];
 const workerMetricNames = [
   "JobsLeased",
   "JobsCompleted",

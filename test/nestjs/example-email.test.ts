@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ActiveJob, type Job, Queue, type UpstashRedisLike } from "../../core/index.ts";
 import type { ReportWindow } from "../../examples/nestjs-email/src/report-window.ts";
 import { sharedRedis, uniquePrefix } from "../support/stack.ts";
+import { until } from "../support/waiting.ts";
 import { type CompiledApps, compileApps } from "./compile-apps.ts";
 
 // The example's shapes as this test uses them (its sources have decorators; compile-apps.ts checks them).
@@ -56,20 +57,6 @@ afterAll(async () => {
   await app?.close();
   compiled?.remove();
 });
-
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined | false>,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 const finished = (queue: Queue, id: string) =>
   until(`job ${id} to finish`, async () => {

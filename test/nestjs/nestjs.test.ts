@@ -10,6 +10,7 @@ import type * as NestjsApi from "../../nestjs/index.ts";
 import { lambdaContext } from "../support/aws-events.ts";
 import { type AwsRecorder, startAwsRecorder } from "../support/aws-recorder.ts";
 import { sharedRedis, uniquePrefix } from "../support/stack.ts";
+import { until } from "../support/waiting.ts";
 import { type CompiledApps, compileApps } from "./compile-apps.ts";
 
 let compiled: CompiledApps;
@@ -66,20 +67,6 @@ class RecordingLogger implements LoggerService {
   warn() {}
   error(message: unknown) {
     this.errors.push(String(message));
-  }
-}
-
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined | false>,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
 

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { workersFromEnv } from "../../functions/config/workers-env.ts";
 import { demoQueues } from "../../functions/demo/demo-queues.ts";
 import { functionEntries } from "../../infra/build/functions.ts";
+import { queueMetricNames } from "../support/emf-names.ts";
 import { deployed } from "./deployed.ts";
 import { type CloudFormationTemplate, packageService, type ServiceCopy, serviceCopy } from "./service.ts";
 
@@ -15,20 +16,6 @@ const stage = "ops";
 const service = "nimbusq";
 const names = functionEntries.map((fn) => fn.name);
 const workerNames = demoQueues.map((q) => `${q.name}-worker`);
-/** The sweeper's EMF metrics (namespace nimbusq, dimension Queue), as agreed with its emitter. */
-const emfMetrics = [
-  "Waiting",
-  "Prioritized",
-  "Delayed",
-  "Active",
-  "Failed",
-  "Paused",
-  "DeadLetterDepth",
-  "OldestWaitingAgeSeconds",
-  "CompletedSinceLastPass",
-  "FailedSinceLastPass",
-  "StalledRecovered",
-];
 const topicArn = "arn:aws:sns:us-east-1:123456789012:nimbusq-ops-pager";
 /** Secret values handed over as parameters, the way the old template took them: none may land anywhere. */
 const secretValues = { upstashToken: "upstash-secret-4f1d7a", apiTokens: "admin:api-secret-9c2e51" };
@@ -274,7 +261,7 @@ describe("alarms", () => {
       const mine = all.filter((p) => p.Namespace === "nimbusq" && dimension(p)?.Value === queue.name);
       for (const p of mine) {
         expect(p.Dimensions).toEqual([{ Name: "Queue", Value: queue.name }]);
-        expect(emfMetrics).toContain(p.MetricName);
+        expect(queueMetricNames).toContain(p.MetricName);
       }
       expect(mine.map(shape).sort()).toEqual([
         ["DeadLetterDepth", "Maximum", "GreaterThanThreshold", 0],
