@@ -8,12 +8,14 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import {
   JobBelongsToSchedulerError,
+  JobIdInFlightError,
   JobLockedError,
   JobNotFoundError,
   JobNotInStateError,
   ParentConflictError,
   ParentNotFoundError,
   QueueStateError,
+  StagedAddExpiredError,
   ValidationError,
 } from "../../core/index.ts";
 
@@ -32,6 +34,8 @@ export const errorCodes = {
   parentNotFound: "parent_not_found",
   parentConflict: "parent_conflict",
   payloadTooLarge: "payload_too_large",
+  jobInFlight: "job_in_flight",
+  retryLater: "retry_later",
   unsupportedMediaType: "unsupported_media_type",
   internal: "internal",
 } as const;
@@ -78,6 +82,13 @@ export function asHttpError(error: unknown): HttpError | undefined {
     return new HttpError(400, errorCodes.parentNotFound, error.message);
   if (error instanceof ParentConflictError)
     return new HttpError(409, errorCodes.parentConflict, error.message);
+  // A large add still staging holds this custom id: the same request a moment later answers
+  // "duplicated" or creates it.
+  if (error instanceof JobIdInFlightError)
+    return new HttpError(409, errorCodes.jobInFlight, error.message, undefined, { "Retry-After": "1" });
+  // A staged add that took longer than its staging lives wrote nothing visible: it can be sent again.
+  if (error instanceof StagedAddExpiredError)
+    return new HttpError(503, errorCodes.retryLater, error.message, undefined, { "Retry-After": "1" });
   // Hono's own (e.g. a malformed request it refuses); keep its status, not its body.
   if (error instanceof HTTPException && error.status < 500)
     return new HttpError(error.status as ContentfulStatusCode, errorCodes.invalidRequest, error.message);

@@ -15,6 +15,7 @@ import {
   type RedisPort,
   StagedAddExpiredError,
 } from "../../core/index.ts";
+import { createHttpApp } from "../../functions/http/index.ts";
 import {
   directConnectionForFile,
   keysUnder,
@@ -216,6 +217,18 @@ describe("a staged add before its commit, and when abandoned", () => {
                 queueKeys: await keysWithTtl(direct, `${prefix}:q`),
               };
               await expect(other.add("x", {}, { jobId: "job-7" })).rejects.toBeInstanceOf(JobIdInFlightError);
+              // Over HTTP the same add is told to come back: 409 with Retry-After, not a 500.
+              const http = createHttpApp({ redis: sharedRedis(), prefix, tokens: [{ token: "t" }] });
+              const answer = await http.request("/queues/q/jobs", {
+                method: "POST",
+                headers: { authorization: "Bearer t", "content-type": "application/json" },
+                body: JSON.stringify({ name: "x", data: {}, opts: { jobId: "job-7" } }),
+              });
+              seen.http = {
+                status: answer.status,
+                retryAfter: answer.headers.get("retry-after"),
+                code: ((await answer.json()) as { error: { code: string } }).error.code,
+              };
             } finally {
               await bull.close();
             }
@@ -229,6 +242,7 @@ describe("a staged add before its commit, and when abandoned", () => {
     expect(Object.values(seen.counts as object).every((n) => n === 0)).toBe(true);
     expect(Object.values(seen.bullCounts as object).every((n) => n === 0)).toBe(true);
     expect(seen.listed).toBe(0);
+    expect(seen.http).toEqual({ status: 409, retryAfter: "1", code: "job_in_flight" });
     const jobKeys = [...(seen.queueKeys as Map<string, number>)].filter(([key]) => /:q:job-\d+$/.test(key));
     expect(jobKeys).toHaveLength(1500);
     for (const [key, ttl] of jobKeys) expect(ttl, key).toBeGreaterThan(0);
