@@ -4,17 +4,9 @@
 -- queue's structures in one call. A child is queued for its parent's staged dependencies. A job with
 -- deduplication is only stored: the commit decides it.
 -- @include nextDelayedScore
+-- @include writeJobHash
 local function stageJob(q, job, id, ttl, out)
-  local key = q.prefix .. id
-  local fields = { "name", job.name, "data", job.data, "opts", job.opts, "timestamp", job.timestamp,
-    "delay", job.delay, "priority", job.priority }
-  if job.parentKey ~= "" then
-    table.insert(fields, "parentKey"); table.insert(fields, job.parentKey)
-    table.insert(fields, "parent"); table.insert(fields, job.parentField)
-  end
-  if job.repeatJobKey ~= "" then table.insert(fields, "rjk"); table.insert(fields, job.repeatJobKey) end
-  if job.dedupId ~= "" then table.insert(fields, "deid"); table.insert(fields, job.dedupId) end
-  redis.call("HSET", key, unpack(fields))
+  local key = writeJobHash(q, job, id)
   redis.call("PEXPIRE", key, ttl)
   -- User-chosen ids go to their own list: the commit persists those itself as far as it can (see
   -- sealStagedJobs), auto and generated ids can never be asked for again.

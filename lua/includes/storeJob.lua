@@ -1,17 +1,9 @@
 -- Writes one new job's hash, its `added` event, its placement event, and queues its id for the
 -- batched LPUSH/RPUSH/ZADD that flushQueue writes; links it to its parent's dependencies.
 -- @include nextDelayedScore
+-- @include writeJobHash
 local function storeJob(q, job, id, now)
-  local key = q.prefix .. id
-  local fields = { "name", job.name, "data", job.data, "opts", job.opts, "timestamp", job.timestamp,
-    "delay", job.delay, "priority", job.priority }
-  if job.parentKey ~= "" then
-    table.insert(fields, "parentKey"); table.insert(fields, job.parentKey)
-    table.insert(fields, "parent"); table.insert(fields, job.parentField)
-  end
-  if job.repeatJobKey ~= "" then table.insert(fields, "rjk"); table.insert(fields, job.repeatJobKey) end
-  if job.dedupId ~= "" then table.insert(fields, "deid"); table.insert(fields, job.dedupId) end
-  redis.call("HSET", key, unpack(fields))
+  local key = writeJobHash(q, job, id)
   local events = (q.level or 2) >= 2
   if events then redis.call("XADD", q.events, "*", "event", "added", "jobId", id, "name", job.name) end
   local placement = job.placement
