@@ -6,6 +6,7 @@
  * deployment costs one sweep per tick; `mode: "once"` always sweeps once.
  */
 import type { Context } from "aws-lambda";
+import type { RedisPort, UpstashRedisLike } from "../core/index.ts";
 import {
   advanceCursors,
   nextDueAt,
@@ -17,7 +18,6 @@ import {
   toRedisPort,
   workersToStart,
 } from "../core/index.ts";
-import type { RedisPort, UpstashRedisLike } from "../core/redis-port.ts";
 import { createEventPublisher, type EventEntry, type Publish } from "./aws/event-publisher.ts";
 import { createLambdaInvoker, type Invoke } from "./aws/lambda-invoker.ts";
 import { createLogger, errorFields, logger } from "./log.ts";

@@ -14,7 +14,7 @@
  * @example
  * export const handler = sweeperHandler(sweeperOptionsFromEnv(process.env));
  */
-import { Checker, checkPrefix, checkQueueName } from "../../core/validate.ts";
+import { Checker, checkPrefix, checkQueueName } from "../../core/internal.ts";
 import type { SweeperOptions, SweptQueue } from "../sweeper.ts";
 import { eventsFromEnv, eventsVariable } from "./events-env.ts";
 import { checkUniqueQueues, type Env, workersFromEnv, workersVariable } from "./workers-env.ts";

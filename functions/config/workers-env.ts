@@ -9,8 +9,7 @@
  * once unless it already has its maximum running.
  */
 import { createRedis, type RedisPort, toRedisPort, type UpstashRedisLike } from "../../core/index.ts";
-import { countRunningWorkers } from "../../core/running-workers.ts";
-import { Checker, checkQueueName } from "../../core/validate.ts";
+import { Checker, checkQueueName, countRunningWorkers } from "../../core/internal.ts";
 import { createLambdaInvoker, type Invoke } from "../aws/lambda-invoker.ts";
 import { errorFields, logger } from "../log.ts";
 import { requestTimeoutMs } from "../request-deadline.ts";

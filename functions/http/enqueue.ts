@@ -15,7 +15,7 @@ import {
   ParentNotFoundError,
   ValidationError,
 } from "../../core/index.ts";
-import { Checker, checkJobId } from "../../core/validate.ts";
+import { Checker, checkJobId } from "../../core/internal.ts";
 import { asHttpError, HttpError, invalid } from "./http-errors.ts";
 import { checkAfterAdd, checkBeforeAdd, keyHeader } from "./idempotency.ts";
 import { stateOfCreatedJob } from "./job-view.ts";

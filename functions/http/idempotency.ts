@@ -13,8 +13,8 @@
  * the add is caught after the add, by the jobs it reports `duplicated`.
  */
 
-import { decodeOptions, encodeOptions } from "../../core/codec.ts";
 import { type AddedJob, type BulkJob, Job, type Queue } from "../../core/index.ts";
+import { decodeOptions, encodeOptions } from "../../core/internal.ts";
 import { errorCodes, HttpError } from "./http-errors.ts";
 
 export const keyHeader = "Idempotency-Key";

@@ -7,7 +7,7 @@
  */
 import type { Context } from "hono";
 import { type RedisPort, toRedisPort, type UpstashRedisLike } from "../../core/index.ts";
-import { jobKey } from "../../core/keys.ts";
+import { jobKey } from "../../core/internal.ts";
 import { invalid } from "./http-errors.ts";
 
 /** The longest wait a request may ask for: well under the HTTP function's 30 s timeout. */

@@ -8,7 +8,7 @@ import {
   maxJobNameBytes,
   maxQueueNameBytes,
   queueNamePattern,
-} from "../../core/names.ts";
+} from "../../core/internal.ts";
 import { errorCodes } from "./http-errors.ts";
 import { maxWaitMs } from "./job-wait.ts";
 

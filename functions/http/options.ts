@@ -10,7 +10,7 @@ import {
   type UpstashRedisLike,
   ValidationError,
 } from "../../core/index.ts";
-import { Checker, checkJobOptions, checkPrefix, checkQueueName } from "../../core/validate.ts";
+import { Checker, checkJobOptions, checkPrefix, checkQueueName } from "../../core/internal.ts";
 import { eventsFromEnv } from "../config/events-env.ts";
 import { errorFields, logger } from "../log.ts";
 import { requestTimeoutMs } from "../request-deadline.ts";

@@ -4,8 +4,7 @@
  */
 import type { Context } from "hono";
 import { type Job, type JobState, Queue, ValidationError } from "../../core/index.ts";
-import { keyNameProblem } from "../../core/names.ts";
-import { checkQueueName } from "../../core/validate.ts";
+import { checkQueueName, keyNameProblem } from "../../core/internal.ts";
 import { errorCodes, HttpError } from "./http-errors.ts";
 import type { HttpSettings, KickHint } from "./options.ts";
 

@@ -4,7 +4,7 @@
  */
 import type { Hono } from "hono";
 import { defaultDeadLetterQueue, ValidationError } from "../../core/index.ts";
-import { checkQueueName } from "../../core/validate.ts";
+import { checkQueueName } from "../../core/internal.ts";
 import { errorCodes, HttpError, invalid } from "./http-errors.ts";
 import { adminOnly } from "./middleware.ts";
 import type { AppEnv, QueueAccess } from "./queue-access.ts";

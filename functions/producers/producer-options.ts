@@ -2,7 +2,7 @@
  * The options every producer trigger takes, and the queue they name.
  */
 import { Queue, type RedisPort, type UpstashRedisLike } from "../../core/index.ts";
-import { checkPrefix, checkQueueName } from "../../core/validate.ts";
+import { checkPrefix, checkQueueName } from "../../core/internal.ts";
 import { eventsFromEnv } from "../config/events-env.ts";
 import { redisOrEnv } from "../redis-from-env.ts";
 import type { MapRecord } from "./enqueue-records.ts";
