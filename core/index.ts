@@ -1,9 +1,5 @@
-export { ActiveJob } from "./active-job.ts";
-export { JobIdInFlightError, StagedAddExpiredError } from "./add-calls.ts";
-export type { AddedJob, AddOutcome } from "./add-jobs.ts";
-export type { BackoffStrategy } from "./backoff.ts";
-export { type CreateRedisOptions, createRedis } from "./client.ts";
-export { type DeadLetterData, deadLetterId } from "./dead-letter.ts";
+export { type DeadLetterData, deadLetterId } from "./dead-letter/dead-letter.ts";
+export { defaultDeadLetterQueue, type RedriveOptions, type RedriveResult } from "./dead-letter/redrive.ts";
 export {
   ClosedError,
   DelayedError,
@@ -25,23 +21,35 @@ export {
   ValidationError,
   WaitingChildrenError,
 } from "./errors.ts";
-export { FlowProducer, type FlowProducerOptions, type JobNode } from "./flow-producer.ts";
-export { Job, type RetryOptions } from "./job.ts";
-export type { ChangePriorityOptions, RemoveOptions } from "./job-moves.ts";
-export type { CleanState, ObliterateOptions, PromoteJobsOptions, RetryJobsOptions } from "./maintenance.ts";
-export { Queue, type QueueOptions } from "./queue.ts";
 export {
   type AnyQueueEvents,
   QueueEvents,
   type QueueEventsJobListener,
   type QueueEventsListener,
   type QueueEventsOptions,
-} from "./queue-events.ts";
-export { type MetricsQueue, type QueueMetrics, readQueueMetrics } from "./queue-metrics.ts";
-export type { Metrics } from "./queue-settings.ts";
-export type { StreamEntry } from "./redis-port.ts";
-export { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
-export { defaultDeadLetterQueue, type RedriveOptions, type RedriveResult } from "./redrive.ts";
+} from "./events/queue-events.ts";
+export { JobFailedError } from "./events/wait-until-finished.ts";
+export { ActiveJob } from "./job/active-job.ts";
+export type { BackoffStrategy } from "./job/backoff.ts";
+export { Job, type RetryOptions } from "./job/job.ts";
+export type { ChangePriorityOptions, RemoveOptions } from "./job/job-moves.ts";
+export { JobIdInFlightError, StagedAddExpiredError } from "./queue/add-calls.ts";
+export type { AddedJob } from "./queue/add-jobs.ts";
+export type { AddOutcome } from "./queue/add-types.ts";
+export { FlowProducer, type FlowProducerOptions, type JobNode } from "./queue/flow-producer.ts";
+export type {
+  CleanState,
+  ObliterateOptions,
+  PromoteJobsOptions,
+  RetryJobsOptions,
+} from "./queue/maintenance.ts";
+export { Queue } from "./queue/queue.ts";
+export { type MetricsQueue, type QueueMetrics, readQueueMetrics } from "./queue/queue-metrics.ts";
+export type { QueueOptions } from "./queue/queue-options.ts";
+export type { Metrics } from "./queue/queue-settings.ts";
+export { type CreateRedisOptions, createRedis } from "./redis/client.ts";
+export type { StreamEntry } from "./redis/redis-port.ts";
+export { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis/redis-port.ts";
 export {
   advanceCursors,
   nextDueAt,
@@ -54,7 +62,7 @@ export {
   sweep,
   trackWorkerInvocation,
   workersToStart,
-} from "./sweep.ts";
+} from "./sweeper/sweep.ts";
 export {
   type Attributes as TelemetryAttributeValues,
   type ContextManager,
@@ -63,9 +71,8 @@ export {
   type Telemetry,
   TelemetryAttributes,
   type Tracer,
-} from "./telemetry.ts";
+} from "./telemetry/telemetry.ts";
 export type * from "./types.ts";
-export { JobFailedError } from "./wait-until-finished.ts";
 export {
   addSummaries,
   drainInvocation,
@@ -76,7 +83,6 @@ export {
 export {
   type DrainOptions,
   type DrainSummary,
-  type EventsLevel,
   type Processor,
   type StopReason,
   Worker,

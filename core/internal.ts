@@ -3,15 +3,28 @@
  * input rules they apply at their edges, the wire codec for idempotent adds, and key names. Not part
  * of the package's public API; users import from the index.
  */
-export { decodeOptions, encodeOptions } from "./codec.ts";
-export { jobKey } from "./keys.ts";
+
+export { countRunningWorkers } from "./queue/running-workers.ts";
+export { decodeOptions, encodeOptions } from "./redis/codec.ts";
+export { jobKey } from "./redis/keys.ts";
 export {
   jobIdPattern,
+  jobIdProblem,
+  jobNameProblem,
   keyNameProblem,
   maxJobIdLength,
   maxJobNameBytes,
   maxQueueNameBytes,
   queueNamePattern,
-} from "./names.ts";
-export { countRunningWorkers } from "./running-workers.ts";
-export { Checker, checkJobId, checkJobOptions, checkPrefix, checkQueueName } from "./validate.ts";
+  queueNameProblem,
+} from "./redis/names.ts";
+export {
+  Checker,
+  checkJobId,
+  checkJobOptions,
+  checkPrefix,
+  checkQueueName,
+  defaultMaxDataBytes,
+  maxDueTime,
+  maxPriority,
+} from "./validate.ts";

@@ -3,7 +3,7 @@
  *
  * Glossary
  * - queue key prefix `{P}`: `<prefix>:<queueName>:`, the start of every key of a queue.
- * - job key: `{P}<jobId>`, the job's hash; BullMQ's layout (see core/keys.ts, core/codec.ts).
+ * - job key: `{P}<jobId>`, the job's hash; BullMQ's layout (see core/redis/keys.ts, core/redis/codec.ts).
  * - marker: the `{P}marker` ZSET that wakes blocked BullMQ workers; nimbusq writes it, never waits on it.
  * - replay guard: a short-lived key that makes a script call safe to run twice (the HTTP client
  *   retries on network errors, so a call may execute again after its answer was lost).
@@ -40,7 +40,7 @@ export interface ParentOptions {
 }
 
 /**
- * nimbusq: where a job goes when it fails for good (see core/dead-letter.ts). The copy is a new
+ * nimbusq: where a job goes when it fails for good (see core/dead-letter/dead-letter.ts). The copy is a new
  * waiting job of `queue` (under `prefix`, by default the failing job's own prefix).
  */
 export interface DeadLetterOptions {
@@ -158,3 +158,6 @@ export interface JobSchedulerJson<TData = unknown> {
   offset?: number;
   template?: { data?: TData; opts?: Record<string, unknown> };
 }
+
+/** Which events a writer (worker, queue, flow) adds to the stream: BullMQ's all, only completed/failed/retries-exhausted, or none. */
+export type EventsLevel = "all" | "final" | "none";

@@ -3,7 +3,7 @@
  * field and the rule, before any Redis call, so a rejected add writes nothing.
  */
 import { ValidationError } from "./errors.ts";
-import { jobIdProblem, jobNameProblem, keyNameProblem, queueNameProblem } from "./names.ts";
+import { jobIdProblem, jobNameProblem, keyNameProblem, queueNameProblem } from "./redis/names.ts";
 import type {
   BackoffOptions,
   DeadLetterOptions,
@@ -90,7 +90,7 @@ function describe(value: unknown): string {
   return `a value of type ${typeof value}`;
 }
 
-/** Queue names end up inside every key name: see `queueNameProblem` (core/names.ts) for the rules. */
+/** Queue names end up inside every key name: see `queueNameProblem` (core/redis/names.ts) for the rules. */
 export function checkQueueName(name: unknown, context = "Queue", field = "queueName"): string {
   const check = new Checker(context);
   const value = check.string(field, name);
@@ -105,7 +105,7 @@ export function checkPrefix(prefix: unknown, context = "Queue"): string {
 
 /**
  * A custom job id: BullMQ's rules, no key name of the queue, no reserved id space (`jobIdProblem` in
- * core/names.ts). Ids nimbusq makes itself (dead letters, scheduler iterations) never come through here.
+ * core/redis/names.ts). Ids nimbusq makes itself (dead letters, scheduler iterations) never come through here.
  */
 export function checkJobId(check: Checker, field: string, value: unknown): string {
   const id = check.string(field, value);

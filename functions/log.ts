@@ -72,7 +72,7 @@ function errorCode(error: { code?: unknown }, message: string): string | undefin
   return /^(?:Command failed: )?([A-Z][A-Z_]{2,})\b/.exec(message)?.[1];
 }
 
-/** The nimbusq script a failed call ran (core/scripts.ts's runScript tags its errors). */
+/** The nimbusq script a failed call ran (core/redis/scripts.ts's runScript tags its errors). */
 function scriptName(error: Error): string | undefined {
   const script = (error as { script?: unknown }).script;
   return typeof script === "string" ? script : undefined;

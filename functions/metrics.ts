@@ -10,7 +10,7 @@ export const metricsNamespace = "nimbusq";
 
 type Unit = "Count" | "Seconds" | "Milliseconds" | "None";
 
-/** A queue's state as the sweeper reads it (see core/queue-metrics.ts). */
+/** A queue's state as the sweeper reads it (see core/queue/queue-metrics.ts). */
 export interface QueueMetricValues {
   waiting: number;
   prioritized: number;

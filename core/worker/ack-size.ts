@@ -4,9 +4,10 @@
  * entries up to a budget comfortably under the limit and leaves the rest to the next call, so one
  * large result never sinks its siblings. Only an entry too large to fit any request fails, alone.
  */
-import { noDeadLetter } from "../dead-letter.ts";
-import type { AckEntry, Decision } from "../outcome.ts";
-import { requestLimitBytes } from "../redis-port.ts";
+import { noDeadLetter } from "../dead-letter/dead-letter.ts";
+import { requestLimitBytes } from "../redis/redis-port.ts";
+import type { AckEntry } from "./ack-entry.ts";
+import type { Decision } from "./outcome.ts";
 
 export const defaultMaxRequestBytes = requestLimitBytes;
 

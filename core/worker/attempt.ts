@@ -5,10 +5,10 @@
  * whose `stack` throws — so it can never break the worker or another job.
  */
 
-import type { ActiveJob } from "../active-job.ts";
 import { LeaseLostError, TimeoutError, UnrecoverableError } from "../errors.ts";
-import type { Settled } from "../outcome.ts";
-import { attemptSpan, endAttemptSpan, withSpan } from "../telemetry.ts";
+import type { ActiveJob } from "../job/active-job.ts";
+import { attemptSpan, endAttemptSpan, withSpan } from "../telemetry/telemetry.ts";
+import type { Settled } from "./outcome.ts";
 
 /** Why the worker stops an attempt before the processor returns. */
 export type Stop = { kind: "timeout"; ms: number } | { kind: "deadline" } | { kind: "lost" };

@@ -2,7 +2,8 @@
  * When a worker makes its next call and what it asks for: pure decisions over the pipeline's counts,
  * unit-tested without Redis.
  */
-import type { AckEntry } from "../outcome.ts";
+
+import type { AckEntry } from "./ack-entry.ts";
 import type { CycleRequest } from "./calls.ts";
 import type { PipelineSettings } from "./pipeline-host.ts";
 

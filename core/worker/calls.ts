@@ -4,27 +4,26 @@
  * stalled check. Each carries what it needs to be replay-safe.
  */
 
-import { ActiveJob } from "../active-job.ts";
-import { decodeJob, hashFromFlat } from "../codec.ts";
 import { ClosedError, UnexpectedReplyError } from "../errors.ts";
+import { ActiveJob } from "../job/active-job.ts";
+import { decodeJob, hashFromFlat } from "../redis/codec.ts";
 import {
   ackAndLease,
   ackPromoteAndLease,
   extendLeases,
   recoverStalled as recoverStalledScript,
-} from "../generated/scripts.ts";
-import type { JobLocation } from "../job.ts";
-import { defaultMaxLenEvents, jobSubKeys, queueKeyPrefix, queueKeys, replayGuardKey } from "../keys.ts";
-import type { AckEntry } from "../outcome.ts";
-import { runScript } from "../scripts.ts";
-import { tracedCall } from "../telemetry.ts";
+} from "../redis/generated/scripts.ts";
+import { defaultMaxLenEvents, jobSubKeys, queueKeyPrefix, queueKeys, replayGuardKey } from "../redis/keys.ts";
+import type { QueueContext } from "../redis/queue-context.ts";
+import { runScript } from "../redis/scripts.ts";
+import { tracedCall } from "../telemetry/telemetry.ts";
+import type { EventsLevel } from "../types.ts";
+import type { AckEntry } from "./ack-entry.ts";
 import { declaredKeys } from "./declared-keys.ts";
 import { compactEntry, encodeIds } from "./entry-wire.ts";
 
 const guardTtlMs = 600_000;
 
-/** Which events the worker writes: BullMQ's all, only completed/failed/retries-exhausted, or none. */
-export type EventsLevel = "all" | "final" | "none";
 const levelCode: Record<EventsLevel, number> = { all: 2, final: 1, none: 0 };
 
 export type LeaseStatus = "leased" | "paused" | "rate-limited" | "maxed";
@@ -69,7 +68,7 @@ export interface CycleResult {
   jobs: ActiveJob[];
 }
 
-export async function cycle(location: JobLocation, request: CycleRequest): Promise<CycleResult> {
+export async function cycle(location: QueueContext, request: CycleRequest): Promise<CycleResult> {
   const { port, prefix, queueName, clock } = location;
   const keys = queueKeys(prefix, queueName);
   const queuePrefix = queueKeyPrefix(prefix, queueName);
@@ -104,7 +103,7 @@ export async function cycle(location: JobLocation, request: CycleRequest): Promi
 }
 
 function parseCycleReply(
-  location: JobLocation,
+  location: QueueContext,
   reply: unknown,
   request: CycleRequest,
   now: number,
@@ -164,7 +163,7 @@ const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * are not retried.
  */
 export async function cycleWithRetries(
-  location: JobLocation,
+  location: QueueContext,
   request: CycleRequest,
   onError: (error: Error) => void,
 ): Promise<CycleResult> {
@@ -174,7 +173,7 @@ export async function cycleWithRetries(
 }
 
 async function retryCycle(
-  location: JobLocation,
+  location: QueueContext,
   request: CycleRequest,
   onError: (error: Error) => void,
 ): Promise<CycleResult> {
@@ -208,7 +207,7 @@ export interface LeaseResult {
 }
 
 /** Leases jobs without acking any (a worker's first call; tests play a worker that dies with it). */
-export async function leaseBatch(location: JobLocation, request: LeaseRequest): Promise<LeaseResult> {
+export async function leaseBatch(location: QueueContext, request: LeaseRequest): Promise<LeaseResult> {
   const result = await cycle(location, {
     ...request,
     peek: 0,
@@ -225,7 +224,7 @@ export async function leaseBatch(location: JobLocation, request: LeaseRequest): 
 
 /** Acks entries without leasing; codes as {@link CycleResult.codes}. */
 export async function ackBatch(
-  location: JobLocation,
+  location: QueueContext,
   entries: AckEntry[],
   token: string,
   maxLenEvents = defaultMaxLenEvents,
@@ -251,7 +250,7 @@ export async function ackBatch(
 
 /** Extends the given leases; returns the ids whose lease is lost. */
 export async function extendBatch(
-  location: JobLocation,
+  location: QueueContext,
   jobs: { id: string; token: string; key: string }[],
   leaseMs: number,
 ): Promise<Set<string>> {
@@ -278,7 +277,7 @@ export interface StalledCheck {
 
 /** Runs BullMQ's stalled check; returns the requeued ids, or undefined when it ran too recently. */
 export async function runStalledCheck(
-  location: JobLocation,
+  location: QueueContext,
   check: StalledCheck,
 ): Promise<string[] | undefined> {
   const { port, prefix, queueName, clock } = location;

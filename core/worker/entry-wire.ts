@@ -3,8 +3,8 @@
  * decodeIds reads them, counting UTF-8 bytes as Lua does) and entries with only their non-default
  * fields spelled out.
  */
-import { utf8Length } from "../codec.ts";
-import type { AckEntry } from "../outcome.ts";
+import { utf8Length } from "../redis/codec.ts";
+import type { AckEntry } from "./ack-entry.ts";
 
 /** Length-prefixed strings ("<bytes>:<text>" each), what the scripts' decodeIds reads. */
 export function encodeIds(texts: readonly string[]): string {

@@ -3,11 +3,11 @@
  * waiting for their ack, or in the ack call in flight. Every one of them has a live lock, kept alive
  * here until its ack lands; a job whose lock is lost is dropped and its attempt stopped.
  */
-import type { ActiveJob } from "../active-job.ts";
-import type { Decision, Settled } from "../outcome.ts";
+import type { ActiveJob } from "../job/active-job.ts";
 import { takeWithinBudget } from "./ack-size.ts";
 import type { Stop } from "./attempt.ts";
 import { ackOrder } from "./call-plan.ts";
+import type { Decision, Settled } from "./outcome.ts";
 
 export interface Held {
   job: ActiveJob;

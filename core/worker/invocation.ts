@@ -4,7 +4,7 @@
  * delay) is due soon enough to run in this invocation — wait for it rather than leave it to the
  * sweeper's next tick. Pure policy over Worker.drain, so any adapter (Lambda, a container) uses it.
  */
-import { trackWorkerInvocation } from "../sweep.ts";
+import { trackWorkerInvocation } from "../sweeper/sweep.ts";
 import type { DrainSummary } from "./types.ts";
 import type { Worker } from "./worker.ts";
 

@@ -2,11 +2,12 @@
  * What a Pipeline needs from its Worker: where the queue is, the settings, the outcome rules, the
  * worker's events and summary, and the two side calls (scheduler iterations, lease extension).
  */
-import type { ActiveJob } from "../active-job.ts";
-import type { JobLocation } from "../job.ts";
-import type { Decision, Settled } from "../outcome.ts";
+
+import type { ActiveJob } from "../job/active-job.ts";
+import type { QueueContext } from "../redis/queue-context.ts";
+import type { EventsLevel } from "../types.ts";
 import type { AttemptOptions } from "./attempt.ts";
-import type { EventsLevel } from "./calls.ts";
+import type { Decision, Settled } from "./outcome.ts";
 import type { DrainSummary, WorkerEvents } from "./types.ts";
 
 export interface PipelineSettings {
@@ -31,7 +32,7 @@ export interface PipelineSettings {
 }
 
 export interface PipelineHost {
-  readonly location: JobLocation;
+  readonly location: QueueContext;
   readonly settings: PipelineSettings;
   clock(): number;
   emit<E extends keyof WorkerEvents>(event: E, ...args: Parameters<WorkerEvents[E]>): void;

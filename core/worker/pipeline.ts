@@ -6,12 +6,13 @@
  * lease) lives here; the Worker supplies settings, events and the outcome rules.
  */
 import { LeaseLostError, RateLimitError, UnrecoverableError } from "../errors.ts";
-import type { AckEntry, Decision, Settled } from "../outcome.ts";
+import type { AckEntry } from "./ack-entry.ts";
 import { entryBudget, fitDecision } from "./ack-size.ts";
 import { runAttempt } from "./attempt.ts";
 import { cycleRequest, planCall, pruneOf } from "./call-plan.ts";
 import { type CycleRequest, type CycleResult, cycleWithRetries } from "./calls.ts";
 import { type Held, HeldJobs } from "./held-jobs.ts";
+import type { Decision, Settled } from "./outcome.ts";
 import type { PipelineHost } from "./pipeline-host.ts";
 import { type DrainOptions, type DrainSummary, emptySummary, type StopReason } from "./types.ts";
 

@@ -2,12 +2,11 @@
  * The worker's public types: options, the processor, the drain summary and the local events.
  */
 
-import type { ActiveJob } from "../active-job.ts";
-import type { BackoffStrategy } from "../backoff.ts";
-import type { RedisPort, UpstashRedisLike } from "../redis-port.ts";
-import type { Telemetry } from "../telemetry.ts";
-import type { DeadLetterOptions, KeepJobs } from "../types.ts";
-import type { EventsLevel } from "./calls.ts";
+import type { ActiveJob } from "../job/active-job.ts";
+import type { BackoffStrategy } from "../job/backoff.ts";
+import type { RedisPort, UpstashRedisLike } from "../redis/redis-port.ts";
+import type { Telemetry } from "../telemetry/telemetry.ts";
+import type { DeadLetterOptions, EventsLevel, KeepJobs } from "../types.ts";
 
 export type Processor<TData = unknown, TResult = unknown> = (
   job: ActiveJob<TData, TResult>,
@@ -59,7 +58,7 @@ export interface WorkerOptions {
   stalledInterval?: number;
   removeOnComplete?: KeepJobs;
   removeOnFail?: KeepJobs;
-  /** Copies jobs that fail for good to this queue (a job's own `opts.deadLetter` wins); see core/dead-letter.ts. */
+  /** Copies jobs that fail for good to this queue (a job's own `opts.deadLetter` wins); see core/dead-letter/dead-letter.ts. */
   deadLetter?: DeadLetterOptions;
   backoffStrategies?: Record<string, BackoffStrategy>;
   /** BullMQ's `settings.backoffStrategy`: used for backoff types not found in backoffStrategies. */

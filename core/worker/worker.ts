@@ -4,20 +4,22 @@
  * lease alive until its ack lands. `drain` stops when nothing is ready (one invocation of a serverless
  * function); `run` keeps polling, without blocking commands, until its signal fires (a container).
  */
-import type { ActiveJob } from "../active-job.ts";
-import type { BackoffStrategy } from "../backoff.ts";
-import { checkWorkerDeadLetter } from "../dead-letter.ts";
-import { Emitter } from "../emitter.ts";
-import { setRateLimit } from "../generated/scripts.ts";
-import type { JobLocation } from "../job.ts";
-import { defaultMaxLenEvents, queueKeys } from "../keys.ts";
-import { Lifecycle, redisPortFrom } from "../lifecycle.ts";
-import { decide, type OutcomeSettings, refusedCompletion } from "../outcome.ts";
-import { withNextIterations } from "../scheduler-iterations.ts";
-import { runScript } from "../scripts.ts";
+
+import { checkWorkerDeadLetter } from "../dead-letter/dead-letter.ts";
+import { Emitter } from "../events/emitter.ts";
+import type { ActiveJob } from "../job/active-job.ts";
+import type { BackoffStrategy } from "../job/backoff.ts";
+import { setRateLimit } from "../redis/generated/scripts.ts";
+import { defaultMaxLenEvents, queueKeys } from "../redis/keys.ts";
+import { Lifecycle, redisPortFrom } from "../redis/lifecycle.ts";
+import type { QueueContext } from "../redis/queue-context.ts";
+import { runScript } from "../redis/scripts.ts";
+import { withNextIterations } from "../schedulers/scheduler-iterations.ts";
+import type { EventsLevel } from "../types.ts";
 import { Checker, checkPrefix, checkQueueName } from "../validate.ts";
 import { defaultMaxRequestBytes } from "./ack-size.ts";
-import { type EventsLevel, extendBatch, runStalledCheck } from "./calls.ts";
+import { extendBatch, runStalledCheck } from "./calls.ts";
+import { decide, type OutcomeSettings, refusedCompletion } from "./outcome.ts";
 import { Pipeline } from "./pipeline.ts";
 import { type PipelineHost, reportOutcome } from "./pipeline-host.ts";
 import {
@@ -30,7 +32,6 @@ import {
   type WorkerOptions,
 } from "./types.ts";
 
-export type { EventsLevel } from "./calls.ts";
 export type {
   DrainOptions,
   DrainSummary,
@@ -44,7 +45,7 @@ const eventsLevels: readonly EventsLevel[] = ["all", "final", "none"];
 
 export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEvents> {
   readonly name: string;
-  readonly location: JobLocation;
+  readonly location: QueueContext;
   readonly batchSize: number;
   readonly concurrency: number;
   readonly leaseMs: number;

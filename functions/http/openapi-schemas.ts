@@ -1,6 +1,6 @@
 /**
  * The OpenAPI schemas of the HTTP API's bodies (jobs in and out, the one error shape) and of the
- * names that become key names (queue names, job ids), with core's rules (core/names.ts).
+ * names that become key names (queue names, job ids), with core's rules (core/redis/names.ts).
  */
 import {
   jobIdPattern,
@@ -12,7 +12,7 @@ import {
 import { errorCodes } from "./http-errors.ts";
 import { maxWaitMs } from "./job-wait.ts";
 
-/** Queue names: the rules of core/names.ts; the byte limit is stated, maxLength only bounds it. */
+/** Queue names: the rules of core/redis/names.ts; the byte limit is stated, maxLength only bounds it. */
 export const queueNameSchema = {
   type: "string",
   minLength: 1,

@@ -1,6 +1,6 @@
 /**
  * `POST /queues/:queue/redrive` (admin): moves the queue's dead letters back into it as new jobs
- * (core/redrive.ts), from `deadLetterQueue` (default `<queue>-dlq`), at most `count` of them.
+ * (core/dead-letter/redrive.ts), from `deadLetterQueue` (default `<queue>-dlq`), at most `count` of them.
  */
 import type { Hono } from "hono";
 import { defaultDeadLetterQueue, ValidationError } from "../../core/index.ts";

@@ -1,4 +1,4 @@
-/** `npm run build:lua`: regenerates core/generated/scripts.ts from lua/. */
+/** `npm run build:lua`: regenerates core/redis/generated/scripts.ts from lua/. */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { buildAllScripts, generatedModulePath, generateModule } from "./generate.ts";

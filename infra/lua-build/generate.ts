@@ -1,5 +1,5 @@
 /**
- * Turns `lua/*.lua` into `core/generated/scripts.ts`: each script's includes inlined, a prelude of
+ * Turns `lua/*.lua` into `core/redis/generated/scripts.ts`: each script's includes inlined, a prelude of
  * named KEYS/ARGV positions prepended, its SHA-1, and typed TypeScript shapes for its KEYS and ARGV
  * taken from the contract header. The output is deterministic, so a test can tell when it is stale.
  */
@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type HeaderSection, parseHeader, type ScriptHeader } from "./header.ts";
 
-export const generatedModulePath = "core/generated/scripts.ts";
+export const generatedModulePath = "core/redis/generated/scripts.ts";
 
 const includeDirective = /^-- @include ([A-Za-z0-9]+)\s*$/gm;
 

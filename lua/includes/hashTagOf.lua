@@ -1,6 +1,6 @@
 -- The Redis Cluster hash tag of every key that starts with `keyPrefix`: the text between its first "{"
 -- and the next "}" when that is not empty. Nil when there is none: such keys spread over slots.
--- core/hash-slot.ts computes the same.
+-- core/redis/hash-slot.ts computes the same.
 local function hashTagOf(keyPrefix)
   local open = string.find(keyPrefix, "{", 1, true)
   if not open then return nil end

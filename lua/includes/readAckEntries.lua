@@ -3,7 +3,7 @@
 -- a decision: Redis never rolls a script back, so an entry found bad half-way would leave the jobs
 -- acked before it finished and the rest in no state. At most 2000 entries (the worker holds at most
 -- 1000 jobs), so every unpack of the ack stays under Lua's limit. A dead letter aimed outside the
--- queue's Redis Cluster hash tag is dropped, as core/dead-letter.ts drops it: on a cluster, writing it
+-- queue's Redis Cluster hash tag is dropped, as core/dead-letter/dead-letter.ts drops it: on a cluster, writing it
 -- would stop the script after the job left active.
 -- @include decodeIds
 -- @include hashTagOf

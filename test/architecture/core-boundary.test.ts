@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { cycles, importGraph, specifiers } from "./import-graph.ts";
 
 function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
@@ -11,6 +12,27 @@ function files(dir: string): string[] {
         : [],
   );
 }
+
+/**
+ * The rooms of core/ and the rooms each may import (docs/architecture.md draws the same). "root" is
+ * core's own folder: errors, types and validate, which every room may use, and the two entries.
+ */
+const allowedImports: Record<string, string[]> = {
+  root: ["redis", "telemetry", "job", "events", "queue", "dead-letter", "schedulers", "worker", "sweeper"],
+  redis: ["root", "telemetry"],
+  telemetry: [],
+  job: ["root", "redis", "telemetry", "events"],
+  events: ["root", "redis"],
+  queue: ["root", "redis", "telemetry", "job", "dead-letter", "schedulers"],
+  "dead-letter": ["root", "redis", "job", "queue", "worker"],
+  schedulers: ["root", "redis", "job", "queue"],
+  worker: ["root", "redis", "telemetry", "job", "events", "dead-letter", "schedulers", "sweeper"],
+  sweeper: ["root", "redis", "schedulers"],
+};
+const roomOf = (file: string): string => {
+  const parts = relative("core", file).split("/");
+  return parts.length > 1 ? (parts[0] as string) : "root";
+};
 
 describe("core/", () => {
   it("imports nothing runtime-specific (no node:*, AWS SDK, Lambda types, HTTP framework, functions/ or infra/)", () => {
@@ -37,5 +59,58 @@ describe("core/", () => {
       .map((file) => ({ file, lines: readFileSync(file, "utf8").split("\n").length }))
       .filter(({ lines }) => lines > 320);
     expect(long).toEqual([]);
+  });
+
+  it("has no import cycles (type-only imports included)", () => {
+    expect(cycles(importGraph("core"))).toEqual([]);
+  });
+
+  it("keeps only its entries and shared vocabulary at its root, the rest in rooms", () => {
+    const rootFiles = readdirSync("core", { withFileTypes: true })
+      .filter((entry) => entry.isFile() && !entry.name.endsWith(".d.ts"))
+      .map((entry) => entry.name)
+      .sort();
+    expect(rootFiles).toEqual(["errors.ts", "index.ts", "internal.ts", "types.ts", "validate.ts"]);
+    const rooms = readdirSync("core", { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name)
+      .sort();
+    expect(rooms).toEqual(
+      Object.keys(allowedImports)
+        .filter((room) => room !== "root")
+        .sort(),
+    );
+  });
+
+  it("lets each room import only the rooms docs/architecture.md allows", () => {
+    const offenders: string[] = [];
+    for (const [file, targets] of importGraph("core")) {
+      for (const target of targets) {
+        const from = roomOf(file);
+        const to = roomOf(target);
+        if (from !== to && !allowedImports[from]?.includes(to)) offenders.push(`${file} -> ${target}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+});
+
+describe("the adapters (functions/, infra/, cli/, nestjs/, examples/)", () => {
+  it("reach core only through its index (and nimbusq's own adapters through core/internal.ts)", () => {
+    const offenders: string[] = [];
+    for (const dir of ["functions", "infra", "cli", "nestjs", "examples"]) {
+      for (const file of files(dir)) {
+        for (const spec of specifiers(file).filter((s) => s.startsWith("."))) {
+          const target = relative(".", resolve(dirname(file), spec));
+          if (!target.startsWith("core/")) continue;
+          const allowed = [
+            "core/index.ts",
+            ...(dir === "functions" || dir === "infra" ? ["core/internal.ts"] : []),
+          ];
+          if (!allowed.includes(target)) offenders.push(`${file}: ${spec}`);
+        }
+      }
+    }
+    expect(offenders).toEqual([]);
   });
 });

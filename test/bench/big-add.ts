@@ -13,8 +13,8 @@
  */
 import { setPriority } from "node:os";
 import { Redis as IORedis } from "ioredis";
-import * as scripts from "../../core/generated/scripts.ts";
 import { createRedis, FlowProducer, Queue, type RedisPort, toRedisPort } from "../../core/index.ts";
+import * as scripts from "../../core/redis/generated/scripts.ts";
 import { startRedisServer } from "../../infra/redis-server.ts";
 import { startRestServer } from "../../infra/rest-server/server.ts";
 

@@ -6,10 +6,10 @@
  * through the local REST server and, on the Redis side, by the EVALSHA time in `INFO commandstats`.
  */
 import type { Redis as IORedis } from "ioredis";
-import { ackAndLease, ackPromoteAndLease, sweepQueues } from "../../core/generated/scripts.ts";
 import { type RedisPort, releaseSweeperLock, sweep, toRedisPort } from "../../core/index.ts";
-import { decide } from "../../core/outcome.ts";
+import { ackAndLease, ackPromoteAndLease, sweepQueues } from "../../core/redis/generated/scripts.ts";
 import { ackBatch, leaseBatch } from "../../core/worker/calls.ts";
+import { decide } from "../../core/worker/outcome.ts";
 import { type BenchEnv, commandCounts, flush, median, round } from "./common.ts";
 
 export interface LeaseAckRow {

@@ -11,7 +11,6 @@ import type { Redis } from "@upstash/redis";
 import { Queue as BullQueue, Worker as BullWorker } from "bullmq";
 import { Cluster } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ackPromoteAndLease } from "../../core/generated/scripts.ts";
 import {
   createRedis,
   FlowProducer,
@@ -22,9 +21,10 @@ import {
   ValidationError,
   Worker,
 } from "../../core/index.ts";
-import { queueKeyPrefix, queueKeys, replayGuardKey } from "../../core/keys.ts";
-import type { AckEntry } from "../../core/outcome.ts";
-import { runScript } from "../../core/scripts.ts";
+import { ackPromoteAndLease } from "../../core/redis/generated/scripts.ts";
+import { queueKeyPrefix, queueKeys, replayGuardKey } from "../../core/redis/keys.ts";
+import { runScript } from "../../core/redis/scripts.ts";
+import type { AckEntry } from "../../core/worker/ack-entry.ts";
 import { compactEntry } from "../../core/worker/entry-wire.ts";
 import { keySlot } from "../../infra/rest-server/key-slot.ts";
 import { type RestServer, startRestServer } from "../../infra/rest-server/server.ts";
@@ -210,7 +210,7 @@ describe.skipIf(!redisServerInstalled())("on a Redis Cluster", () => {
     expect(errors).toEqual([]);
     expect(await new Queue("q", { redis, prefix }).getJobState(foreign.id as string)).toBe("failed");
 
-    // The script's own guard, for a caller that skipped core/dead-letter.ts: lease a job, then ack it
+    // The script's own guard, for a caller that skipped core/dead-letter/dead-letter.ts: lease a job, then ack it
     // as failed with a dead letter in another slot. Without the guard Redis would stop this ack after
     // the job left active; with it the job is failed and no dead letter is written anywhere.
     const port = toRedisPort(redis);

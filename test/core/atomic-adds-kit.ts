@@ -7,8 +7,8 @@
  */
 import { createHash } from "node:crypto";
 import type { Redis as IORedis } from "ioredis";
-import * as generated from "../../core/generated/scripts.ts";
 import { type RedisPort, toRedisPort } from "../../core/index.ts";
+import * as generated from "../../core/redis/generated/scripts.ts";
 import { keysUnder, sharedRedis } from "../support/stack.ts";
 
 const scripts = Object.values(generated).filter(

@@ -6,13 +6,13 @@
  */
 import { describe, expect, it } from "vitest";
 import { FlowProducer, Queue, ValidationError, Worker } from "../../core/index.ts";
-import { jobIdPattern, jobIdProblem, queueNamePattern, queueNameProblem } from "../../core/names.ts";
+import { jobIdPattern, jobIdProblem, queueNamePattern, queueNameProblem } from "../../core/redis/names.ts";
 import { keyspaceDigest } from "../support/keyspace.ts";
 import { directConnectionForFile, sharedRedis, uniquePrefix } from "../support/stack.ts";
 
 const direct = directConnectionForFile();
 
-/** Every key name BullMQ 6 (layout doc §2) and nimbusq (core/keys.ts) keep under `{P}`, spelled out. */
+/** Every key name BullMQ 6 (layout doc §2) and nimbusq (core/redis/keys.ts) keep under `{P}`, spelled out. */
 const queueKeyIds = [
   ...["id", "meta", "wait", "paused", "active", "prioritized", "pc", "delayed", "waiting-children"],
   ...["completed", "failed", "stalled", "stalled-check", "marker", "events", "limiter", "repeat"],

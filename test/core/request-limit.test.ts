@@ -3,9 +3,9 @@
  * however the data grows on the way (quotes escaped a second time in the request body).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRedis } from "../../core/client.ts";
 import { Queue } from "../../core/index.ts";
-import { requestLimitBytes } from "../../core/redis-port.ts";
+import { createRedis } from "../../core/redis/client.ts";
+import { requestLimitBytes } from "../../core/redis/redis-port.ts";
 import { type RedisServer, startRedisServer } from "../../infra/redis-server.ts";
 import { type RestServer, startRestServer } from "../../infra/rest-server/server.ts";
 import { uniquePrefix } from "../support/stack.ts";

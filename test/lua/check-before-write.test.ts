@@ -6,11 +6,11 @@
  * half-way, are read as absent. The scripts are called directly, as a buggy or foreign caller would.
  */
 import { describe, expect, it } from "vitest";
-import { ackPromoteAndLease, addJobs, changeDelay } from "../../core/generated/scripts.ts";
 import { Queue, toRedisPort, UnrecoverableError, Worker } from "../../core/index.ts";
-import { jobKey, queueKeyPrefix, queueKeys, replayGuardKey } from "../../core/keys.ts";
-import type { AckEntry } from "../../core/outcome.ts";
-import { runScript } from "../../core/scripts.ts";
+import { ackPromoteAndLease, addJobs, changeDelay } from "../../core/redis/generated/scripts.ts";
+import { jobKey, queueKeyPrefix, queueKeys, replayGuardKey } from "../../core/redis/keys.ts";
+import { runScript } from "../../core/redis/scripts.ts";
+import type { AckEntry } from "../../core/worker/ack-entry.ts";
 import { compactEntry } from "../../core/worker/entry-wire.ts";
 import { keyspaceDigest } from "../support/keyspace.ts";
 import { directConnectionForFile, sharedRedis, uniquePrefix } from "../support/stack.ts";

@@ -1,10 +1,15 @@
 /**
- * The cron parser where nothing registered it (core/cron.ts): the Queue side of a module graph that
+ * The cron parser where nothing registered it (core/schedulers/cron.ts): the Queue side of a module graph that
  * never imported `nimbusq/cron` or the worker's schedule timing, as a deep import in plain Node is.
  * It loads cron-parser on first need, once, and times patterns with it.
  */
 import { describe, expect, it } from "vitest";
-import { CronParserMissingError, cronNext, loadCronParser, loadedCronParser } from "../../core/cron.ts";
+import {
+  CronParserMissingError,
+  cronNext,
+  loadCronParser,
+  loadedCronParser,
+} from "../../core/schedulers/cron.ts";
 
 describe("the cron parser, unregistered", () => {
   it("is missing until loaded, then loaded once from cron-parser and used by cronNext", async () => {

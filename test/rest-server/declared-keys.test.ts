@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import type { Redis } from "@upstash/redis";
 import { Redis as IORedis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createRedis } from "../../core/client.ts";
+import { createRedis } from "../../core/redis/client.ts";
 import { canConnect, freePort } from "../../infra/redis-server.ts";
 import { type RestServer, startRestServer } from "../../infra/rest-server/server.ts";
 import { type RestStack, startRestStack } from "./rest-stack.ts";

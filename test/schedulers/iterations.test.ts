@@ -6,10 +6,10 @@
  */
 import type { Redis as IORedis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
-import { addIterations } from "../../core/generated/scripts.ts";
 import { type ActiveJob, Queue, toRedisPort, Worker } from "../../core/index.ts";
-import { queueKeys } from "../../core/keys.ts";
-import { runScript } from "../../core/scripts.ts";
+import { addIterations } from "../../core/redis/generated/scripts.ts";
+import { queueKeys } from "../../core/redis/keys.ts";
+import { runScript } from "../../core/redis/scripts.ts";
 import { sharedConnection, sharedRedis, uniquePrefix } from "../support/stack.ts";
 
 const raw: IORedis = sharedConnection();

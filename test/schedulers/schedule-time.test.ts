@@ -5,7 +5,7 @@
  */
 import { defaultRepeatStrategy } from "bullmq";
 import { describe, expect, it } from "vitest";
-import { cronNext, planNextIteration, shouldRestoreIteration } from "../../core/schedule-time.ts";
+import { cronNext, planNextIteration, shouldRestoreIteration } from "../../core/schedulers/schedule-time.ts";
 
 const at = (iso: string) => Date.parse(iso);
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Queue, sweep, toRedisPort, Worker } from "../../core/index.ts";
-import { restoreIterations } from "../../core/scheduler-iterations.ts";
+import { restoreIterations } from "../../core/schedulers/scheduler-iterations.ts";
 import { type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
 
 let stack: PrivateStack;

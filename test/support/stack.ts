@@ -6,7 +6,7 @@
 import type { Redis } from "@upstash/redis";
 import { Redis as IORedis } from "ioredis";
 import { afterAll, beforeEach, inject, vi } from "vitest";
-import { createRedis } from "../../core/client.ts";
+import { createRedis } from "../../core/redis/client.ts";
 import { type RedisServer, startRedisServer } from "../../infra/redis-server.ts";
 import { type RestServer, startRestServer } from "../../infra/rest-server/server.ts";
 

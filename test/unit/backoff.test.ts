@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { backoffDelay } from "../../core/backoff.ts";
+import { backoffDelay } from "../../core/job/backoff.ts";
 
 const error = new Error("x");
 

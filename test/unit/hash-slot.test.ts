@@ -1,9 +1,9 @@
 /**
- * Hash tags as Redis Cluster reads them (core/hash-slot.ts, and the slot function of the REST server's
+ * Hash tags as Redis Cluster reads them (core/redis/hash-slot.ts, and the slot function of the REST server's
  * cluster mode): the text between the first `{` and the next `}` when not empty, else the whole key.
  */
 import { describe, expect, it } from "vitest";
-import { checkDeadLetterSlot, checkParentSlot, hashTagOf, requiredTag } from "../../core/hash-slot.ts";
+import { checkDeadLetterSlot, checkParentSlot, hashTagOf, requiredTag } from "../../core/redis/hash-slot.ts";
 import { Checker } from "../../core/validate.ts";
 import { keySlot } from "../../infra/rest-server/key-slot.ts";
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { ActiveJob } from "../../core/active-job.ts";
 import { DelayedError, RateLimitError, UnrecoverableError, WaitingChildrenError } from "../../core/errors.ts";
-import { decide } from "../../core/outcome.ts";
-import { toRedisPort } from "../../core/redis-port.ts";
+import { ActiveJob } from "../../core/job/active-job.ts";
+import { toRedisPort } from "../../core/redis/redis-port.ts";
+import { decide } from "../../core/worker/outcome.ts";
 
 const location = {
   port: toRedisPort({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { nextDueAt, type QueueSweep, sleepBeforeNextPass, workersToStart } from "../../core/sweep.ts";
+import { nextDueAt, type QueueSweep, sleepBeforeNextPass, workersToStart } from "../../core/sweeper/sweep.ts";
 
 function swept(fields: Partial<QueueSweep>): QueueSweep {
   return {

@@ -4,10 +4,10 @@
  * worker's declared-keys script really is held to Upstash's rule (an undeclared key is refused).
  */
 import { describe, expect, it } from "vitest";
-import { ackAndLease } from "../../core/generated/scripts.ts";
 import { Queue, toRedisPort, Worker } from "../../core/index.ts";
-import { queueKeyPrefix, queueKeys, replayGuardKey } from "../../core/keys.ts";
-import { runScript } from "../../core/scripts.ts";
+import { ackAndLease } from "../../core/redis/generated/scripts.ts";
+import { queueKeyPrefix, queueKeys, replayGuardKey } from "../../core/redis/keys.ts";
+import { runScript } from "../../core/redis/scripts.ts";
 import { leaseBatch } from "../../core/worker/calls.ts";
 import { directConnectionForFile, sharedRedis, uniquePrefix } from "../support/stack.ts";
 

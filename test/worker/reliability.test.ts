@@ -2,10 +2,12 @@
  * Leases lapse, workers die, answers get lost: nothing is lost, nothing is counted twice, and a job
  * whose lease is gone is never written by the worker that lost it.
  */
+
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { noDeadLetter } from "../../core/dead-letter.ts";
+import { noDeadLetter } from "../../core/dead-letter/dead-letter.ts";
 import { Queue, Worker } from "../../core/index.ts";
-import type { JobLocation } from "../../core/job.ts";
+import type { QueueContext } from "../../core/redis/queue-context.ts";
+
 import { ackBatch, leaseBatch } from "../../core/worker/calls.ts";
 import { type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
 import { misplacedJobs } from "../support/state-walk.ts";
@@ -16,7 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => stack.stop());
 
-function location(prefix: string, port: Worker["location"]["port"]): JobLocation {
+function location(prefix: string, port: Worker["location"]["port"]): QueueContext {
   return { port, prefix, queueName: "q", clock: Date.now };
 }
 

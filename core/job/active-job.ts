@@ -1,0 +1,147 @@
+/**
+ * A job while a worker runs it: the processor's handle for progress, logs, data, its time-limit
+ * signal, and the moves BullMQ lets a processor make (delay itself, wait for its children).
+ */
+import { errorForCode, UnexpectedReplyError, ValidationError } from "../errors.ts";
+import { moveToWaitingChildren, updateJob } from "../redis/generated/scripts.ts";
+import { jobSubKeys, queueKeys } from "../redis/keys.ts";
+import { runScript } from "../redis/scripts.ts";
+import { Job } from "./job.ts";
+
+/** A move the processor asked for; the ack applies it. */
+export type JobIntent = { kind: "delayed"; due: number };
+
+export interface ActiveJobHooks {
+  onProgress(job: ActiveJob, progress: unknown): void;
+  /** The queue's events level (the worker's): progress events only at "all". */
+  events: "all" | "final" | "none";
+}
+
+export class ActiveJob<TData = unknown, TResult = unknown> extends Job<TData, TResult> {
+  /** The lock token this attempt holds. */
+  token = "";
+  private attemptController: AbortController | undefined;
+  private attemptAbort: { reason: unknown } | undefined;
+  /**
+   * Fires when the attempt's time limit is reached, the worker's deadline comes, or its lease is lost.
+   * Made on first use: most processors never read it, and an AbortController is not free.
+   */
+  get signal(): AbortSignal {
+    if (this.attemptAbort) return AbortSignal.abort(this.attemptAbort.reason);
+    this.attemptController ??= new AbortController();
+    return this.attemptController.signal;
+  }
+
+  /** @internal Stops the current attempt: its signal fires (now, or when first read). */
+  abortAttempt(reason: unknown): void {
+    if (this.attemptController) this.attemptController.abort(reason);
+    else this.attemptAbort = { reason };
+  }
+  /** @internal */
+  intent: JobIntent | undefined;
+  /** @internal */
+  hooks: ActiveJobHooks | undefined;
+  /** @internal The data JSON as stored (a dead letter copies it; the processor may change `data`). */
+  storedData: string | undefined;
+
+  private subject(): string {
+    return `job "${this.id}" in queue "${this.queueName}"`;
+  }
+
+  private async update(kind: "progress" | "log" | "data", value: string): Promise<number> {
+    const { port, prefix, queueName } = this.location;
+    const keys = queueKeys(prefix, queueName);
+    const reply = await runScript(
+      port,
+      updateJob,
+      { job: this.key, logs: jobSubKeys(this.key).logs, events: keys.events, meta: keys.meta },
+      {
+        jobId: this.id,
+        kind,
+        value,
+        keepLogs: Number(this.opts.keepLogs ?? 0),
+        events: (this.hooks?.events ?? "all") === "all" ? 2 : 1,
+      },
+    );
+    const code = Number(reply);
+    if (code < 0) throw errorForCode(code, `update ${kind}`, this.subject());
+    return code;
+  }
+
+  private json(field: string, value: unknown): string {
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(value);
+    } catch {
+      text = undefined;
+    }
+    if (text === undefined) throw new ValidationError(field, "JSON-serializable", `${this.subject()}`);
+    return text;
+  }
+
+  /** Records progress (a number or an object) and emits BullMQ's `progress` event. */
+  async updateProgress(progress: number | object): Promise<void> {
+    await this.update("progress", this.json("progress", progress));
+    this.progress = progress;
+    this.hooks?.onProgress(this, progress);
+  }
+
+  /** Appends a line to the job's logs (BullMQ's `getJobLogs` reads them); returns the line count. */
+  async log(line: string): Promise<number> {
+    return await this.update("log", String(line));
+  }
+
+  /** Replaces the job's data. */
+  async updateData(data: TData): Promise<void> {
+    const text = this.json("data", data);
+    await this.update("data", text);
+    this.data = data;
+    this.storedData = text;
+  }
+
+  /** Moves the job to delayed until `timestamp` (ms) once the processor throws DelayedError. */
+  async moveToDelayed(timestamp: number, _token?: string): Promise<void> {
+    if (!Number.isFinite(timestamp) || timestamp < 0) {
+      throw new ValidationError("timestamp", "a time in ms since the epoch", this.subject());
+    }
+    this.intent = { kind: "delayed", due: Math.floor(timestamp) };
+  }
+
+  /**
+   * Parks a parent in waiting-children while any child (or the given one) is pending; true when it
+   * moved, and the processor should then throw WaitingChildrenError.
+   */
+  async moveToWaitingChildren(
+    _token?: string,
+    opts: { child?: { id: string; queue: string } } = {},
+  ): Promise<boolean> {
+    const { port, prefix, queueName, clock } = this.location;
+    const keys = queueKeys(prefix, queueName);
+    const reply = Number(
+      await runScript(
+        port,
+        moveToWaitingChildren,
+        {
+          lock: jobSubKeys(this.key).lock,
+          dependencies: jobSubKeys(this.key).dependencies,
+          unsuccessful: jobSubKeys(this.key).unsuccessful,
+          active: keys.active,
+          waitingChildren: keys.waitingChildren,
+          stalled: keys.stalled,
+          events: keys.events,
+        },
+        {
+          jobId: this.id,
+          token: this.token,
+          now: clock(),
+          child: opts.child ? `${opts.child.queue}:${opts.child.id}` : "",
+        },
+      ),
+    );
+    if (reply === 1) return true;
+    if (reply === 0) return false;
+    if (reply === -9)
+      throw new UnexpectedReplyError(`moveToWaitingChildren: a child of ${this.subject()} failed`);
+    throw errorForCode(reply, "moveToWaitingChildren", this.subject());
+  }
+}

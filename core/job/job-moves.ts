@@ -1,0 +1,155 @@
+/**
+ * Moves an operator makes on one job, with BullMQ's semantics and events: remove (with its children),
+ * promote, changeDelay and changePriority. Each is one script call, safe to replay.
+ */
+
+import { errorForCode, JobNotInStateError, scriptCode } from "../errors.ts";
+import {
+  changeDelay as changeDelayScript,
+  changePriority,
+  promoteJob,
+  removeJob,
+  retryJob,
+} from "../redis/generated/scripts.ts";
+import { jobKey, queueKeyPrefix, queueKeys, replayGuardKey } from "../redis/keys.ts";
+import type { QueueContext } from "../redis/queue-context.ts";
+import { runScript } from "../redis/scripts.ts";
+import { Checker, maxDueTime, maxPriority } from "../validate.ts";
+
+/** How long a call's replay guard lives (ms): longer than the HTTP client's retries. */
+const guardTtl = 600_000;
+
+export interface RemoveOptions {
+  /** Remove its children (and theirs) too, across queues; BullMQ's default is true. */
+  removeChildren?: boolean;
+}
+
+export interface ChangePriorityOptions {
+  /** The new priority, 1 (highest) to 2,097,151, or 0 for none (default). */
+  priority?: number;
+  /** Put the job ahead of the jobs of its priority (at the head of wait for priority 0). */
+  lifo?: boolean;
+}
+
+function subject(location: QueueContext, id: string): string {
+  return `job "${id}" in queue "${location.queueName}"`;
+}
+
+function keysOf(location: QueueContext, id: string) {
+  const keys = queueKeys(location.prefix, location.queueName);
+  const replayGuard = replayGuardKey(location.prefix, location.queueName, crypto.randomUUID());
+  return { ...keys, jobKey: jobKey(location.prefix, location.queueName, id), replayGuard };
+}
+
+function refuse(code: number, operation: string, location: QueueContext, id: string, state?: string): never {
+  if (code === scriptCode.notInState && state)
+    throw new JobNotInStateError(`${operation}: ${subject(location, id)} is not ${state}`);
+  throw errorForCode(code, operation, subject(location, id));
+}
+
+/**
+ * BullMQ's `job.remove({ removeChildren })`. Refused with JobLockedError while a worker holds the job
+ * (or, with children, any pending job below it), and with JobBelongsToSchedulerError for a job
+ * scheduler's current iteration. A job that is already gone is no error.
+ */
+export async function removeJobWithChildren(
+  location: QueueContext,
+  id: string,
+  opts: RemoveOptions = {},
+): Promise<void> {
+  const check = new Checker(`Job "${id}": remove`);
+  check.object("opts", opts, ["removeChildren"]);
+  const withChildren =
+    opts.removeChildren === undefined ? true : check.boolean("removeChildren", opts.removeChildren);
+  const { prefix, queueName } = location;
+  const code = Number(
+    await runScript(
+      location.port,
+      removeJob,
+      { jobKey: jobKey(prefix, queueName, id), schedulers: queueKeys(prefix, queueName).repeat },
+      { prefix: queueKeyPrefix(prefix, queueName), jobId: id, removeChildren: withChildren ? "1" : "" },
+    ),
+  );
+  if (code < 0) refuse(code, "remove", location, id);
+}
+
+/** BullMQ's `job.promote()`: a delayed job is ready now. JobNotInStateError when it is not delayed. */
+export async function promote(location: QueueContext, id: string): Promise<void> {
+  const code = Number(
+    await runScript(location.port, promoteJob, keysOf(location, id), { jobId: id, guardTtl }),
+  );
+  if (code < 0) refuse(code, "promote", location, id, "delayed");
+}
+
+/**
+ * BullMQ's `job.changeDelay(delay)`: a delayed job is due `delay` ms from now. JobNotInStateError
+ * when it is not delayed.
+ */
+export async function changeDelay(location: QueueContext, id: string, delay: number): Promise<void> {
+  const now = location.clock();
+  new Checker(`Job "${id}": changeDelay`).integer("delay", delay, 0, maxDueTime - now);
+  const code = Number(
+    await runScript(location.port, changeDelayScript, keysOf(location, id), {
+      jobId: id,
+      delay,
+      now,
+      guardTtl,
+    }),
+  );
+  if (code < 0) refuse(code, "changeDelay", location, id, "delayed");
+}
+
+/**
+ * BullMQ's `job.changePriority({ priority, lifo })`: a waiting or prioritized job takes its new place
+ * at once; in any other state only its stored priority changes. No event. Returns the new priority.
+ */
+export async function changeJobPriority(
+  location: QueueContext,
+  id: string,
+  opts: ChangePriorityOptions,
+): Promise<number> {
+  const check = new Checker(`Job "${id}": changePriority`);
+  check.object("opts", opts, ["priority", "lifo"]);
+  const priority = opts.priority === undefined ? 0 : check.integer("priority", opts.priority, 0, maxPriority);
+  const lifo = opts.lifo === undefined ? false : check.boolean("lifo", opts.lifo);
+  const code = Number(
+    await runScript(location.port, changePriority, keysOf(location, id), {
+      jobId: id,
+      priority,
+      lifo: lifo ? "1" : "",
+      guardTtl,
+    }),
+  );
+  if (code < 0) refuse(code, "changePriority", location, id);
+  return priority;
+}
+
+/**
+ * BullMQ's `job.retry(state)`: out of the `failed` or `completed` set, its finish fields cleared, into
+ * wait or prioritized. Throws JobNotFoundError, or JobNotInStateError when the job is not in that state.
+ */
+export async function retryFinished(
+  location: QueueContext,
+  id: string,
+  state: "failed" | "completed",
+  opts: { resetAttemptsMade?: boolean; resetAttemptsStarted?: boolean },
+  lifo: boolean,
+): Promise<void> {
+  const keys = keysOf(location, id);
+  const code = Number(
+    await runScript(
+      location.port,
+      retryJob,
+      { ...keys, finished: keys[state] },
+      {
+        jobId: id,
+        state,
+        lifo: lifo ? "1" : "",
+        resetAttemptsMade: opts.resetAttemptsMade ? "1" : "",
+        resetAttemptsStarted: opts.resetAttemptsStarted ? "1" : "",
+        guardTtl,
+      },
+    ),
+  );
+  if (code < 0) refuse(code, "retry", location, id, state);
+}

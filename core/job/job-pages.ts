@@ -1,0 +1,61 @@
+/**
+ * Reading a range of jobs (Queue.getJobs) in pages: each page is one short script call, so a read of
+ * 100,000 jobs never holds Upstash's lock for long. A job that moved between pages and was seen
+ * already is not listed twice.
+ */
+
+import { UnexpectedReplyError } from "../errors.ts";
+import { getJobsInRange } from "../redis/generated/scripts.ts";
+import { queueKeyPrefix } from "../redis/keys.ts";
+import type { QueueContext } from "../redis/queue-context.ts";
+import { runScript } from "../redis/scripts.ts";
+import { Job } from "./job.ts";
+import type { jobStructures } from "./job-structures.ts";
+
+/**
+ * How much one page reads: at most this many jobs, and it stops once the hashes it answers reach this
+ * many bytes (one large job still goes alone). Measured with test/bench/maintenance-scale.ts: 10 to
+ * 15 µs a job (more for larger hashes), so a page stays well under 20 ms in Redis.
+ */
+const page = { ids: 400, bytes: 1_000_000 };
+
+export async function readJobPages<TData>(
+  location: QueueContext,
+  structures: ReturnType<typeof jobStructures>,
+  start: number,
+  end: number,
+  ascending: boolean,
+): Promise<Job<TData>[]> {
+  const { port, prefix, queueName } = location;
+  const jobs: Job<TData>[] = [];
+  const seen = new Set<string>();
+  let next = 0;
+  let from = start;
+  while (next < structures.length) {
+    const rest = structures.slice(next);
+    const reply = await runScript(
+      port,
+      getJobsInRange,
+      { structures: rest.map((s) => ({ key: s.key })) },
+      {
+        prefix: queueKeyPrefix(prefix, queueName),
+        ascending: ascending ? "1" : "0",
+        maxIds: page.ids,
+        maxBytes: page.bytes,
+        structures: rest.map((s, i) => ({ kind: s.kind, start: i === 0 ? from : start, stop: end })),
+      },
+    );
+    if (!Array.isArray(reply) || reply.length < 2)
+      throw new UnexpectedReplyError(`getJobs of queue "${queueName}": unexpected reply`);
+    for (const job of Job.listFromReply<TData>(location, reply.slice(2))) {
+      if (seen.has(job.id)) continue;
+      seen.add(job.id);
+      jobs.push(job);
+    }
+    const resume = Number(reply[0]);
+    if (resume === 0) break;
+    next += resume - 1;
+    from = Number(reply[1]);
+  }
+  return jobs;
+}

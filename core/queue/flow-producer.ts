@@ -1,0 +1,137 @@
+/**
+ * Adds trees of jobs whose parents wait (in `waiting-children`) until their children finish.
+ * Children may live in other queues. Each call is all or nothing and replay-safe: one script call
+ * while the trees fit one, else staged and made visible by one commit (core/queue/staged-add.ts), so a
+ * parent never waits on part of its children.
+ */
+
+import type { Job } from "../job/job.ts";
+import { checkFlowNodeSlot } from "../redis/hash-slot.ts";
+import { Lifecycle, redisPortFrom } from "../redis/lifecycle.ts";
+import type { RedisPort, UpstashRedisLike } from "../redis/redis-port.ts";
+import { type Telemetry, tracedFlows } from "../telemetry/telemetry.ts";
+import type { FlowJob, JobsOptions } from "../types.ts";
+import { Checker, checkQueueName } from "../validate.ts";
+import { writeJobs, writeSettings } from "./add-jobs.ts";
+import type { NewJob } from "./add-types.ts";
+import { Queue } from "./queue.ts";
+
+export interface FlowProducerOptions {
+  redis: UpstashRedisLike | RedisPort;
+  prefix?: string;
+  maxDataBytes?: number;
+  replayGuardTtlMs?: number;
+  streams?: { events?: { maxLen?: number } };
+  /**
+   * The queue's events level, as its workers' (WorkerOptions.events): "all" (default) writes BullMQ's
+   * add events (added, waiting, delayed…); "final" and "none" write none of them.
+   */
+  events?: "all" | "final" | "none";
+  clock?: () => number;
+  /** Tracing: an `addFlow <queue>` or `addBulkFlows` span per call (BullMQ's Telemetry shape, telemetry.ts). */
+  telemetry?: Telemetry;
+}
+
+/** A written tree: each node's job and its children's nodes. */
+export interface JobNode {
+  job: Job;
+  children?: JobNode[];
+}
+
+interface Planned {
+  newJob: NewJob;
+  queue: Queue;
+  children: Planned[];
+}
+
+/**
+ * @example
+ * const flow = new FlowProducer({ redis });
+ * await flow.add({ name: "report", queueName: "reports", children: [
+ *   { name: "part", queueName: "parts", data: { n: 1 } },
+ * ] });
+ */
+export class FlowProducer {
+  private readonly port: RedisPort;
+  private readonly queues = new Map<string, Queue>();
+  private readonly lifecycle = new Lifecycle("FlowProducer");
+
+  constructor(private readonly options: FlowProducerOptions) {
+    this.port = this.lifecycle.guard(redisPortFrom(options, "FlowProducer"));
+  }
+
+  /** BullMQ's `close()`: idempotent; afterwards every call is refused with a ClosedError. */
+  close(): Promise<void> {
+    return this.lifecycle.close();
+  }
+
+  private queue(name: string, prefix: string): Queue {
+    const key = `${prefix}\u0000${name}`;
+    let queue = this.queues.get(key);
+    if (!queue) {
+      queue = new Queue(name, { ...this.options, redis: this.port, prefix });
+      this.queues.set(key, queue);
+    }
+    return queue;
+  }
+
+  private plan(node: FlowJob, field: string, now: number, parent?: { id: string; queue: string }): Planned {
+    const check = new Checker("FlowProducer: add");
+    if (typeof node !== "object" || node === null)
+      check.fail(field || "flow", "an object { name, queueName, … }", node);
+    checkQueueName(node.queueName, check.context, `${field}queueName`);
+    const children = node.children ?? [];
+    if (!Array.isArray(children)) check.fail(`${field}children`, "an array", children);
+    const queue = this.queue(node.queueName, node.prefix ?? this.options.prefix ?? "bull");
+    checkFlowNodeSlot(check, field, queue.qualifiedName, parent);
+    const opts = { ...node.opts } as JobsOptions & Record<string, unknown>;
+    if ("parent" in opts) check.fail(`${field}opts.parent`, "left out (a flow sets parents itself)");
+    if (children.length > 0 && opts.deduplication) {
+      check.fail(`${field}opts.deduplication`, "left out on a node that has children (BullMQ refuses it)");
+    }
+    if (parent) opts.parent = parent;
+    const newJob = queue.prepare(node.name, node.data, opts, field, now);
+    // Flow nodes without a jobId get a UUID v4, as in BullMQ, so children can name their parent.
+    if (!newJob.customId) {
+      newJob.customId = crypto.randomUUID();
+      newJob.generatedId = true;
+    }
+    newJob.opts = { ...newJob.opts };
+    if (children.length > 0) newJob.placement = "waiting-children";
+    const self = { id: newJob.customId, queue: queue.qualifiedName };
+    return {
+      newJob,
+      queue,
+      children: children.map((child, i) => this.plan(child, `${field}children[${i}].`, now, self)),
+    };
+  }
+
+  private flattenPlan(plan: Planned, out: NewJob[]): void {
+    out.push(plan.newJob);
+    for (const child of plan.children) this.flattenPlan(child, out);
+  }
+
+  private toNode(plan: Planned, ids: Map<NewJob, string>): JobNode {
+    const job = plan.queue.jobFromNew(plan.newJob, ids.get(plan.newJob) as string);
+    const children = plan.children.map((child) => this.toNode(child, ids));
+    return children.length > 0 ? { job, children } : { job };
+  }
+
+  /** Adds one tree atomically; returns it with each node's job. */
+  async add(flow: FlowJob): Promise<JobNode> {
+    const [node] = await this.addBulk([flow]);
+    return node as JobNode;
+  }
+
+  /** Adds several trees in one call. */
+  async addBulk(flows: FlowJob[]): Promise<JobNode[]> {
+    const now = this.options.clock?.() ?? Date.now();
+    const plans = flows.map((flow, i) => this.plan(flow, flows.length === 1 ? "" : `flows[${i}].`, now));
+    const jobs: NewJob[] = [];
+    for (const plan of plans) this.flattenPlan(plan, jobs);
+    const write = () => writeJobs(this.port, jobs, writeSettings(this.options, now));
+    const outcomes = await tracedFlows(this.options.telemetry, flows, write);
+    const ids = new Map(jobs.map((job, i) => [job, (outcomes[i] as { id: string }).id]));
+    return plans.map((plan) => this.toNode(plan, ids));
+  }
+}

@@ -1,0 +1,319 @@
+/**
+ * Queue-wide maintenance in bounded steps, with BullMQ's semantics: clean, drain, obliterate,
+ * retryJobs and promoteJobs. Each step is one script call that looks at no more than a few thousand
+ * jobs, so no call holds Redis for long, and each carries its own replay guard, so a call repeated by
+ * the HTTP client returns its first answer instead of acting twice. The loops here run steps until
+ * the work is done.
+ */
+import { QueueStateError, UnexpectedReplyError } from "../errors.ts";
+import { cleanJobs, moveJobsToWait, obliterateQueue, pauseQueue } from "../redis/generated/scripts.ts";
+import { type QueueKeys, queueKeyPrefix, queueKeys, replayGuardKey } from "../redis/keys.ts";
+import type { QueueContext } from "../redis/queue-context.ts";
+import { runScript } from "../redis/scripts.ts";
+import { Checker } from "../validate.ts";
+
+/**
+ * The work one step of clean or drain does before it stops (lua/cleanJobs.lua's units: an entry kept
+ * 1, a job deleted 3 or more), and the entries it reads. Measured with
+ * test/bench/maintenance-scale.ts at 1,000,000 jobs: a step of 300 deletions took 5–7 ms (median) and
+ * up to ~21 ms on a busy machine, so a step stops at 200 deletions, keeping a margin under 20 ms.
+ */
+const cleanBudget = 600;
+/** Most jobs one step of obliterate, retryJobs or promoteJobs handles, unless told otherwise (BullMQ's default). */
+const defaultStepCount = 1000;
+/**
+ * Most jobs one script call of obliterate (deletions) or of retryJobs and promoteJobs (moves) handles,
+ * whatever `count` asks: BullMQ's `count` sizes its steps, ours are split further so that no call
+ * holds Redis for 20 ms (same measurement as `cleanBudget`).
+ */
+const callCount = { obliterate: 200, move: 300 };
+/** The largest `count` a caller may ask one step to handle. */
+const maxStepCount = 10_000;
+/** How long a step's replay guard lives (ms): longer than the HTTP client's retries. */
+const guardTtl = 600_000;
+
+/** The states `clean` accepts, as BullMQ's `clean` (`waiting` is `wait`, `paused` the legacy list). */
+export type CleanState =
+  | "completed"
+  | "failed"
+  | "wait"
+  | "waiting"
+  | "active"
+  | "paused"
+  | "delayed"
+  | "prioritized";
+
+const cleanable: Record<CleanState, keyof QueueKeys> = {
+  completed: "completed",
+  failed: "failed",
+  wait: "wait",
+  waiting: "wait",
+  active: "active",
+  paused: "legacyPaused",
+  delayed: "delayed",
+  prioritized: "prioritized",
+};
+
+export interface ObliterateOptions {
+  /** Also delete active jobs (their workers lose them); without it, active jobs refuse the obliterate. */
+  force?: boolean;
+  /** Most jobs deleted per step (default 1000, at most 10,000). */
+  count?: number;
+}
+
+export interface RetryJobsOptions {
+  /** Which finished jobs to retry: `failed` (default) or `completed`. */
+  state?: "failed" | "completed";
+  /** Most jobs moved per step (default 1000, at most 10,000), as BullMQ's `count`. */
+  count?: number;
+  /** Only jobs finished at or before this time (ms); default now. */
+  timestamp?: number;
+  /** nimbusq: stop after this many jobs in all (default: every matching job). */
+  limit?: number;
+}
+
+export interface PromoteJobsOptions {
+  /** Most jobs moved per step (default 1000, at most 10,000), as BullMQ's `count`. */
+  count?: number;
+  /** nimbusq: stop after this many jobs in all (default: every delayed job). */
+  limit?: number;
+}
+
+interface Step {
+  finished: boolean;
+  kept: number;
+  deleted: number;
+  ids: string[];
+}
+
+function context(location: QueueContext, operation: string): string {
+  return `Queue "${location.queueName}": ${operation}`;
+}
+
+function guard(location: QueueContext, token: string, step: number): string {
+  return replayGuardKey(location.prefix, location.queueName, `${token}-${step}`);
+}
+
+/** A step's answer; a replayed step answers the same values as strings. */
+function parseStep(reply: unknown, operation: string): Step {
+  if (!Array.isArray(reply) || reply.length < 3)
+    throw new UnexpectedReplyError(`${operation}: unexpected reply from a clean step`);
+  return {
+    finished: Number(reply[0]) === 1,
+    kept: Number(reply[1]),
+    deleted: Number(reply[2]),
+    ids: reply.slice(3).map(String),
+  };
+}
+
+interface CleanRun {
+  state: string;
+  key: string;
+  cutoff: string;
+  limit: number;
+  emit: boolean;
+  listIds: boolean;
+}
+
+/** Runs clean steps over one structure until it is done; returns the deleted ids (or only their count). */
+async function cleanStructure(
+  location: QueueContext,
+  run: CleanRun,
+): Promise<{ ids: string[]; count: number }> {
+  const { port, prefix, queueName } = location;
+  const keys = queueKeys(prefix, queueName);
+  const token = crypto.randomUUID();
+  const ids: string[] = [];
+  let offset = 0;
+  let count = 0;
+  for (let step = 0; ; step++) {
+    const reply = await runScript(
+      port,
+      cleanJobs,
+      {
+        source: run.key,
+        schedulers: keys.repeat,
+        events: keys.events,
+        replayGuard: guard(location, token, step),
+      },
+      {
+        prefix: queueKeyPrefix(prefix, queueName),
+        state: run.state,
+        cutoff: run.cutoff,
+        offset,
+        take: cleanBudget,
+        budget: cleanBudget,
+        limit: run.limit > 0 ? run.limit - count : 0,
+        total: count,
+        emit: run.emit ? "1" : "",
+        listIds: run.listIds ? "1" : "",
+        guardTtl,
+      },
+    );
+    const result = parseStep(reply, context(location, "clean"));
+    for (const id of result.ids) ids.push(id);
+    count += result.deleted;
+    offset += result.kept;
+    if (result.finished) return { ids, count };
+  }
+}
+
+/**
+ * BullMQ's `clean(grace, limit, state)`: deletes the jobs of one state whose time (finishedOn, else
+ * processedOn, else timestamp) is `grace` ms old or more, at most `limit` (0 for all), and returns
+ * their ids. Writes one `cleaned {count}` event.
+ */
+export async function clean(
+  location: QueueContext,
+  grace: number,
+  limit: number,
+  state: CleanState,
+): Promise<string[]> {
+  const check = new Checker(context(location, "clean"));
+  check.integer("grace", grace, 0);
+  check.integer("limit", limit, 0);
+  if (typeof state !== "string" || !Object.hasOwn(cleanable, state))
+    check.fail("state", `one of ${Object.keys(cleanable).join(", ")}`, state);
+  const structure = cleanable[state];
+  const keys = queueKeys(location.prefix, location.queueName);
+  const { ids } = await cleanStructure(location, {
+    state: structure === "legacyPaused" ? "paused" : structure,
+    key: keys[structure],
+    cutoff: String(location.clock() - grace),
+    limit,
+    emit: true,
+    listIds: true,
+  });
+  return ids;
+}
+
+/**
+ * BullMQ's `drain(delayed)`: deletes every job in wait (and the legacy paused list) and prioritized,
+ * and in delayed when asked, but a job scheduler's current iteration; no events. Returns how many
+ * jobs went.
+ */
+export async function drain(location: QueueContext, delayed: boolean): Promise<number> {
+  new Checker(context(location, "drain")).boolean("delayed", delayed);
+  const keys = queueKeys(location.prefix, location.queueName);
+  const structures: (keyof QueueKeys)[] = [
+    "wait",
+    "legacyPaused",
+    ...(delayed ? ["delayed" as const] : []),
+    "prioritized",
+  ];
+  let total = 0;
+  for (const structure of structures) {
+    const { count } = await cleanStructure(location, {
+      state: structure === "legacyPaused" ? "paused" : structure,
+      key: keys[structure],
+      cutoff: "",
+      limit: 0,
+      emit: false,
+      listIds: false,
+    });
+    total += count;
+  }
+  return total;
+}
+
+function stepCount(check: Checker, value: unknown): number {
+  return value === undefined ? defaultStepCount : check.integer("count", value, 1, maxStepCount);
+}
+
+/**
+ * BullMQ's `obliterate({ force, count })`: pauses the queue, then deletes its jobs `count` at a time
+ * and finally its own keys (events, meta, counters…). Refused (QueueStateError) while jobs are active,
+ * unless `force`.
+ */
+export async function obliterate(location: QueueContext, opts: ObliterateOptions = {}): Promise<void> {
+  const check = new Checker(context(location, "obliterate"));
+  check.object("opts", opts, ["force", "count"]);
+  const force = opts.force === undefined ? false : check.boolean("force", opts.force);
+  const count = stepCount(check, opts.count);
+  const { port, prefix, queueName } = location;
+  const keys = queueKeys(prefix, queueName);
+  await runScript(port, pauseQueue, keys, { pause: "1" });
+  const token = crypto.randomUUID();
+  for (let step = 0; ; step++) {
+    const reply = await runScript(
+      port,
+      obliterateQueue,
+      { meta: keys.meta, replayGuard: guard(location, token, step) },
+      {
+        prefix: queueKeyPrefix(prefix, queueName),
+        count: Math.min(count, callCount.obliterate),
+        force: force ? "1" : "",
+        guardTtl,
+      },
+    );
+    const code = Number(Array.isArray(reply) ? reply[0] : reply);
+    if (code === -1)
+      throw new QueueStateError(
+        `obliterate: queue "${queueName}" was resumed while it was being obliterated`,
+      );
+    if (code === -2)
+      throw new QueueStateError(
+        `obliterate: queue "${queueName}" has active jobs; pass { force: true } to delete them too`,
+      );
+    if (code === 0) return;
+    if (code !== 1) throw new UnexpectedReplyError(`obliterate of queue "${queueName}": unexpected reply`);
+  }
+}
+
+/** Runs moveJobsToWait steps until no job is left or `limit` jobs moved; returns how many moved. */
+async function moveAll(
+  location: QueueContext,
+  state: "failed" | "completed" | "delayed",
+  count: number,
+  maxScore: string,
+  limit: number | undefined,
+): Promise<number> {
+  const { port, prefix, queueName } = location;
+  const keys = queueKeys(prefix, queueName);
+  const token = crypto.randomUUID();
+  let moved = 0;
+  for (let step = 0; limit === undefined || moved < limit; step++) {
+    const take = Math.min(count, callCount.move, limit === undefined ? count : limit - moved);
+    const reply = await runScript(
+      port,
+      moveJobsToWait,
+      { ...keys, source: keys[state], replayGuard: guard(location, token, step) },
+      { prefix: queueKeyPrefix(prefix, queueName), state, count: take, maxScore, guardTtl },
+    );
+    if (!Array.isArray(reply) || reply.length !== 2)
+      throw new UnexpectedReplyError(`moving ${state} jobs of queue "${queueName}": unexpected reply`);
+    moved += Number(reply[1]);
+    if (Number(reply[0]) !== 1) break;
+  }
+  return moved;
+}
+
+/**
+ * BullMQ's `retryJobs({ state, count, timestamp })`: every failed (or completed) job finished at or
+ * before `timestamp` goes back to wait (LPUSH, priority ignored as in BullMQ), `count` per step, with
+ * a `waiting {prev}` event each. Returns how many jobs moved.
+ */
+export async function retryJobs(location: QueueContext, opts: RetryJobsOptions = {}): Promise<number> {
+  const check = new Checker(context(location, "retryJobs"));
+  check.object("opts", opts, ["state", "count", "timestamp", "limit"]);
+  const state = opts.state ?? "failed";
+  if (state !== "failed" && state !== "completed") check.fail("state", "failed or completed", state);
+  const count = stepCount(check, opts.count);
+  const timestamp =
+    opts.timestamp === undefined ? location.clock() : check.integer("timestamp", opts.timestamp, 0);
+  const limit = opts.limit === undefined ? undefined : check.integer("limit", opts.limit, 1);
+  return moveAll(location, state, count, String(timestamp), limit);
+}
+
+/**
+ * BullMQ's `promoteJobs({ count })`: every delayed job goes to wait now (LPUSH, priority ignored and
+ * `delay` left as stored, as in BullMQ), `count` per step, with a `waiting {prev: delayed}` event
+ * each. Returns how many jobs moved.
+ */
+export async function promoteJobs(location: QueueContext, opts: PromoteJobsOptions = {}): Promise<number> {
+  const check = new Checker(context(location, "promoteJobs"));
+  check.object("opts", opts, ["count", "limit"]);
+  const count = stepCount(check, opts.count);
+  const limit = opts.limit === undefined ? undefined : check.integer("limit", opts.limit, 1);
+  return moveAll(location, "delayed", count, "+inf", limit);
+}

@@ -1,0 +1,28 @@
+/** What a Queue is built with (BullMQ's QueueOptions, over an HTTP Redis client). */
+import type { RedisPort, UpstashRedisLike } from "../redis/redis-port.ts";
+import type { Telemetry } from "../telemetry/telemetry.ts";
+import type { EventsLevel, JobsOptions } from "../types.ts";
+
+export interface QueueOptions {
+  /** An `@upstash/redis` client built with `automaticDeserialization: false` (see `createRedis`). */
+  redis: UpstashRedisLike | RedisPort;
+  /** Key prefix, `bull` by default (BullMQ's default). */
+  prefix?: string;
+  /** Options merged under each job's own options. */
+  defaultJobOptions?: JobsOptions;
+  /** Largest serialized job data accepted, in bytes (default 512 KB). */
+  maxDataBytes?: number;
+  /** The events stream's approximate cap, as BullMQ's Queue option of that name (default 10000). */
+  streams?: { events?: { maxLen?: number } };
+  /**
+   * The queue's events level, as its workers' (WorkerOptions.events): "all" (default) writes BullMQ's
+   * add events (added, waiting, delayed…); "final" and "none" write none of them.
+   */
+  events?: EventsLevel;
+  /** How long a call's replay guard lives (ms, default 10 minutes). */
+  replayGuardTtlMs?: number;
+  /** The clock (ms); injectable for tests. */
+  clock?: () => number;
+  /** Tracing: an `add <queue>` span per add/addBulk call (BullMQ's Telemetry shape, see core/telemetry/telemetry.ts). */
+  telemetry?: Telemetry;
+}

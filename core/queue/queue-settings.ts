@@ -1,0 +1,166 @@
+/**
+ * Queue-wide settings and the small reads that go with them, stored where BullMQ 6.7.0 keeps them:
+ * the manual rate limit (`{P}limiter`), global concurrency and global rate limit (`{P}meta`),
+ * deduplication windows (`{P}de:<id>`) and the metrics BullMQ workers keep (`{P}metrics:*`).
+ */
+
+import { UnexpectedReplyError } from "../errors.ts";
+import {
+  deduplicationKey,
+  getMetrics as getMetricsScript,
+  getRateLimitTtl as getRateLimitTtlScript,
+  setRateLimit,
+  updateQueueMeta,
+} from "../redis/generated/scripts.ts";
+import { deduplicationKey as dedupKeyOf, metricsKeys, queueKeys } from "../redis/keys.ts";
+import type { QueueContext } from "../redis/queue-context.ts";
+import { runScript } from "../redis/scripts.ts";
+import { Checker } from "../validate.ts";
+
+/** BullMQ's `getMetrics` answer. */
+export interface Metrics {
+  meta: { count: number; prevTS: number; prevCount: number };
+  /** Jobs per minute, newest first. */
+  data: number[];
+  /** How many points there are in all. */
+  count: number;
+}
+
+function checker(location: QueueContext, operation: string): Checker {
+  return new Checker(`Queue "${location.queueName}": ${operation}`);
+}
+
+/** BullMQ's `Queue.rateLimit(ms)`: no worker of the queue starts a job for `ms` ms. */
+export async function rateLimit(location: QueueContext, ms: number): Promise<void> {
+  checker(location, "rateLimit").integer("expireTimeMs", ms, 1);
+  const keys = queueKeys(location.prefix, location.queueName);
+  await runScript(location.port, setRateLimit, { limiter: keys.limiter }, { ms });
+}
+
+/**
+ * BullMQ's `Queue.getRateLimitTtl(maxJobs)`: with `maxJobs` (or the global max), the ms the limit
+ * still holds once that many jobs started, else 0; with neither, the limiter's PTTL (-2 for none).
+ */
+export async function getRateLimitTtl(location: QueueContext, maxJobs?: number): Promise<number> {
+  if (maxJobs !== undefined) checker(location, "getRateLimitTtl").integer("maxJobs", maxJobs, 1);
+  const keys = queueKeys(location.prefix, location.queueName);
+  return Number(await runScript(location.port, getRateLimitTtlScript, keys, { maxJobs: maxJobs ?? 0 }));
+}
+
+async function updateMeta(
+  location: QueueContext,
+  remove: boolean,
+  fields: [string, number][],
+): Promise<void> {
+  const keys = queueKeys(location.prefix, location.queueName);
+  await runScript(
+    location.port,
+    updateQueueMeta,
+    { meta: keys.meta },
+    { remove: remove ? "1" : "", fields: fields.map(([field, value]) => ({ field, value })) },
+  );
+}
+
+async function readMeta(location: QueueContext): Promise<Map<string, string>> {
+  const flat = await location.port.hgetall(queueKeys(location.prefix, location.queueName).meta);
+  const meta = new Map<string, string>();
+  for (let i = 0; i + 1 < flat.length; i += 2) meta.set(flat[i] as string, flat[i + 1] as string);
+  return meta;
+}
+
+/** BullMQ's `setGlobalConcurrency(n)`: at most `n` jobs of the queue are active at once, over all workers. */
+export async function setGlobalConcurrency(location: QueueContext, concurrency: number): Promise<void> {
+  checker(location, "setGlobalConcurrency").integer("concurrency", concurrency, 1);
+  await updateMeta(location, false, [["concurrency", concurrency]]);
+}
+
+export async function removeGlobalConcurrency(location: QueueContext): Promise<void> {
+  await updateMeta(location, true, [["concurrency", 0]]);
+}
+
+/** The global concurrency, or null when none is set (BullMQ's `getGlobalConcurrency`). */
+export async function getGlobalConcurrency(location: QueueContext): Promise<number | null> {
+  const value = (await readMeta(location)).get("concurrency");
+  return value ? Number(value) : null;
+}
+
+/** BullMQ's `setGlobalRateLimit(max, duration)`: at most `max` jobs start per `duration` ms, over all workers. */
+export async function setGlobalRateLimit(
+  location: QueueContext,
+  max: number,
+  duration: number,
+): Promise<void> {
+  const check = checker(location, "setGlobalRateLimit");
+  check.integer("max", max, 1);
+  check.integer("duration", duration, 1);
+  await updateMeta(location, false, [
+    ["max", max],
+    ["duration", duration],
+  ]);
+}
+
+export async function removeGlobalRateLimit(location: QueueContext): Promise<void> {
+  await updateMeta(location, true, [
+    ["max", 0],
+    ["duration", 0],
+  ]);
+}
+
+/** The global rate limit, or null when none is set (BullMQ's `getGlobalRateLimit`). */
+export async function getGlobalRateLimit(
+  location: QueueContext,
+): Promise<{ max: number; duration: number } | null> {
+  const meta = await readMeta(location);
+  const max = meta.get("max");
+  const duration = meta.get("duration");
+  return max && duration ? { max: Number(max), duration: Number(duration) } : null;
+}
+
+async function dedupCall(location: QueueContext, operation: string, id: string, remove: boolean) {
+  checker(location, operation).string("id", id);
+  const key = dedupKeyOf(location.prefix, location.queueName, id);
+  return runScript(location.port, deduplicationKey, { key }, { remove: remove ? "1" : "" });
+}
+
+/** BullMQ's `getDeduplicationJobId(id)`: the job that owns the window, or null. */
+export async function getDeduplicationJobId(location: QueueContext, id: string): Promise<string | null> {
+  const owner = await dedupCall(location, "getDeduplicationJobId", id, false);
+  return owner === null || owner === undefined || owner === false ? null : String(owner);
+}
+
+/**
+ * BullMQ's `Queue.removeDeduplicationKey(id)`: ends the window whichever job owns it, so the next
+ * add with that id creates a job. Returns 1 when there was one, else 0.
+ */
+export async function removeDeduplicationKey(location: QueueContext, id: string): Promise<number> {
+  return Number(await dedupCall(location, "removeDeduplicationKey", id, true));
+}
+
+/** BullMQ's `getMetrics(type, start, end)`: what BullMQ workers with `metrics` on recorded. */
+export async function getMetrics(
+  location: QueueContext,
+  type: "completed" | "failed",
+  start = 0,
+  end = -1,
+): Promise<Metrics> {
+  const check = checker(location, "getMetrics");
+  if (type !== "completed" && type !== "failed") check.fail("type", "completed or failed", type);
+  check.integer("start", start, -Number.MAX_SAFE_INTEGER);
+  check.integer("end", end, -Number.MAX_SAFE_INTEGER);
+  const reply = await runScript(
+    location.port,
+    getMetricsScript,
+    metricsKeys(location.prefix, location.queueName, type),
+    { start, stop: end },
+  );
+  if (!Array.isArray(reply) || !Array.isArray(reply[0]) || !Array.isArray(reply[1]))
+    throw new UnexpectedReplyError(`getMetrics of queue "${location.queueName}": unexpected reply`);
+  const [count, prevTS, prevCount] = (reply[0] as unknown[]).map(
+    (v) => Number.parseInt(String(v ?? "0"), 10) || 0,
+  );
+  return {
+    meta: { count: count ?? 0, prevTS: prevTS ?? 0, prevCount: prevCount ?? 0 },
+    data: (reply[1] as unknown[]).map((point) => Number(point) || 0),
+    count: Number(reply[2]),
+  };
+}

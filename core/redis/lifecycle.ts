@@ -1,0 +1,77 @@
+/**
+ * What Queue, Worker, FlowProducer and QueueEvents share at their edges: reading the `redis` option
+ * with a clear error for BullMQ's habits (`connection`, no options), and BullMQ's `close()` — idempotent,
+ * after which every call is refused with a ClosedError instead of reaching Redis.
+ */
+import { ClosedError, ValidationError } from "../errors.ts";
+import { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
+
+const howToConnect =
+  "an @upstash/redis client: nimbusq talks to Redis over HTTP, not through ioredis connection options " +
+  '— e.g. { redis: createRedis({ url, token }) } with createRedis from "nimbusq"';
+
+function isClient(value: unknown): value is UpstashRedisLike | RedisPort {
+  if (typeof value !== "object" || value === null) return false;
+  const client = value as Record<string, unknown>;
+  return ["evalsha", "eval", "hgetall"].every((method) => typeof client[method] === "function");
+}
+
+/**
+ * The port from a constructor's options. A missing options object, ioredis `connection` options or a
+ * `redis` that is not a client get a ValidationError that shows what to pass instead.
+ */
+export function redisPortFrom(options: unknown, context: string): RedisPort {
+  if (typeof options !== "object" || options === null)
+    throw new ValidationError("options", `an object with redis: ${howToConnect}`, context);
+  const { redis, connection } = options as { redis?: unknown; connection?: unknown };
+  if (redis === undefined && connection !== undefined)
+    throw new ValidationError("connection", `replaced by redis: ${howToConnect}`, context);
+  if (!isClient(redis)) throw new ValidationError("redis", howToConnect, context);
+  return toRedisPort(redis);
+}
+
+/**
+ * Open → closing → closed. `assertOpen` refuses public calls from the first `close()`; the port the
+ * object hands to its jobs refuses calls only once closing has finished (a closing worker still acks).
+ */
+export class Lifecycle {
+  private pending: Promise<void> | undefined;
+  private done = false;
+
+  constructor(private readonly subject: string) {}
+
+  /** The close under way or done (BullMQ's `closing`), undefined while open. */
+  get closing(): Promise<void> | undefined {
+    return this.pending;
+  }
+
+  /** Throws ClosedError once `close()` was called. */
+  assertOpen(operation: string): void {
+    if (this.pending) throw new ClosedError(`${this.subject}: ${operation} after close()`);
+  }
+
+  /** Runs `finish` once; every call returns the same promise. */
+  close(finish: () => Promise<void> = async () => {}): Promise<void> {
+    this.pending ??= (async () => {
+      try {
+        await finish();
+      } finally {
+        this.done = true;
+      }
+    })();
+    return this.pending;
+  }
+
+  /** A port that refuses every call after the close has finished (same methods, same brand). */
+  guard(port: RedisPort): RedisPort {
+    const guarded: Record<string | symbol, unknown> = { ...port };
+    for (const [method, call] of Object.entries(port)) {
+      if (typeof call !== "function") continue;
+      guarded[method] = async (...args: unknown[]) => {
+        if (this.done) throw new ClosedError(`${this.subject}: Redis call after close()`);
+        return await call.apply(port, args);
+      };
+    }
+    return guarded as unknown as RedisPort;
+  }
+}

@@ -1,0 +1,195 @@
+/**
+ * Job schedulers on the producer side (BullMQ 6.7.0's `upsertJobScheduler` and its getters), in
+ * BullMQ's layout: the `{P}repeat` ZSET, the `{P}repeat:<id>` hash and one pending iteration job
+ * `repeat:<id>:<millis>`. Workers make each next iteration when they take the current one
+ * (`scheduler-iterations.ts`); the sweeper brings back one that went missing.
+ */
+
+import { errorForCode, UnexpectedReplyError } from "../errors.ts";
+import { Job } from "../job/job.ts";
+import { writeSettings } from "../queue/add-jobs.ts";
+import type { QueueOptions } from "../queue/queue-options.ts";
+import { decodeOptions, decodeScheduler, hashFromFlat, shortOptions } from "../redis/codec.ts";
+import { getJobSchedulers, removeJobScheduler, upsertJobScheduler } from "../redis/generated/scripts.ts";
+import { queueKeyPrefix, queueKeys } from "../redis/keys.ts";
+import type { QueueContext } from "../redis/queue-context.ts";
+import { runScript } from "../redis/scripts.ts";
+import type { JobSchedulerJson, RepeatOptions } from "../types.ts";
+import { Checker, defaultMaxDataBytes } from "../validate.ts";
+// Not schedule-time.ts: that carries the cron parser, which the Queue side loads only when needed.
+import { cronNext } from "./cron.ts";
+import {
+  checkRepeatOptions,
+  checkSchedulerId,
+  checkTemplate,
+  iterationRepeat,
+  jsonEscaped,
+} from "./scheduler-options.ts";
+
+/** What the scheduler calls need from their Queue: where it lives and its options. */
+export interface SchedulerHost {
+  location: QueueContext;
+  options: Pick<QueueOptions, "defaultJobOptions" | "maxDataBytes" | "streams" | "replayGuardTtlMs">;
+}
+
+/** Creates or updates a scheduler; undefined when its pattern has no run left before `endDate`. */
+export async function upsertScheduler<TData>(
+  host: SchedulerHost,
+  id: string,
+  repeat: RepeatOptions,
+  template: unknown,
+): Promise<Job<TData> | undefined> {
+  const { port, prefix, queueName, clock } = host.location;
+  const now = clock();
+  const check = new Checker(`Queue "${queueName}": upsertJobScheduler`);
+  const schedulerId = checkSchedulerId(check, id);
+  const schedule = await checkRepeatOptions(check, repeat, now);
+  const { defaultJobOptions, maxDataBytes = defaultMaxDataBytes } = host.options;
+  const { maxLenEvents } = writeSettings(host.options, now);
+  const { name, dataText, opts } = checkTemplate(
+    check,
+    template,
+    schedulerId,
+    defaultJobOptions,
+    maxDataBytes,
+    now,
+  );
+  let nextMillis: number | undefined;
+  if (schedule.pattern !== undefined) {
+    const next = schedule.immediately ? now : cronNext(schedule.pattern, schedule, now);
+    if (next === undefined) return undefined;
+    nextMillis = Math.max(next, now);
+  }
+  // BullMQ's first iteration: the template's options as given (no `attempts` added), then the
+  // scheduler's own; the script appends jobId and delay once it knows the millis.
+  const stored = shortOptions(opts as Record<string, unknown>);
+  const iterationOpts = {
+    ...stored,
+    repeat: iterationRepeat(schedule, 1),
+    timestamp: now,
+    ...(nextMillis !== undefined ? { prevMillis: nextMillis } : {}),
+    repeatJobKey: schedulerId,
+  };
+  const templateOpts = JSON.stringify(stored);
+  const text = (value: number | string | undefined) => (value === undefined ? "" : String(value));
+  const reply = await runScript(port, upsertJobScheduler, queueKeysFor(host), {
+    prefix: queueKeyPrefix(prefix, queueName),
+    schedulerId,
+    idJson: jsonEscaped(schedulerId),
+    now,
+    nextMillis: text(nextMillis),
+    every: text(schedule.every),
+    offset: schedule.every && schedule.offset ? schedule.offset : "",
+    startDate: text(schedule.startDate),
+    endDate: text(schedule.endDate),
+    tz: text(schedule.tz),
+    pattern: text(schedule.pattern),
+    limit: text(schedule.limit),
+    name,
+    data: dataText === "{}" ? "" : dataText,
+    templateOpts: templateOpts === "{}" ? "" : templateOpts,
+    optsHead: JSON.stringify(iterationOpts).slice(0, -1),
+    priority: opts.priority ?? 0,
+    lifo: opts.lifo ? "1" : "",
+    maxLenEvents,
+  });
+  if (typeof reply === "number" || !Array.isArray(reply)) {
+    throw errorForCode(
+      Number(reply),
+      "upsertJobScheduler",
+      `scheduler "${schedulerId}" of queue "${queueName}"`,
+    );
+  }
+  const [jobId, delay] = [String(reply[0]), Number(reply[1])];
+  return new Job<TData>(host.location, jobId, {
+    name,
+    data: JSON.parse(dataText),
+    opts: decodeOptions(JSON.stringify({ ...iterationOpts, jobId, delay })),
+    timestamp: now,
+    delay,
+    priority: opts.priority ?? 0,
+    repeatJobKey: schedulerId,
+  });
+}
+
+function queueKeysFor(host: SchedulerHost) {
+  const keys = queueKeys(host.location.prefix, host.location.queueName);
+  return { ...keys, schedulers: keys.repeat };
+}
+
+/** One scheduler, as BullMQ's `getJobScheduler`; undefined when there is none. */
+export async function getScheduler<TData>(
+  host: SchedulerHost,
+  id: string,
+): Promise<JobSchedulerJson<TData> | undefined> {
+  const { port, queueName } = host.location;
+  const check = new Checker(`Queue "${queueName}": getJobScheduler`);
+  const schedulerId = checkSchedulerId(check, id, false);
+  const reply = await runScript(
+    port,
+    getJobSchedulers,
+    { schedulers: queueKeysFor(host).schedulers },
+    { mode: "one", schedulerId, start: 0, stop: 0, ascending: "" },
+  );
+  if (!Array.isArray(reply)) throw new UnexpectedReplyError(`getJobScheduler of queue "${queueName}"`);
+  if (reply.length === 0) return undefined;
+  const flat = (reply[1] as unknown[]).map(String);
+  const next = Number.parseInt(String(reply[0]), 10);
+  return decodeScheduler(schedulerId, hashFromFlat(flat), next) as JobSchedulerJson<TData> | undefined;
+}
+
+/**
+ * Schedulers by next run (latest first unless `asc`), `start`/`end` indexing that order, as BullMQ's
+ * `getJobSchedulers`. A ZSET entry whose hash is gone is left out (BullMQ also deletes it; reads here
+ * never write).
+ */
+export async function listSchedulers<TData>(
+  host: SchedulerHost,
+  start: number,
+  end: number,
+  asc: boolean,
+): Promise<JobSchedulerJson<TData>[]> {
+  const { port, queueName } = host.location;
+  const check = new Checker(`Queue "${queueName}": getJobSchedulers`);
+  check.integer("start", start, 0);
+  check.integer("end", end, -1);
+  const reply = await runScript(
+    port,
+    getJobSchedulers,
+    { schedulers: queueKeysFor(host).schedulers },
+    { mode: "range", schedulerId: "", start, stop: end, ascending: asc ? "1" : "" },
+  );
+  if (!Array.isArray(reply)) throw new UnexpectedReplyError(`getJobSchedulers of queue "${queueName}"`);
+  const out: JobSchedulerJson<TData>[] = [];
+  for (let i = 0; i + 2 < reply.length; i += 3) {
+    const flat = (reply[i + 2] as unknown[]).map(String);
+    const next = Number.parseInt(String(reply[i + 1]), 10);
+    const scheduler = decodeScheduler(String(reply[i]), hashFromFlat(flat), next);
+    if (scheduler) out.push(scheduler as JobSchedulerJson<TData>);
+  }
+  return out;
+}
+
+export async function countSchedulers(host: SchedulerHost): Promise<number> {
+  const reply = await runScript(
+    host.location.port,
+    getJobSchedulers,
+    { schedulers: queueKeysFor(host).schedulers },
+    { mode: "count", schedulerId: "", start: 0, stop: 0, ascending: "" },
+  );
+  return Number(reply);
+}
+
+/** Removes a scheduler and its pending iteration if still delayed; true when there was one. */
+export async function removeScheduler(host: SchedulerHost, id: string): Promise<boolean> {
+  const { port, prefix, queueName } = host.location;
+  const schedulerId = checkSchedulerId(new Checker(`Queue "${queueName}": removeJobScheduler`), id, false);
+  const keys = queueKeysFor(host);
+  const reply = await runScript(
+    port,
+    removeJobScheduler,
+    { schedulers: keys.schedulers, delayed: keys.delayed, events: keys.events },
+    { prefix: queueKeyPrefix(prefix, queueName), schedulerId },
+  );
+  return Number(reply) === 1;
+}

@@ -1,0 +1,69 @@
+/** The import graph of a folder of TypeScript modules, for the architecture tests. */
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+
+export function tsFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory()
+      ? tsFiles(join(dir, entry.name))
+      : entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts")
+        ? [join(dir, entry.name)]
+        : [],
+  );
+}
+
+/** Every module specifier a file names (static, type-only and dynamic imports, re-exports). */
+export function specifiers(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  return [...text.matchAll(/(?:from|import)\s*\(?\s*["']([^"']+)["']/g)].map((m) => m[1] as string);
+}
+
+/** file → the files under the same tree it imports (relative specifiers only), as repo-relative paths. */
+export function importGraph(dir: string): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of tsFiles(dir)) {
+    const targets = specifiers(file)
+      .filter((s) => s.startsWith("."))
+      .map((s) => relative(".", resolve(dirname(file), s)));
+    graph.set(file, targets);
+  }
+  return graph;
+}
+
+/** The strongly connected components with more than one module (Tarjan): each is an import cycle. */
+export function cycles(graph: Map<string, string[]>): string[][] {
+  let index = 0;
+  const indexOf = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (node: string): void => {
+    indexOf.set(node, index);
+    low.set(node, index);
+    index += 1;
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!graph.has(next)) continue;
+      if (!indexOf.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node) as number, low.get(next) as number));
+      } else if (onStack.has(next)) {
+        low.set(node, Math.min(low.get(node) as number, indexOf.get(next) as number));
+      }
+    }
+    if (low.get(node) === indexOf.get(node)) {
+      const component: string[] = [];
+      for (;;) {
+        const member = stack.pop() as string;
+        onStack.delete(member);
+        component.push(member);
+        if (member === node) break;
+      }
+      if (component.length > 1) found.push(component.sort());
+    }
+  };
+  for (const node of graph.keys()) if (!indexOf.has(node)) visit(node);
+  return found;
+}
