@@ -8,7 +8,7 @@
  * command or flag, bad queue name or value, a missing environment variable).
  */
 import { parseArgs } from "node:util";
-import { createRedis, Queue, ValidationError } from "../core/index.ts";
+import { createRedis, defaultPrefix, Queue, ValidationError } from "../core/index.ts";
 import { type Command, type Context, type Flags, UsageError } from "./command.ts";
 import { clean } from "./commands/clean.ts";
 import { job } from "./commands/job.ts";
@@ -127,7 +127,7 @@ async function main(argv: string[], env: Env): Promise<number> {
     if (args.length < min || args.length > max)
       throw new UsageError(`wrong number of arguments\nusage: nimbusq ${command.usage}`);
     const prefix =
-      typeof parsed.values.prefix === "string" ? parsed.values.prefix : (env.NIMBUSQ_PREFIX ?? "bull");
+      typeof parsed.values.prefix === "string" ? parsed.values.prefix : (env.NIMBUSQ_PREFIX ?? defaultPrefix);
     if (prefix === "") throw new UsageError("--prefix (or NIMBUSQ_PREFIX) must not be empty");
     const redis = connect(env);
     const context: Context = {

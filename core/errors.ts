@@ -3,6 +3,9 @@
  * queue, job and operation — never the job's data — and keeps the underlying error as `cause`.
  */
 
+// The scripts' return codes are declared once, in the CODES of their Lua headers (lua/README.md).
+import { scriptCodes } from "./redis/generated/codes.ts";
+
 export class QueueError extends Error {
   override name: string = "QueueError";
 }
@@ -67,51 +70,33 @@ export class UnexpectedReplyError extends QueueError {
   override name = "UnexpectedReplyError" as const;
 }
 
-/** Return codes shared by the scripts (BullMQ's numbering where BullMQ has one). */
-export const scriptCode = {
-  jobNotFound: -1,
-  lockMissing: -2,
-  notInState: -3,
-  pendingDependencies: -4,
-  parentNotFound: -5,
-  lockMismatch: -6,
-  parentConflict: -7,
-  /** The job is its job scheduler's current iteration (BullMQ's JobBelongsToJobScheduler). */
-  jobBelongsToScheduler: -8,
-  /** A cron scheduler's iteration id belongs to a job that is not pending (BullMQ's SchedulerJobIdCollision). */
-  schedulerIdTaken: -10,
-  /** 32 `every` slots in a row hold jobs (BullMQ's SchedulerJobSlotsBusy). */
-  schedulerSlotsBusy: -11,
-  jobLocked: -20,
-} as const;
-
-export type ScriptCode = (typeof scriptCode)[keyof typeof scriptCode];
-
-/** Turns a negative script code into the typed error for `operation`. */
+/** Turns a script's code (BullMQ's numbering where BullMQ has one) into the typed error for `operation`. */
 export function errorForCode(code: number, operation: string, subject: string): QueueError {
   switch (code) {
-    case scriptCode.parentNotFound:
+    case scriptCodes.parentNotFound:
       return new ParentNotFoundError(`${operation}: the parent of ${subject} does not exist`);
-    case scriptCode.parentConflict:
+    case scriptCodes.parentConflict:
       return new ParentConflictError(`${operation}: ${subject} already exists with another parent`);
-    case scriptCode.jobLocked:
+    case scriptCodes.jobLocked:
       return new JobLockedError(`${operation}: ${subject} is locked by a worker`);
-    case scriptCode.jobBelongsToScheduler:
+    case scriptCodes.jobBelongsToScheduler:
       return new JobBelongsToSchedulerError(
         `${operation}: ${subject} is its job scheduler's current iteration; remove the scheduler instead`,
       );
-    case scriptCode.jobNotFound:
+    case scriptCodes.jobNotFound:
       return new JobNotFoundError(`${operation}: ${subject} does not exist`);
-    case scriptCode.schedulerIdTaken:
+    case scriptCodes.schedulerIdTaken:
       return new JobSchedulerConflictError(
         `${operation}: the next iteration of ${subject} would overwrite a job that is not pending`,
       );
-    case scriptCode.schedulerSlotsBusy:
+    case scriptCodes.schedulerSlotsBusy:
       return new JobSchedulerConflictError(
         `${operation}: the next 32 iteration slots of ${subject} are taken by other jobs`,
       );
-    case scriptCode.notInState:
+    case scriptCodes.notInState:
       return new JobNotInStateError(`${operation}: ${subject} is not in the state it needs`);
+    case scriptCodes.childFailed:
+      return new UnexpectedReplyError(`${operation}: a child of ${subject} failed`);
     default:
       return new UnexpectedReplyError(`${operation}: ${subject}: unexpected script code ${code}`);
   }

@@ -48,21 +48,20 @@ export { type MetricsQueue, type QueueMetrics, readQueueMetrics } from "./queue/
 export type { QueueOptions } from "./queue/queue-options.ts";
 export type { Metrics } from "./queue/queue-settings.ts";
 export { type CreateRedisOptions, createRedis } from "./redis/client.ts";
+export { defaultPrefix } from "./redis/keys.ts";
 export type { StreamEntry } from "./redis/redis-port.ts";
 export { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis/redis-port.ts";
+export type { ForwardedEvent, PublishEvents } from "./sweeper/forwarding.ts";
+export type { QueueEvent, WorkerSettings } from "./sweeper/sweep.ts";
 export {
-  advanceCursors,
-  nextDueAt,
-  type QueueEvent,
-  type QueueSweep,
-  releaseSweeperLock,
-  type SweepRequest,
-  type SweepResult,
-  sleepBeforeNextPass,
-  sweep,
-  trackWorkerInvocation,
-  workersToStart,
-} from "./sweeper/sweep.ts";
+  createSweeper,
+  type QueueReport,
+  type Sweeper,
+  type SweeperPorts,
+  type SweeperResult,
+  type SweeperSettings,
+  type SweptQueue,
+} from "./sweeper/sweeper.ts";
 export {
   type Attributes as TelemetryAttributeValues,
   type ContextManager,
@@ -74,12 +73,15 @@ export {
 } from "./telemetry/telemetry.ts";
 export type * from "./types.ts";
 export {
-  addSummaries,
-  drainInvocation,
-  type InvocationOptions,
-  type NextStep,
-  nextStep,
-} from "./worker/invocation.ts";
+  createFunctionWorker,
+  type FunctionInvocationResult,
+  type FunctionWorker,
+  type FunctionWorkerOptions,
+  type FunctionWorkerPorts,
+  type FunctionWorkerResult,
+  type InvocationRequest,
+} from "./worker/function-worker.ts";
+export type { NextStep } from "./worker/invocation.ts";
 export {
   type DrainOptions,
   type DrainSummary,

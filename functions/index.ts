@@ -1,6 +1,7 @@
 /**
  * nimbusq's Lambda handler factories: the worker, the sweeper, the HTTP API and the producer triggers,
- * and the readers that configure them from the environment (as the entries in functions/entries do).
+ * and the readers that configure them from the environment (functions/config/, as the entries in
+ * functions/entries and the demo in examples/demo use them).
  *
  * @example
  * import { workerHandler } from "nimbusq/functions";
@@ -9,6 +10,8 @@
 
 export { createEventPublisher, type EventPublisherOptions, type Publish } from "./aws/event-publisher.ts";
 export { createLambdaInvoker, type Invoke, type LambdaInvokerOptions } from "./aws/lambda-invoker.ts";
+export { httpEnvWithSecrets, httpOptionsFromEnv } from "./config/http-env.ts";
+export { prefixFromEnv } from "./config/prefix-env.ts";
 export { envWithSecrets, forgetSecrets, type SecretOptions, secretFromEnv } from "./config/secrets.ts";
 export { type SweeperEnvOptions, sweeperOptionsFromEnv } from "./config/sweeper-env.ts";
 export { workerKickFromEnv, workersFromEnv } from "./config/workers-env.ts";
@@ -18,7 +21,6 @@ export {
   type HttpLambdaHandler,
   type HttpOptions,
   httpHandler,
-  httpOptionsFromEnv,
   openApiDocument,
 } from "./http/index.ts";
 export * from "./producers/index.ts";

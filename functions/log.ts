@@ -9,8 +9,16 @@
  * Never logged: job data, tokens, Redis command arguments (`errorFields` strips the Upstash client's
  * `command was: [...]`).
  */
-export const logLevels = { DEBUG: 10, INFO: 20, WARN: 30, ERROR: 40, SILENT: 100 } as const;
-export type LogLevel = keyof typeof logLevels;
+import {
+  type LogLevel,
+  logLevelFromEnv,
+  logLevels,
+  processEnv,
+  serviceNameFromEnv,
+  traceIdFromEnv,
+} from "./config/log-env.ts";
+
+export type { LogLevel } from "./config/log-env.ts";
 
 /** What a line may carry beyond the message: queue, job id, attempt, counts, error fields. */
 export type LogFields = Record<string, unknown>;
@@ -42,25 +50,6 @@ export interface LoggerOptions {
   /** Where lines go (default stdout, which Lambda sends to CloudWatch Logs). */
   output?: (line: string) => void;
   clock?: () => number;
-}
-
-function parseLevel(text: string | undefined): LogLevel | undefined {
-  const upper = text?.trim().toUpperCase();
-  if (upper === "TRACE") return "DEBUG";
-  if (upper === "FATAL" || upper === "CRITICAL") return "ERROR";
-  return upper && upper in logLevels ? (upper as LogLevel) : undefined;
-}
-
-/**
- * The level from the environment: the stricter of NIMBUSQ_LOG_LEVEL and AWS_LAMBDA_LOG_LEVEL (the
- * function's LoggingConfig ApplicationLogLevel; Lambda drops JSON lines below it anyway).
- */
-export function logLevelFromEnv(env: Record<string, string | undefined>): LogLevel {
-  const levels = [parseLevel(env.NIMBUSQ_LOG_LEVEL), parseLevel(env.AWS_LAMBDA_LOG_LEVEL)].filter(
-    (level): level is LogLevel => level !== undefined,
-  );
-  if (levels.length === 0) return "INFO";
-  return levels.reduce((a, b) => (logLevels[a] >= logLevels[b] ? a : b));
 }
 
 /** Where Upstash's client quotes the request: everything from here on is command arguments. */
@@ -101,19 +90,10 @@ export function errorFields(error: unknown): { error: Record<string, string> } {
   };
 }
 
-function defaultEnv(): Record<string, string | undefined> {
-  return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
-}
-
 function defaultOutput(line: string): void {
   const holder = globalThis as { process?: { stdout?: { write(text: string): unknown } } };
   if (holder.process?.stdout) holder.process.stdout.write(`${line}\n`);
   else console.log(line);
-}
-
-/** X-Ray's trace id (its `Root=`), as Powertools logs it. */
-function traceId(env: Record<string, string | undefined>): string | undefined {
-  return /Root=([^;]+)/.exec(env._X_AMZN_TRACE_ID ?? "")?.[1];
 }
 
 /**
@@ -123,11 +103,11 @@ function traceId(env: Record<string, string | undefined>): string | undefined {
  * log.info("drained", { queue: "email", completed: 12 });
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const env = options.env ?? defaultEnv();
+  const env = options.env ?? processEnv();
   const threshold = logLevels[options.level ?? logLevelFromEnv(env)];
   const output = options.output ?? defaultOutput;
   const clock = options.clock ?? Date.now;
-  const service = options.service ?? env.POWERTOOLS_SERVICE_NAME ?? "nimbusq";
+  const service = options.service ?? serviceNameFromEnv(env) ?? "nimbusq";
   let invocations = 0;
   let invocation: LogFields = {};
 
@@ -150,7 +130,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     error: (message, fields) => write("ERROR", message, fields),
     startInvocation(context) {
       invocations += 1;
-      const trace = traceId(env);
+      const trace = traceIdFromEnv(env);
       invocation = {
         cold_start: invocations === 1,
         ...(context?.functionName ? { function_name: context.functionName } : {}),

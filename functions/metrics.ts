@@ -4,7 +4,7 @@
  * dimension `Queue` — no PutMetricData call, no extra latency. serverless.yml's alarms use exactly
  * these names.
  */
-import { type DrainSummary, ValidationError } from "../core/index.ts";
+import type { DrainSummary } from "../core/index.ts";
 
 export const metricsNamespace = "nimbusq";
 
@@ -92,14 +92,4 @@ export function workerMetricsLine(
     ],
     now,
   );
-}
-
-/** NIMBUSQ_METRICS_EVERY: emit the queue metrics every this many sweeper passes (default 5, 0 off). */
-export function metricsEveryFromEnv(env: Record<string, string | undefined>): number {
-  const text = env.NIMBUSQ_METRICS_EVERY?.trim();
-  if (text === undefined || text === "") return 5;
-  if (!/^\d+$/.test(text)) {
-    throw new ValidationError("NIMBUSQ_METRICS_EVERY", "a whole number of passes (0: no metrics)", "sweeper");
-  }
-  return Number(text);
 }

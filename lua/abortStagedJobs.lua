@@ -19,9 +19,12 @@ KEYS repeated queues
   stagedWaitingChildren  <stage>:<n>:waiting-children
 ARGV
   count  most job hashes this step deletes
-RETURNS
-  0 when the staging is gone, 1 when hashes are left for another step, -1 when the add committed
-  (nothing is deleted then).
+REPLY step
+  left  int  0 the staging is gone, 1 hashes are left for another step
+REPLY committed  the add committed: nothing is deleted
+  code  code
+CODES
+  committed  -1  the add committed
 EVENTS
   none
 ]]

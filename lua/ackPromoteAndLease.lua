@@ -45,15 +45,24 @@ ARGV repeated jobs
     stacktrace (""), due (0), priority (0), lifo (""), keepCount (-1), keepAge (0), keepLimit (0),
     attempts (0), parentKey, parentPrefix, parentPolicy, dedupId, deferred, deadLetter, deadLetterId,
     deadLetterName, deadLetterData, deadLetterOpts (all "") — see ackEntries for their meaning
-RETURNS
-  {status, info, readyLeft, nextDue, n, code × n, p, id × p, jobId, {field, value, …}, …}: status 0
-  leased (or nothing asked), 1 paused, 2 rate limited (info: the limiter's TTL, ms), 3 at global
-  concurrency; readyLeft 1 when jobs wait after this call; nextDue the earliest delayed job's due time
-  (ms, 0 for none: after promotion); one code per acked entry: 1 done, -2 its lock is
-  gone, -6 another token owns it, -3 not active, -4 (completing) children still pending, -9
-  (completing) a child failed — the job is untouched on any code but 1; the p ids peeked for the next
-  call; then each leased job's id and hash as read before processedOn/ats/pb were written. A replayed
-  call writes nothing and answers the first call's codes and jobs.
+REPLY  a replayed call writes nothing and answers the first call's codes and jobs
+  status  int  0 leased (or nothing asked), 1 paused, 2 rate limited, 3 at global concurrency
+  info  int  rate limited: the limiter's TTL (ms)
+  readyLeft  int  1 when jobs wait after this call
+  nextDue  int  the earliest delayed job's due time (ms), 0 for none (after promotion)
+  codeCount  int  how many entries were acked
+  codes  int[codeCount]  per acked entry: 1 done, or a code (CODES; -4 and -9 when completing): the
+    job is untouched on any code but 1
+  peekCount  int  how many ids were peeked
+  peeked  string[peekCount]  the ids peeked for the next call
+  jobs  (jobId string, fields hash)...  each leased job's hash as read before processedOn/ats/pb were
+    written
+CODES
+  lockMissing  -2  the job's lock is gone
+  notInState  -3  the job is not active
+  pendingDependencies  -4  its children are still pending
+  lockMismatch  -6  another token owns the lock
+  childFailed  -9  a child failed
 EVENTS
   with events 2: active, completed, failed, retries-exhausted, delayed, waiting prev active, drained, waiting prev delayed (promotion);
   with 1: completed, failed, retries-exhausted; waiting prev waiting-children on a released parent's

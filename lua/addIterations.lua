@@ -27,9 +27,9 @@ ARGV repeated iterations
   optsHead  the iteration's opts JSON without jobId, delay and its closing brace
   priority  the iteration's priority, 0 for none
   lifo  "1" when the iteration is lifo
-RETURNS
-  One entry per item: the id of the iteration made, or 0 when nothing was made (scheduler gone, stale
-  or ended, or the job exists).
+REPLY
+  ids  string...  per item: the id of the iteration made, or 0 when nothing was made (scheduler gone,
+    stale or ended, or the job exists)
 EVENTS
   added, then waiting or delayed, per iteration made; duplicated when the next iteration exists.
 ]]

@@ -37,12 +37,18 @@ ARGV repeated jobs
   dedupExtend  "1" to reset the window on a duplicate
   dedupReplace  "1" to replace an owner that is still delayed
   repeatJobKey  job scheduler id (rjk), or ""
-RETURNS
-  Fresh call: a flat array {outcome, jobId, …} per job, outcome 1 created, 2 duplicated (custom id
-  exists), 3 deduplicated (jobId is the owner). Replayed call: the replay guard's text (the counters'
-  values, then "|" and the outcomes when any job was not simply created). {-5, index}: the parent of
-  job `index` does not exist; {-7, index}: that job exists with another parent; {-31, index}: its custom
-  id is held by a staged add that has not committed. Nothing is written then.
+REPLY fresh
+  jobs  (outcome int, jobId string)...  per job: outcome 1 created, 2 duplicated (custom id exists),
+    3 deduplicated (jobId is the owner)
+REPLY replayed  the replay guard's text
+  text  string  the counters' values, then "|" and the outcomes when any job was not simply created
+REPLY refused  nothing is written then
+  code  code
+  index  int  the job refused (1-based)
+CODES
+  parentNotFound  -5  the parent of job `index` does not exist
+  parentConflict  -7  job `index` exists with another parent
+  idInFlight  -31  job `index`'s custom id is held by a staged add that has not committed
 EVENTS
   with events 2: added, waiting, delayed, waiting-children, duplicated, deduplicated, removed (dedup
   replace); with 1 or 0 none of them;

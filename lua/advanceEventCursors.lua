@@ -10,8 +10,8 @@ ARGV
 ARGV repeated streams
   events  a queue's events key
   lastId  the id of the last event forwarded from it
-RETURNS
-  1 recorded, 0 the lock is no longer this sweeper's.
+REPLY
+  recorded  int  1 recorded, 0 the lock is no longer this sweeper's
 EVENTS
   none
 ]]

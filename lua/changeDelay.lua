@@ -16,8 +16,13 @@ ARGV
   delay  the new delay (ms from now)
   now  the caller's clock (ms)
   guardTtl  how long the replay guard lives (ms)
-RETURNS
-  0 rescheduled, -1 no such job, -3 the job is not delayed (nothing is written then).
+REPLY done
+  result  int  0 rescheduled
+REPLY refused  nothing is written then
+  code  code
+CODES
+  jobNotFound  -1  no such job
+  notInState  -3  the job is not delayed
 EVENTS
   delayed {jobId, delay: when it is now due (ms)}
 ]]

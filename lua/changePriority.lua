@@ -18,8 +18,12 @@ ARGV
   priority  the new priority, 0 for none
   lifo  "1" to put the job ahead of its peers
   guardTtl  how long the replay guard lives (ms)
-RETURNS
-  0 changed, -1 no such job (nothing is written then).
+REPLY done
+  result  int  0 changed
+REPLY refused  nothing is written then
+  code  code
+CODES
+  jobNotFound  -1  no such job
 EVENTS
   none
 ]]

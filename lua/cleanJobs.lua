@@ -6,6 +6,8 @@ window: each unit a command or two), so a step's time follows the work done; it 
 last processed or created at or before `cutoff` (drain: all of them) the bulk way — unlinked hard
 from their parents, dedup windows ended, keys deleted —, except a job scheduler's current iteration
 and, in active, jobs a worker holds. Safe to replay: a replayed step returns its first answer.
+In a list, taking deleted entries out also walks from the nearer end of the list to them: past the
+kept entries when those are the fewer, a step's only cost that grows with the list.
 
 KEYS
   source  the structure: {P}wait, {P}paused, {P}active, {P}delayed, {P}prioritized, {P}completed or
@@ -25,10 +27,12 @@ ARGV
   emit  "1" to write `cleaned {count}` when this step finishes the clean
   listIds  "1" to answer the deleted ids, "" for their number only
   guardTtl  how long the replay guard lives (ms)
-RETURNS
-  {finished, kept, deleted, id, …}: finished 1 when nothing older is left to look at or `limit` was
-  reached (0 when the budget ran out first); kept, the entries looked at and left in place; deleted, how many jobs went; then their ids
-  when asked.
+REPLY
+  finished  int  1 when nothing older is left to look at or `limit` was reached (0 when the budget ran
+    out first)
+  kept  int  the entries looked at and left in place
+  deleted  int  how many jobs went
+  ids  string...  their ids, when asked
 EVENTS
   cleaned {count: total + deleted} once, from the step that finishes a clean (emit "1").
 ]]
@@ -95,7 +99,10 @@ for step = 1, n do
 end
 if #deleted > 0 then
   if isList then
-    redis.call("LREM", source, -#deleted, "")
+    -- LREM reads the list entry by entry from the end it starts at to the last marker it takes out
+    -- (~0.1 µs an entry: 90 ms for 900,000 kept entries): start at the end nearer the window.
+    local fromHead = redis.call("LLEN", source) - offset
+    redis.call("LREM", source, offset + n <= fromHead and -#deleted or #deleted, "")
   else
     for from = 1, #deleted, 4000 do
       redis.call("ZREM", source, unpack(deleted, from, math.min(from + 3999, #deleted)))

@@ -48,10 +48,17 @@ ARGV repeated deferred
   timestamp  creation time (ms)
   delay  delay (ms)
   priority  priority
-RETURNS
-  A flat array {outcome, jobId, …} per deferred job (1 created, 2 duplicated, 3 deduplicated), again
-  on a replay. {-30}: the staging is gone or partial (expired, aborted); {-5, parentKey}: a parent is
-  gone; {-7, index}: deferred job `index` now has another parent. Nothing is written then.
+REPLY committed  again on a replay
+  jobs  (outcome int, jobId string)...  per deferred job: 1 created, 2 duplicated, 3 deduplicated
+REPLY gone  nothing is written then
+  code  {code}  stagingGone
+REPLY refused  nothing is written then
+  code  code  parentNotFound or parentConflict
+  detail  string  the parent's key (parentNotFound) or the deferred job's index, 1-based (parentConflict)
+CODES
+  parentNotFound  -5  a parent is gone
+  parentConflict  -7  a deferred job now has another parent
+  stagingGone  -30  the staging is gone or partial (expired, aborted)
 EVENTS
   with events 2: deduplicated and removed (deduplication) for deferred jobs; waiting prev
   waiting-children for a parent left with nothing pending. The jobs' added, waiting, delayed,

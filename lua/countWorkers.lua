@@ -7,8 +7,8 @@ KEYS
   workers  {P}nq:workers: invocation id -> when its registration expires (ms)
 ARGV
   now  the caller's clock (ms)
-RETURNS
-  The number of registrations expiring after now.
+REPLY
+  count  int  the number of registrations expiring after now
 EVENTS
   none
 ]]

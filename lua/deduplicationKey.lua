@@ -6,8 +6,10 @@ KEYS
   key  {P}de:<deduplicationId>
 ARGV
   remove  "1" to delete the key, "" to read it
-RETURNS
-  Reading: the owning job id, or false when there is no window. Deleting: 1 deleted, 0 there was none.
+REPLY owner  reading
+  jobId  string?  the owning job id, nil when there is no window
+REPLY removed  deleting
+  count  int  1 deleted, 0 there was none
 EVENTS
   none
 ]]

@@ -13,8 +13,8 @@ ARGV
 ARGV repeated jobs
   id  job id
   token  the lock token the job was leased with
-RETURNS
-  One code per job: 1 extended, 0 lost.
+REPLY
+  codes  int...  per job: 1 extended, 0 lost
 EVENTS
   none
 ]]

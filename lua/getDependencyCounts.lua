@@ -6,8 +6,11 @@ KEYS
   processed  {P}<jobId>:processed
   failed  {P}<jobId>:failed
   unsuccessful  {P}<jobId>:unsuccessful
-RETURNS
-  {unprocessed, processed, ignored (failed but ignored or continued), failed (unsuccessful)}.
+REPLY
+  unprocessed  int  children still pending
+  processed  int  children done
+  ignored  int  failed but ignored or continued
+  failed  int  unsuccessful
 EVENTS
   none
 ]]

@@ -5,8 +5,8 @@ KEYS repeated structures
   key  {P}wait, {P}active or one of the job ZSETs
 ARGV repeated structures
   kind  list or zset
-RETURNS
-  One count per structure, in order.
+REPLY
+  counts  int...  one per structure, in order
 EVENTS
   none
 ]]

@@ -6,8 +6,9 @@ KEYS
 ARGV
   from  first index, as LRANGE takes it (negative counts from the newest line)
   to  last index, inclusive
-RETURNS
-  {lines in the list's order, total number of lines}.
+REPLY
+  lines  {string...}  the lines in the list's order
+  total  int  the total number of lines
 EVENTS
   none
 ]]

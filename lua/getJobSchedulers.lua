@@ -10,9 +10,14 @@ ARGV
   start  first index (range, 0-based)
   stop  last index (range, inclusive, -1 for the end)
   ascending  "1" for the earliest first (range)
-RETURNS
-  one: {next, {field, value, …}} or {} when there is no such scheduler; range: {id, next, {field,
-  value, …}, …}; count: the number of schedulers.
+REPLY count  mode count
+  count  int  the number of schedulers
+REPLY none  mode one: there is no such scheduler
+REPLY one  mode one
+  next  int  its next run (ms)
+  fields  hash  its hash
+REPLY range  mode range
+  schedulers  (id string, next int, fields hash)...
 EVENTS
   none
 ]]

@@ -14,10 +14,11 @@ ARGV
   prefix  the queue key prefix {P} to also return each job's hash, or "" for states only
 ARGV repeated jobs
   id  a job id
-RETURNS
-  One state name per job: completed, failed, delayed, prioritized, active, waiting,
-  waiting-children or unknown; with a prefix, {state, {field, value, …}} per job, read together so a
-  state and its fields always agree.
+REPLY states  without a prefix
+  states  string...  per job: completed, failed, delayed, prioritized, active, waiting,
+    waiting-children or unknown
+REPLY withFields  with a prefix: each state with its job's fields, read together so they agree
+  jobs  (state string, fields hash)...
 EVENTS
   none
 ]]

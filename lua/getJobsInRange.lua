@@ -16,10 +16,10 @@ ARGV repeated structures
   kind  list or zset
   start  first index of the structure's range (0-based) still to read
   stop  last index of its range (inclusive, -1 for the end)
-RETURNS
-  {next, nextStart, jobId, {field, value, …}, …}: next, the structure (1-based) the following page
-  starts at with its range from nextStart, or 0 when the ranges are done; jobs whose hash is gone have
-  an empty table.
+REPLY
+  next  int  the structure (1-based) the following page starts at, 0 when the ranges are done
+  nextStart  int  where in that structure's range it starts
+  jobs  (jobId string, fields hash)...  a job whose hash is gone has no fields
 EVENTS
   none
 ]]

@@ -9,8 +9,10 @@ KEYS
 ARGV
   start  first point (0 is the newest)
   stop  last point (-1 is the oldest)
-RETURNS
-  {{count, prevTS, prevCount}, {point, …}, number of points}
+REPLY
+  counters  {(count string?, prevTS string?, prevCount string?)}  the metrics hash's fields
+  points  {string...}  the points asked for
+  pointCount  int  the number of points
 EVENTS
   none
 ]]

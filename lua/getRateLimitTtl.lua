@@ -9,8 +9,13 @@ KEYS
   meta  {P}meta
 ARGV
   maxJobs  the max to compare the count with, "0" for meta.max or none
-RETURNS
-  the TTL in ms, 0, -1 or -2 (see above).
+REPLY ttl
+  ttl  int  the TTL in ms, or 0 (see above)
+REPLY unset  no max: the limiter's PTTL answers a code
+  code  code
+CODES
+  noExpiry  -1  the limiter has no expiry
+  noLimiter  -2  there is no limiter
 EVENTS
   none
 ]]

@@ -19,8 +19,9 @@ ARGV
   count  most jobs this step moves
   maxScore  the highest score moved (finishedOn for retries), "+inf" for all
   guardTtl  how long the replay guard lives (ms)
-RETURNS
-  {more, moved}: more 1 when the step moved `count` jobs (another step may find more).
+REPLY
+  more  int  1 when the step moved `count` jobs (another step may find more)
+  moved  int  how many moved
 EVENTS
   waiting {jobId, prev: failed | completed | delayed} per job.
 ]]

@@ -15,9 +15,14 @@ ARGV
   token  the lock token the job was leased with
   now  the caller's clock (ms)
   child  a child key to wait for specifically, or ""
-RETURNS
-  1 moved (or already moved by a replay of this call), 0 nothing pending, -9 a child failed
-  (failParentOnFailure), -2 lock gone, -6 another token owns the lock.
+REPLY done
+  moved  int  1 moved (or already moved by a replay of this call), 0 nothing pending
+REPLY refused
+  code  code
+CODES
+  lockMissing  -2  the lock is gone
+  lockMismatch  -6  another token owns the lock
+  childFailed  -9  a child failed (failParentOnFailure)
 EVENTS
   waiting-children {jobId, prev: active}
 ]]

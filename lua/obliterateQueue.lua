@@ -14,9 +14,13 @@ ARGV
   count  most jobs (and schedulers) this step deletes
   force  "1" to delete active jobs too
   guardTtl  how long the replay guard lives (ms)
-RETURNS
-  {0} when the queue is gone, {1} when jobs are left for another step; -1 the queue is not paused, -2
-  it has active jobs and force was not given (nothing is written then).
+REPLY step
+  left  {int}  0 the queue is gone, 1 jobs are left for another step
+REPLY refused  nothing is written then
+  code  code
+CODES
+  notPaused  -1  the queue is not paused
+  activeJobs  -2  it has active jobs and force was not given
 EVENTS
   none on this queue (its stream is deleted at the end); a parent in another queue left with nothing
   pending goes to that queue's wait without an event, as in BullMQ.

@@ -11,8 +11,8 @@ KEYS
   delayed  {P}delayed
 ARGV
   pause  "1" to pause, "0" to resume
-RETURNS
-  1 when the state changed, 0 when it already was as asked.
+REPLY
+  changed  int  1 when the state changed, 0 when it already was as asked
 EVENTS
   paused or resumed
 ]]

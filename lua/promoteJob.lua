@@ -17,8 +17,13 @@ KEYS
 ARGV
   jobId  the job id
   guardTtl  how long the replay guard lives (ms)
-RETURNS
-  0 promoted, -1 no such job, -3 the job is not delayed (nothing is written then).
+REPLY done
+  result  int  0 promoted
+REPLY refused  nothing is written then
+  code  code
+CODES
+  jobNotFound  -1  no such job
+  notInState  -3  the job is not delayed
 EVENTS
   waiting {jobId, prev: delayed}
 ]]

@@ -18,8 +18,8 @@ ARGV repeated jobs
   name  job name
   placement  wait | lifo | prioritized | delayed | waiting-children
   due  when a delayed job is due (ms), else 0
-RETURNS
-  the number of jobs whose events were written; 0 for a replay.
+REPLY
+  count  int  the number of jobs whose events were written; 0 for a replay
 EVENTS
   added, waiting, delayed, waiting-children, duplicated
 ]]

@@ -12,10 +12,11 @@ ARGV
   offset  entries to skip, oldest first
   count  most entries to look at
   maxBytes  stop after the entry that brings the letters' data past this many bytes
-RETURNS
-  {looked, ended, id, name, data, …}: looked is how many entries were looked at (fewer than count when
-  the structure ended or maxBytes was reached), ended 1 when the structure has nothing after the page;
-  letters whose hash is gone are left out.
+REPLY  letters whose hash is gone are left out
+  looked  int  how many entries were looked at (fewer than count when the structure ended or
+    maxBytes was reached)
+  ended  int  1 when the structure has nothing after the page
+  letters  (id string, name string, data string)...
 EVENTS
   none
 ]]

@@ -14,9 +14,10 @@ KEYS repeated queues
   meta  {P}meta
   deadLetterWait  the dead-letter queue's wait list (<queue>-dlq by default)
   counts  {P}nq:counts: completed, failed (HINCRBY by the worker calls once it exists)
-RETURNS
-  One entry per queue: {waiting, prioritized, delayed, active, failed, paused (0/1), deadLetterDepth,
-  oldestWaitingTimestamp (ms, 0 for none), completedSinceLastRead, failedSinceLastRead}.
+REPLY
+  queues  {(waiting int, prioritized int, delayed int, active int, failed int, paused int,
+    deadLetterDepth int, oldestWaitingTimestamp int, completedSinceLastRead int,
+    failedSinceLastRead int)}...  one per queue: paused 0/1, oldestWaitingTimestamp in ms (0 for none)
 EVENTS
   none
 ]]

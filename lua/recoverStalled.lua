@@ -19,8 +19,10 @@ ARGV
   now  the caller's clock (ms)
   stalledInterval  how often the check may run (ms)
   maxStalledCount  stalls allowed before the job is failed
-RETURNS
-  The ids moved back to wait, or {"skipped"} when another check ran within the interval.
+REPLY skipped  another check ran within the interval
+  marker  {"skipped"}
+REPLY moved
+  ids  string...  the ids moved back to wait
 EVENTS
   waiting prev active, then stalled, per job.
 ]]

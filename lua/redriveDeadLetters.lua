@@ -31,8 +31,9 @@ ARGV repeated letters
   opts  its opts JSON, BullMQ's short keys
   priority  its priority, 0 for none
   placement  wait | lifo | prioritized
-RETURNS
-  Text: one entry per letter, separated by ",": the new job's id, or "" when the letter was skipped.
+REPLY
+  ids  string  one entry per letter, separated by ",": the new job's id, or "" when the letter was
+    skipped
 EVENTS
   removed {jobId, prev} on the dead-letter queue; added, waiting on the source queue.
 ]]

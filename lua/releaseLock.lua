@@ -5,8 +5,8 @@ KEYS
   lock  the lock key
 ARGV
   token  the holder's token
-RETURNS
-  1 released, 0 not held by this token.
+REPLY
+  released  int  1 released, 0 not held by this token
 EVENTS
   none
 ]]

@@ -12,9 +12,14 @@ ARGV
   prefix  the queue key prefix {P}
   jobId  the job id
   removeChildren  "1" to remove its children too (BullMQ's default)
-RETURNS
-  1 removed, 0 no such job (any stray id of it is still taken out of the queue's structures), -8 the
-  job is its scheduler's current iteration, -20 the job (or a pending child) is locked.
+REPLY done
+  removed  int  1 removed, 0 no such job (any stray id of it is still taken out of the queue's
+    structures)
+REPLY refused  nothing is written then
+  code  code
+CODES
+  jobBelongsToScheduler  -8  the job is its scheduler's current iteration
+  jobLocked  -20  the job (or a pending child) is locked
 EVENTS
   removed {jobId, prev} for each job removed, children first, on each job's own queue, with BullMQ's
   state names (wait, paused, active, delayed, prioritized, completed, failed, waiting-children); waiting

@@ -10,8 +10,8 @@ KEYS
 ARGV
   prefix  the queue key prefix {P}
   schedulerId  the scheduler id
-RETURNS
-  1 removed, 0 no such scheduler.
+REPLY
+  removed  int  1 removed, 0 no such scheduler
 EVENTS
   removed {jobId, prev: delayed} for a removed iteration.
 ]]

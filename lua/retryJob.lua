@@ -22,9 +22,13 @@ ARGV
   resetAttemptsMade  "1" to drop atm (BullMQ's resetAttemptsMade)
   resetAttemptsStarted  "1" to drop ats (BullMQ's resetAttemptsStarted)
   guardTtl  how long the replay guard lives (ms)
-RETURNS
-  1 retried (now waiting or prioritized), -1 no such job, -3 the job is not in that state. A refused
-  call writes nothing, not even its replay guard.
+REPLY done
+  result  int  1 retried (now waiting or prioritized)
+REPLY refused  writes nothing, not even its replay guard
+  code  code
+CODES
+  jobNotFound  -1  no such job
+  notInState  -3  the job is not in that state
 EVENTS
   waiting {jobId, prev: failed | completed}
 ]]

@@ -12,9 +12,12 @@ ARGV
   from  first index into stagedKeys (0-based)
   to  last index into stagedKeys (inclusive)
   guardTtl  how long the replay guard lives (ms)
-RETURNS
-  {count} of hashes sealed; {-30} when the range is short or a hash in it is gone (the staging
-  expired): nothing is written then.
+REPLY sealed
+  count  {int}  how many hashes were sealed
+REPLY gone  the range is short or a hash in it is gone (the staging expired): nothing is written
+  code  {code}
+CODES
+  stagingGone  -30  the staging is gone or partial
 EVENTS
   none
 ]]

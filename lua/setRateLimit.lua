@@ -6,8 +6,8 @@ KEYS
   limiter  {P}limiter
 ARGV
   ms  how long no job may start (ms)
-RETURNS
-  "OK"
+REPLY
+  ok  "OK"
 EVENTS
   none
 ]]

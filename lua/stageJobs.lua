@@ -42,11 +42,17 @@ ARGV repeated jobs
   dedupExtend  "1" to reset the window on a duplicate
   dedupReplace  "1" to replace an owner that is still delayed
   repeatJobKey  job scheduler id (rjk), or ""
-RETURNS
-  A flat array {outcome, jobId, …} per job: 1 staged (created by the commit), 2 duplicated (the
-  custom id exists), 4 staged with deduplication (the commit decides), 5 an existing job to link to
-  its parent at the commit. {-5, index} / {-7, index} as addJobs; {-31, index}: job `index`'s custom
-  id is held by another add's staging. Nothing is written then.
+REPLY staged
+  jobs  (outcome int, jobId string)...  per job: 1 staged (created by the commit), 2 duplicated (the
+    custom id exists), 4 staged with deduplication (the commit decides), 5 an existing job to link to
+    its parent at the commit
+REPLY refused  nothing is written then
+  code  code
+  index  int  the job refused (1-based)
+CODES
+  parentNotFound  -5  the parent of job `index` does not exist
+  parentConflict  -7  job `index` exists with another parent
+  idInFlight  -31  job `index`'s custom id is held by another add's staging
 EVENTS
   none (commitStagedJobs and publishAddEvents write them)
 ]]

@@ -8,7 +8,7 @@ KEYS
   lock  the sweeper lock (SET NX PX; this call's token renews it)
   cursors  hash: queue events key -> id of the last event forwarded
 KEYS repeated queues
-  meta  {P}meta
+  meta  {P}meta (also the settings workers register: trackWorker)
   wait  {P}wait
   active  {P}active
   prioritized  {P}prioritized
@@ -29,13 +29,15 @@ ARGV
   promoteLimit  most delayed jobs promoted per queue and pass
   eventBatch  most events read per queue to forward, 0 to forward none
   schedulerLookback  how far back (ms) schedulers due are checked for a missing iteration
-RETURNS
-  {"locked"} when another sweeper holds the lock. Otherwise one entry per queue:
-  {{waiting, prioritized, active, paused, workers, nextDelayedAt, nextStalledCheckAt, nextSchedulerAt,
-  promoted}, {stalled job ids}, {eventId, {field, value, …}, jobName or false, …}, {schedulerId, millis,
-  {field, value, …}, …}}: times are ms, 0 when none (nextSchedulerAt: the first scheduler run still to
-  come); jobName is the event's job's name (looked up for forwarding); the last list holds the
-  schedulers due within the lookback whose iteration repeat:<id>:<millis> is missing, with their hash.
+REPLY locked  another sweeper holds the lock
+  marker  {"locked"}
+REPLY swept  one entry per queue; times in ms, 0 for none
+  queues  {(counts {(waiting int, prioritized int, active int, paused int, workers int, nextDelayedAt int,
+    nextStalledCheckAt int, nextSchedulerAt int, promoted int, batchSize int, concurrency int)}, stalled
+    {string...}, events {(eventId string, fields hash, jobName string?)...}, missing {(schedulerId string,
+    millis string, fields hash)...})}...  nextSchedulerAt: the first run to come; batchSize, concurrency:
+    the workers' last registration (0 if none or unread); jobName: the event's job's, for forwarding;
+    missing: schedulers due in the lookback without their iteration repeat:<id>:<millis>, with their hash
 EVENTS
   waiting prev delayed (promotion); waiting prev active and stalled (stalled jobs).
 ]]
@@ -62,6 +64,13 @@ for g = 1, KEY_GROUP_COUNT do
     if field ~= "first" and field ~= "size" then q[field] = groupKey(g, offset) end
   end
   q.prefix = string.sub(q.wait, 1, -5)
+  -- A queue's first cursor is the stream's end before this pass writes: its own events are forwarded.
+  local cursor = cursors[g]
+  if eventBatch > 0 and not cursor then
+    local last = redis.call("XREVRANGE", q.events, "+", "-", "COUNT", 1)
+    cursor = last[1] and last[1][1] or "0-0"
+    redis.call("HSET", KEYS[KEY.cursors], q.events, cursor)
+  end
   local promoted, nextDelayedAt = 0, 0
   local first = redis.call("ZRANGE", q.delayed, 0, 0, "WITHSCORES")
   if first[2] and tonumber(first[2]) <= (now + 1) * 4096 - 1 then
@@ -82,9 +91,10 @@ for g = 1, KEY_GROUP_COUNT do
     active = redis.call("LLEN", q.active)
   end
   local waiting, prioritized = redis.call("LLEN", q.wait), redis.call("ZCARD", q.prioritized)
-  local paused, workers = 0, 0
+  local paused, workers, batchSize, concurrency = 0, 0, 0, 0
   if waiting + prioritized + active > 0 then
-    if redis.call("HEXISTS", q.meta, "paused") == 1 then paused = 1 end
+    local meta = redis.call("HMGET", q.meta, "paused", "nq:batchSize", "nq:concurrency")
+    paused, batchSize, concurrency = meta[1] and 1 or 0, tonumber(meta[2]) or 0, tonumber(meta[3]) or 0
     redis.call("ZREMRANGEBYSCORE", q.workers, 0, now)
     workers = redis.call("ZCARD", q.workers)
   end
@@ -101,12 +111,6 @@ for g = 1, KEY_GROUP_COUNT do
   end
   local events = {}
   if eventBatch > 0 then
-    local cursor = cursors[g]
-    if not cursor then
-      local last = redis.call("XREVRANGE", q.events, "+", "-", "COUNT", 1)
-      cursor = last[1] and last[1][1] or "0-0"
-      redis.call("HSET", KEYS[KEY.cursors], q.events, cursor)
-    end
     local names = {}
     for _, entry in ipairs(redis.call("XRANGE", q.events, "(" .. cursor, "+", "COUNT", eventBatch)) do
       local fields, jobId = entry[2], nil
@@ -120,6 +124,6 @@ for g = 1, KEY_GROUP_COUNT do
     end
   end
   out[g] = { { waiting, prioritized, active, paused, workers, nextDelayedAt, nextStalledCheckAt,
-    nextSchedulerAt, promoted }, stalled, events, missing }
+    nextSchedulerAt, promoted, batchSize, concurrency }, stalled, events, missing }
 end
 return out

@@ -1,21 +1,32 @@
 --[[
 trackWorker: Registers or unregisters a running worker invocation, so the sweeper invokes only as
-many workers as the backlog needs beyond those already running.
+many workers as the backlog needs beyond those already running. A registration also records the
+worker's batch size and concurrency in the queue's meta, where the sweep reads them (in the read of
+meta it makes anyway) to size its fan-out as the workers do, even when none is running.
 
 KEYS
   workers  {P}nq:workers: invocation id -> when its registration expires (ms)
+  meta  {P}meta: `nq:batchSize` and `nq:concurrency`, the last registered worker's settings
 ARGV
   invocation  the invocation's id
   expiresAt  when the registration lapses if never removed (ms), 0 to remove it now
-RETURNS
-  The number of registrations left.
+  batchSize  the worker's batch size, recorded with a registration (0 records none)
+  concurrency  the worker's concurrency, recorded with it
+REPLY
+  registered  int  1
 EVENTS
   none
 ]]
+-- @include checkIntegerArgs
+checkIntegerArgs("trackWorker", { "expiresAt", "batchSize", "concurrency" })
 local expiresAt = tonumber(ARGV[ARG.expiresAt])
 if expiresAt > 0 then
   redis.call("ZADD", KEYS[KEY.workers], expiresAt, ARGV[ARG.invocation])
+  if tonumber(ARGV[ARG.batchSize]) > 0 then
+    redis.call("HSET", KEYS[KEY.meta], "nq:batchSize", ARGV[ARG.batchSize],
+      "nq:concurrency", ARGV[ARG.concurrency])
+  end
 else
   redis.call("ZREM", KEYS[KEY.workers], ARGV[ARG.invocation])
 end
-return redis.call("ZCARD", KEYS[KEY.workers])
+return 1

@@ -6,8 +6,8 @@ KEYS
   events  {P}events
 ARGV
   maxLength  entries to keep, at least
-RETURNS
-  How many entries went.
+REPLY
+  removed  int  how many entries went
 EVENTS
   none
 ]]

@@ -13,8 +13,12 @@ ARGV
   value  progress JSON, the log line, or data JSON
   keepLogs  for a log line: keep only the newest N lines, 0 keeps all
   events  the queue's events level: 2 all (writes the progress event), 1 final or 0 none (does not)
-RETURNS
-  1 (progress, data) or the number of log lines; -1 when the job does not exist.
+REPLY done
+  result  int  1 (progress, data) or the number of log lines
+REPLY missing
+  code  code
+CODES
+  jobNotFound  -1  the job does not exist
 EVENTS
   progress {jobId, data} (events 2)
 ]]

@@ -9,8 +9,8 @@ ARGV
 ARGV repeated fields
   field  concurrency | max | duration
   value  its value (ignored when removing)
-RETURNS
-  HSET's or HDEL's answer.
+REPLY
+  count  int  HSET's or HDEL's answer
 EVENTS
   none
 ]]

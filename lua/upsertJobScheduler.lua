@@ -34,9 +34,14 @@ ARGV
   priority  the iterations' priority, 0 for none
   lifo  "1" when the iterations are lifo
   maxLenEvents  the events stream's approximate cap (MAXLEN ~)
-RETURNS
-  {jobId, delay} of the new iteration. -10: a cron schedule's iteration id is taken by a job that is not
-  pending; -11: 32 `every` slots in a row are taken. Nothing is written then.
+REPLY added
+  jobId  string  the new iteration's id
+  delay  int  its delay (ms)
+REPLY refused  nothing is written then
+  code  code
+CODES
+  schedulerIdTaken  -10  a cron schedule's iteration id is taken by a job that is not pending
+  schedulerSlotsBusy  -11  32 `every` slots in a row are taken
 EVENTS
   added, then waiting or delayed, for the new iteration.
 ]]
@@ -63,7 +68,6 @@ if prev then
     pendingIn = KEY.wait
   end
 end
-
 -- BullMQ stores the offset it timed an `every` schedule with (0 for cron) unless an iteration is
 -- replaced: then the one given, else the stored one.
 local next, storedOffset = tonumber(ARGV[ARG.nextMillis]), 0
@@ -75,7 +79,6 @@ if every then
   if pendingIn and not everyChanged then next = tonumber(prev) end
 end
 if pendingIn then storedOffset = offset or redis.call("HGET", schedulerKey, "offset") end
-
 -- A job under the new id that is not the iteration being replaced is never overwritten.
 local jobId = "repeat:" .. id .. ":" .. next
 local function taken(candidate)
@@ -89,14 +92,12 @@ while taken(jobId) do
   next = next + every
   jobId = "repeat:" .. id .. ":" .. next
 end
-
 if pendingIn == KEY.wait then
   redis.call("LREM", KEYS[KEY.wait], 1, prevId)
 elseif pendingIn then
   redis.call("ZREM", KEYS[pendingIn], prevId)
 end
 if pendingIn then removeJobKeys(prefix .. prevId) end
-
 -- The hash is rewritten as BullMQ does: fields absent from this schedule must not linger.
 local fields = { "name", ARGV[ARG.name] }
 local function add(field, value)

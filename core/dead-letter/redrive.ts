@@ -10,11 +10,15 @@
  * fresh attempts, ready at once. The data is re-serialized from the letter (JSON.parse/stringify).
  */
 
-import { UnexpectedReplyError } from "../errors.ts";
 import { placementOf } from "../queue/add-jobs.ts";
 import type { WriteSettings } from "../queue/add-types.ts";
 import { encodeOptions } from "../redis/codec.ts";
-import { readDeadLetters, redriveDeadLetters } from "../redis/generated/scripts.ts";
+import {
+  decodeReadDeadLetters,
+  decodeRedriveDeadLetters,
+  readDeadLetters,
+  redriveDeadLetters,
+} from "../redis/generated/scripts.ts";
 import { queueKeyPrefix, queueKeys, replayGuardKey } from "../redis/keys.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import { runScript } from "../redis/scripts.ts";
@@ -81,22 +85,22 @@ export async function redrive(
   for (const { state, structure, kind } of states) {
     let offset = 0;
     for (;;) {
-      const reply = await runScript(
-        port,
-        readDeadLetters,
-        { structure: deadKeys[structure] },
-        {
-          prefix: queueKeyPrefix(deadLetterPrefix, from),
-          kind,
-          idPrefix,
-          offset,
-          count: pageSize,
-          maxBytes: maxPageBytes,
-        },
+      const page = decodeReadDeadLetters(
+        await runScript(
+          port,
+          readDeadLetters,
+          { structure: deadKeys[structure] },
+          {
+            prefix: queueKeyPrefix(deadLetterPrefix, from),
+            kind,
+            idPrefix,
+            offset,
+            count: pageSize,
+            maxBytes: maxPageBytes,
+          },
+        ),
       );
-      if (!Array.isArray(reply))
-        throw new UnexpectedReplyError(`redrive from queue "${from}": unexpected reply to the read`);
-      const letters = lettersOf(reply.slice(2).map(String));
+      const letters = lettersOf(page.letters);
       const room = count - result.count;
       const taken = letters.slice(0, room);
       const moved =
@@ -107,18 +111,18 @@ export async function redrive(
       result.count = result.jobs.length;
       if (letters.length > room) return { ...result, more: true };
       if (result.count >= count) return { ...result, more: true };
-      if (Number(reply[1]) === 1) break;
-      offset += Number(reply[0]) - moved.filter(Boolean).length;
+      if (page.ended === 1) break;
+      offset += page.looked - moved.filter(Boolean).length;
     }
   }
   return result;
 }
 
 /** The letters of a read page this module can redrive; others (not a dead letter's data) stay. */
-function lettersOf(flat: string[]): Letter[] {
+function lettersOf(read: readonly { id: string; data: string }[]): Letter[] {
   const letters: Letter[] = [];
-  for (let i = 0; i + 2 < flat.length; i += 3) {
-    const letter = parseDeadLetter(flat[i + 2]);
+  for (const { id, data: stored } of read) {
+    const letter = parseDeadLetter(stored);
     if (!letter) continue;
     const opts = redriveOptions(letter.job.opts);
     let data: string | undefined;
@@ -129,7 +133,7 @@ function lettersOf(flat: string[]): Letter[] {
     }
     if (data === undefined) continue;
     letters.push({
-      id: flat[i] as string,
+      id,
       name: letter.job.name,
       data,
       opts: encodeOptions(opts),
@@ -178,8 +182,6 @@ async function move(
       letters: letters.map((letter) => ({ ...letter, deadLetterId: letter.id })),
     },
   );
-  if (typeof reply !== "string" && typeof reply !== "number")
-    throw new UnexpectedReplyError(`redrive from queue "${from}": unexpected reply to the move`);
-  const ids = String(reply).split(",");
+  const ids = decodeRedriveDeadLetters(reply).ids.split(",");
   return letters.map((_, i) => ids[i] ?? "");
 }

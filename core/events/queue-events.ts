@@ -5,7 +5,7 @@
  */
 
 import { ClosedError, QueueStateError } from "../errors.ts";
-import { queueKeys } from "../redis/keys.ts";
+import { defaultPrefix, queueKeys } from "../redis/keys.ts";
 import { redisPortFrom } from "../redis/lifecycle.ts";
 import type { RedisPort, UpstashRedisLike } from "../redis/redis-port.ts";
 import type { EventsLevel } from "../types.ts";
@@ -123,7 +123,7 @@ export class QueueEvents<
     this.name = checkQueueName(name, "QueueEvents");
     const check: Checker = new Checker(`QueueEvents "${this.name}"`);
     const port = redisPortFrom(options, check.context);
-    this.prefix = checkPrefix(options.prefix ?? "bull", "QueueEvents");
+    this.prefix = checkPrefix(options.prefix ?? defaultPrefix, "QueueEvents");
     this.streamKey = queueKeys(this.prefix, this.name).events;
     const stream = streamPort(port);
     if (!stream)

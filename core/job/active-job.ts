@@ -2,8 +2,13 @@
  * A job while a worker runs it: the processor's handle for progress, logs, data, its time-limit
  * signal, and the moves BullMQ lets a processor make (delay itself, wait for its children).
  */
-import { errorForCode, UnexpectedReplyError, ValidationError } from "../errors.ts";
-import { moveToWaitingChildren, updateJob } from "../redis/generated/scripts.ts";
+import { errorForCode, ValidationError } from "../errors.ts";
+import {
+  decodeMoveToWaitingChildren,
+  decodeUpdateJob,
+  moveToWaitingChildren,
+  updateJob,
+} from "../redis/generated/scripts.ts";
 import { jobSubKeys, queueKeys } from "../redis/keys.ts";
 import { runScript } from "../redis/scripts.ts";
 import { Job } from "./job.ts";
@@ -51,21 +56,22 @@ export class ActiveJob<TData = unknown, TResult = unknown> extends Job<TData, TR
   private async update(kind: "progress" | "log" | "data", value: string): Promise<number> {
     const { port, prefix, queueName } = this.location;
     const keys = queueKeys(prefix, queueName);
-    const reply = await runScript(
-      port,
-      updateJob,
-      { job: this.key, logs: jobSubKeys(this.key).logs, events: keys.events, meta: keys.meta },
-      {
-        jobId: this.id,
-        kind,
-        value,
-        keepLogs: Number(this.opts.keepLogs ?? 0),
-        events: (this.hooks?.events ?? "all") === "all" ? 2 : 1,
-      },
+    const reply = decodeUpdateJob(
+      await runScript(
+        port,
+        updateJob,
+        { job: this.key, logs: jobSubKeys(this.key).logs, events: keys.events, meta: keys.meta },
+        {
+          jobId: this.id,
+          kind,
+          value,
+          keepLogs: Number(this.opts.keepLogs ?? 0),
+          events: (this.hooks?.events ?? "all") === "all" ? 2 : 1,
+        },
+      ),
     );
-    const code = Number(reply);
-    if (code < 0) throw errorForCode(code, `update ${kind}`, this.subject());
-    return code;
+    if (reply.form === "missing") throw errorForCode(reply.code, `update ${kind}`, this.subject());
+    return reply.result;
   }
 
   private json(field: string, value: unknown): string {
@@ -117,7 +123,7 @@ export class ActiveJob<TData = unknown, TResult = unknown> extends Job<TData, TR
   ): Promise<boolean> {
     const { port, prefix, queueName, clock } = this.location;
     const keys = queueKeys(prefix, queueName);
-    const reply = Number(
+    const reply = decodeMoveToWaitingChildren(
       await runScript(
         port,
         moveToWaitingChildren,
@@ -138,10 +144,7 @@ export class ActiveJob<TData = unknown, TResult = unknown> extends Job<TData, TR
         },
       ),
     );
-    if (reply === 1) return true;
-    if (reply === 0) return false;
-    if (reply === -9)
-      throw new UnexpectedReplyError(`moveToWaitingChildren: a child of ${this.subject()} failed`);
-    throw errorForCode(reply, "moveToWaitingChildren", this.subject());
+    if (reply.form === "refused") throw errorForCode(reply.code, "moveToWaitingChildren", this.subject());
+    return reply.moved === 1;
   }
 }

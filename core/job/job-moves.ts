@@ -3,21 +3,27 @@
  * promote, changeDelay and changePriority. Each is one script call, safe to replay.
  */
 
-import { errorForCode, JobNotInStateError, scriptCode } from "../errors.ts";
+import { errorForCode, JobNotInStateError } from "../errors.ts";
 import {
   changeDelay as changeDelayScript,
   changePriority,
+  decodeChangeDelay,
+  decodeChangePriority,
+  decodePromoteJob,
+  decodeRemoveJob,
+  decodeRetryJob,
   promoteJob,
   removeJob,
   retryJob,
+  scriptCodes,
 } from "../redis/generated/scripts.ts";
-import { jobKey, queueKeyPrefix, queueKeys, replayGuardKey } from "../redis/keys.ts";
+import { defaultReplayGuardTtlMs, jobKey, queueKeyPrefix, queueKeys, replayGuardKey } from "../redis/keys.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import { runScript } from "../redis/scripts.ts";
 import { Checker, maxDueTime, maxPriority } from "../validate.ts";
 
 /** How long a call's replay guard lives (ms): longer than the HTTP client's retries. */
-const guardTtl = 600_000;
+const guardTtl = defaultReplayGuardTtlMs;
 
 export interface RemoveOptions {
   /** Remove its children (and theirs) too, across queues; BullMQ's default is true. */
@@ -42,7 +48,7 @@ function keysOf(location: QueueContext, id: string) {
 }
 
 function refuse(code: number, operation: string, location: QueueContext, id: string, state?: string): never {
-  if (code === scriptCode.notInState && state)
+  if (code === scriptCodes.notInState && state)
     throw new JobNotInStateError(`${operation}: ${subject(location, id)} is not ${state}`);
   throw errorForCode(code, operation, subject(location, id));
 }
@@ -62,7 +68,7 @@ export async function removeJobWithChildren(
   const withChildren =
     opts.removeChildren === undefined ? true : check.boolean("removeChildren", opts.removeChildren);
   const { prefix, queueName } = location;
-  const code = Number(
+  const reply = decodeRemoveJob(
     await runScript(
       location.port,
       removeJob,
@@ -70,15 +76,15 @@ export async function removeJobWithChildren(
       { prefix: queueKeyPrefix(prefix, queueName), jobId: id, removeChildren: withChildren ? "1" : "" },
     ),
   );
-  if (code < 0) refuse(code, "remove", location, id);
+  if (reply.form === "refused") refuse(reply.code, "remove", location, id);
 }
 
 /** BullMQ's `job.promote()`: a delayed job is ready now. JobNotInStateError when it is not delayed. */
 export async function promote(location: QueueContext, id: string): Promise<void> {
-  const code = Number(
+  const reply = decodePromoteJob(
     await runScript(location.port, promoteJob, keysOf(location, id), { jobId: id, guardTtl }),
   );
-  if (code < 0) refuse(code, "promote", location, id, "delayed");
+  if (reply.form === "refused") refuse(reply.code, "promote", location, id, "delayed");
 }
 
 /**
@@ -88,7 +94,7 @@ export async function promote(location: QueueContext, id: string): Promise<void>
 export async function changeDelay(location: QueueContext, id: string, delay: number): Promise<void> {
   const now = location.clock();
   new Checker(`Job "${id}": changeDelay`).integer("delay", delay, 0, maxDueTime - now);
-  const code = Number(
+  const reply = decodeChangeDelay(
     await runScript(location.port, changeDelayScript, keysOf(location, id), {
       jobId: id,
       delay,
@@ -96,7 +102,7 @@ export async function changeDelay(location: QueueContext, id: string, delay: num
       guardTtl,
     }),
   );
-  if (code < 0) refuse(code, "changeDelay", location, id, "delayed");
+  if (reply.form === "refused") refuse(reply.code, "changeDelay", location, id, "delayed");
 }
 
 /**
@@ -112,7 +118,7 @@ export async function changeJobPriority(
   check.object("opts", opts, ["priority", "lifo"]);
   const priority = opts.priority === undefined ? 0 : check.integer("priority", opts.priority, 0, maxPriority);
   const lifo = opts.lifo === undefined ? false : check.boolean("lifo", opts.lifo);
-  const code = Number(
+  const reply = decodeChangePriority(
     await runScript(location.port, changePriority, keysOf(location, id), {
       jobId: id,
       priority,
@@ -120,7 +126,7 @@ export async function changeJobPriority(
       guardTtl,
     }),
   );
-  if (code < 0) refuse(code, "changePriority", location, id);
+  if (reply.form === "refused") refuse(reply.code, "changePriority", location, id);
   return priority;
 }
 
@@ -136,7 +142,7 @@ export async function retryFinished(
   lifo: boolean,
 ): Promise<void> {
   const keys = keysOf(location, id);
-  const code = Number(
+  const reply = decodeRetryJob(
     await runScript(
       location.port,
       retryJob,
@@ -151,5 +157,5 @@ export async function retryFinished(
       },
     ),
   );
-  if (code < 0) refuse(code, "retry", location, id, state);
+  if (reply.form === "refused") refuse(reply.code, "retry", location, id, state);
 }

@@ -4,8 +4,7 @@
  * already is not listed twice.
  */
 
-import { UnexpectedReplyError } from "../errors.ts";
-import { getJobsInRange } from "../redis/generated/scripts.ts";
+import { decodeGetJobsInRange, getJobsInRange } from "../redis/generated/scripts.ts";
 import { queueKeyPrefix } from "../redis/keys.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import { runScript } from "../redis/scripts.ts";
@@ -33,29 +32,28 @@ export async function readJobPages<TData>(
   let from = start;
   while (next < structures.length) {
     const rest = structures.slice(next);
-    const reply = await runScript(
-      port,
-      getJobsInRange,
-      { structures: rest.map((s) => ({ key: s.key })) },
-      {
-        prefix: queueKeyPrefix(prefix, queueName),
-        ascending: ascending ? "1" : "0",
-        maxIds: page.ids,
-        maxBytes: page.bytes,
-        structures: rest.map((s, i) => ({ kind: s.kind, start: i === 0 ? from : start, stop: end })),
-      },
+    const reply = decodeGetJobsInRange(
+      await runScript(
+        port,
+        getJobsInRange,
+        { structures: rest.map((s) => ({ key: s.key })) },
+        {
+          prefix: queueKeyPrefix(prefix, queueName),
+          ascending: ascending ? "1" : "0",
+          maxIds: page.ids,
+          maxBytes: page.bytes,
+          structures: rest.map((s, i) => ({ kind: s.kind, start: i === 0 ? from : start, stop: end })),
+        },
+      ),
     );
-    if (!Array.isArray(reply) || reply.length < 2)
-      throw new UnexpectedReplyError(`getJobs of queue "${queueName}": unexpected reply`);
-    for (const job of Job.listFromReply<TData>(location, reply.slice(2))) {
+    for (const job of Job.listFromReply<TData>(location, reply.jobs)) {
       if (seen.has(job.id)) continue;
       seen.add(job.id);
       jobs.push(job);
     }
-    const resume = Number(reply[0]);
-    if (resume === 0) break;
-    next += resume - 1;
-    from = Number(reply[1]);
+    if (reply.next === 0) break;
+    next += reply.next - 1;
+    from = reply.nextStart;
   }
   return jobs;
 }

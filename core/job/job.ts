@@ -6,7 +6,12 @@ import { UnexpectedReplyError } from "../errors.ts";
 import type { AnyQueueEvents } from "../events/queue-events.ts";
 import { waitUntilFinished } from "../events/wait-until-finished.ts";
 import { type DecodedJob, decodeJob, hashFromFlat } from "../redis/codec.ts";
-import { getDependencyCounts, getJobStates } from "../redis/generated/scripts.ts";
+import {
+  decodeGetDependencyCounts,
+  decodeGetJobStates,
+  getDependencyCounts,
+  getJobStates,
+} from "../redis/generated/scripts.ts";
 import { jobKey, jobSubKeys, queueKeyPrefix, queueKeys, queueQualifiedName } from "../redis/keys.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import { runScript } from "../redis/scripts.ts";
@@ -88,11 +93,11 @@ export class Job<TData = unknown, TResult = unknown> {
   /** @internal Decodes a flat `{id, {field, value, …}, …}` reply into jobs, skipping ids without a hash. */
   static listFromReply<T = unknown, R = unknown>(
     location: QueueContext,
-    reply: readonly unknown[],
+    reply: readonly { jobId: string; fields: readonly string[] }[],
   ): Job<T, R>[] {
     const jobs: Job<T, R>[] = [];
-    for (let i = 0; i + 1 < reply.length; i += 2) {
-      const job = Job.fromFlat<T, R>(location, String(reply[i]), (reply[i + 1] as unknown[]).map(String));
+    for (const { jobId, fields } of reply) {
+      const job = Job.fromFlat<T, R>(location, jobId, fields);
       if (job) jobs.push(job);
     }
     return jobs;
@@ -153,14 +158,18 @@ export class Job<TData = unknown, TResult = unknown> {
     id: string,
   ): Promise<{ job: Job<T, R>; state: JobState } | undefined> {
     const { port, prefix, queueName } = location;
-    const reply = await runScript(port, getJobStates, queueKeys(prefix, queueName), {
-      prefix: queueKeyPrefix(prefix, queueName),
-      jobs: [{ id }],
-    });
-    if (!Array.isArray(reply) || !Array.isArray(reply[1]))
+    const reply = decodeGetJobStates(
+      await runScript(port, getJobStates, queueKeys(prefix, queueName), {
+        prefix: queueKeyPrefix(prefix, queueName),
+        jobs: [{ id }],
+      }),
+      ["withFields"],
+    );
+    const [read] = reply.jobs;
+    if (!read || reply.jobs.length !== 1)
       throw new UnexpectedReplyError(`read of job "${id}" in queue "${queueName}": unexpected reply`);
-    const job = Job.fromFlat<T, R>(location, id, reply[1].map(String));
-    return job && { job, state: String(reply[0]) as JobState };
+    const job = Job.fromFlat<T, R>(location, id, read.fields);
+    return job && { job, state: read.state as JobState };
   }
 
   /** The states of jobs of one queue, in one call: what `getState` says of each, in order. */
@@ -169,15 +178,18 @@ export class Job<TData = unknown, TResult = unknown> {
     if (!first) return [];
     const { port, prefix, queueName } = first.location;
     const ids = jobs.map((job) => ({ id: job.id }));
-    const reply = await runScript(port, getJobStates, queueKeys(prefix, queueName), {
-      prefix: "",
-      jobs: ids,
-    });
-    if (!Array.isArray(reply) || reply.length !== jobs.length)
+    const { states } = decodeGetJobStates(
+      await runScript(port, getJobStates, queueKeys(prefix, queueName), {
+        prefix: "",
+        jobs: ids,
+      }),
+      ["states"],
+    );
+    if (states.length !== jobs.length)
       throw new UnexpectedReplyError(
         `getState of ${jobs.length} job(s) in queue "${queueName}": unexpected reply`,
       );
-    return reply.map((state) => String(state) as JobState);
+    return states as JobState[];
   }
 
   /** BullMQ's state checks: each one read of the job's state (`getState`). */
@@ -223,24 +235,20 @@ export class Job<TData = unknown, TResult = unknown> {
     failed: number;
   }> {
     const key = this.key;
-    const reply = await runScript(
-      this.location.port,
-      getDependencyCounts,
-      {
-        dependencies: jobSubKeys(key).dependencies,
-        processed: jobSubKeys(key).processed,
-        failed: jobSubKeys(key).failed,
-        unsuccessful: jobSubKeys(key).unsuccessful,
-      },
-      {},
+    const { processed, unprocessed, ignored, failed } = decodeGetDependencyCounts(
+      await runScript(
+        this.location.port,
+        getDependencyCounts,
+        {
+          dependencies: jobSubKeys(key).dependencies,
+          processed: jobSubKeys(key).processed,
+          failed: jobSubKeys(key).failed,
+          unsuccessful: jobSubKeys(key).unsuccessful,
+        },
+        {},
+      ),
     );
-    const [unprocessed, processed, ignored, failed] = (reply as number[]).map(Number);
-    return {
-      processed: processed ?? 0,
-      unprocessed: unprocessed ?? 0,
-      ignored: ignored ?? 0,
-      failed: failed ?? 0,
-    };
+    return { processed, unprocessed, ignored, failed };
   }
 
   /**

@@ -7,6 +7,7 @@
 
 import { errorForCode, QueueError } from "../errors.ts";
 import { encodeOptions, parentField } from "../redis/codec.ts";
+import { scriptCodes } from "../redis/generated/scripts.ts";
 import { queueKeyPrefix, queueQualifiedName } from "../redis/keys.ts";
 import { requestLimitBytes } from "../redis/redis-port.ts";
 import type { NewJob } from "./add-types.ts";
@@ -123,14 +124,6 @@ export function subject(job: NewJob | undefined): string {
   return `job ${job.customId ? `"${job.customId}"` : "(new)"} "${job.name}" in queue "${job.queueName}"`;
 }
 
-/** The add scripts' own codes, beside the shared ones in errors.ts. */
-export const addCode = {
-  /** A staged add's staging is gone or partial (it expired, or was aborted): nothing was added. */
-  stagingGone: -30,
-  /** The custom id is held by another add's staging that has not committed yet. */
-  idInFlight: -31,
-} as const;
-
 /**
  * A custom job id is held by another add that is staging it (an add of more than one call) and has
  * not committed: the job is not there yet, and may never be if that add fails. Retry after a moment;
@@ -148,14 +141,14 @@ export class StagedAddExpiredError extends QueueError {
   override name = "StagedAddExpiredError" as const;
 }
 
-/** The typed error for a negative code of an add script. */
+/** The typed error for a code of an add script: its own (stagingGone, idInFlight) or a shared one. */
 export function addError(code: number, job: NewJob | undefined): QueueError {
-  if (code === addCode.idInFlight) {
+  if (code === scriptCodes.idInFlight) {
     return new JobIdInFlightError(
       `add: ${subject(job)} is being added by another add that has not committed; retry later`,
     );
   }
-  if (code === addCode.stagingGone) {
+  if (code === scriptCodes.stagingGone) {
     return new StagedAddExpiredError(
       "add: the staged add expired or was removed before its commit; nothing was added",
     );

@@ -8,7 +8,7 @@
  * is done (BullMQ's own stream, capped at ~10,000 entries, keeps only the last of a 10,000-job add's).
  */
 
-import { publishAddEvents as publishScript } from "../redis/generated/scripts.ts";
+import { decodePublishAddEvents, publishAddEvents as publishScript } from "../redis/generated/scripts.ts";
 import { queueKeys } from "../redis/keys.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
 import { runScript } from "../redis/scripts.ts";
@@ -42,15 +42,17 @@ export async function publishAddEvents(
   const queues = table.queues.map((q) => ({ events: queueKeys(q.prefix, q.queueName).events }));
   for (let from = 0, step = 1; from < entries.length; from += maxJobsPerCall, step += 1) {
     try {
-      await runScript(
-        port,
-        publishScript,
-        { replayGuard: guardOf(step), queues },
-        {
-          guardTtl: settings.guardTtlMs,
-          maxLenEvents: settings.maxLenEvents,
-          jobs: entries.slice(from, from + maxJobsPerCall),
-        },
+      decodePublishAddEvents(
+        await runScript(
+          port,
+          publishScript,
+          { replayGuard: guardOf(step), queues },
+          {
+            guardTtl: settings.guardTtlMs,
+            maxLenEvents: settings.maxLenEvents,
+            jobs: entries.slice(from, from + maxJobsPerCall),
+          },
+        ),
       );
     } catch {
       // The jobs are committed; only these events are lost (see above).

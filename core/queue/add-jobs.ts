@@ -7,8 +7,8 @@
 
 import { UnexpectedReplyError } from "../errors.ts";
 import type { Job } from "../job/job.ts";
-import { addJobs } from "../redis/generated/scripts.ts";
-import { defaultMaxLenEvents, queueKeys, replayGuardKey } from "../redis/keys.ts";
+import { addJobs, decodeAddJobs } from "../redis/generated/scripts.ts";
+import { defaultMaxLenEvents, defaultReplayGuardTtlMs, queueKeys, replayGuardKey } from "../redis/keys.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
 import { runScript } from "../redis/scripts.ts";
 import type { JobsOptions } from "../types.ts";
@@ -44,7 +44,7 @@ export function writeSettings(
   const check = new Checker("Queue options");
   const maxLenEvents = options.streams?.events?.maxLen ?? defaultMaxLenEvents;
   check.integer("streams.events.maxLen", maxLenEvents, 1);
-  const guardTtlMs = options.replayGuardTtlMs ?? 600_000;
+  const guardTtlMs = options.replayGuardTtlMs ?? defaultReplayGuardTtlMs;
   check.integer("replayGuardTtlMs", guardTtlMs, 10_000);
   const events = options.events ?? "all";
   if (events !== "all" && events !== "final" && events !== "none") {
@@ -86,18 +86,14 @@ async function writeOneCall(port: RedisPort, jobs: NewJob[], settings: WriteSett
 }
 
 function decodeReply(reply: unknown, jobs: NewJob[], table: QueueTable): AddOutcome[] {
-  if (typeof reply === "string") return decodeReplay(reply, jobs, table);
-  if (!Array.isArray(reply))
-    throw new UnexpectedReplyError(`addJobs: unexpected reply of type ${typeof reply}`);
-  const head = Number(reply[0]);
-  if (head < 0) throw addError(head, jobs[Number(reply[1]) - 1]);
-  const out: AddOutcome[] = [];
-  for (let i = 0; i < reply.length; i += 2) {
-    const outcome = outcomeNames[Number(reply[i]) as 1 | 2 | 3];
-    if (!outcome) throw new UnexpectedReplyError(`addJobs: unknown outcome ${String(reply[i])}`);
-    out.push({ id: String(reply[i + 1]), outcome });
-  }
-  return out;
+  const answer = decodeAddJobs(reply);
+  if (answer.form === "replayed") return decodeReplay(answer.text, jobs, table);
+  if (answer.form === "refused") throw addError(answer.code, jobs[answer.index - 1]);
+  return answer.jobs.map(({ outcome, jobId }) => {
+    const name = outcomeNames[outcome as 1 | 2 | 3];
+    if (!name) throw new UnexpectedReplyError(`addJobs: unknown outcome ${outcome}`);
+    return { id: jobId, outcome: name };
+  });
 }
 
 /** Rebuilds a replayed call's answer from its guard: counter values, then the deviating outcomes. */

@@ -7,6 +7,7 @@
 
 import type { Job } from "../job/job.ts";
 import { checkFlowNodeSlot } from "../redis/hash-slot.ts";
+import { defaultPrefix } from "../redis/keys.ts";
 import { Lifecycle, redisPortFrom } from "../redis/lifecycle.ts";
 import type { RedisPort, UpstashRedisLike } from "../redis/redis-port.ts";
 import { type Telemetry, tracedFlows } from "../telemetry/telemetry.ts";
@@ -82,7 +83,7 @@ export class FlowProducer {
     checkQueueName(node.queueName, check.context, `${field}queueName`);
     const children = node.children ?? [];
     if (!Array.isArray(children)) check.fail(`${field}children`, "an array", children);
-    const queue = this.queue(node.queueName, node.prefix ?? this.options.prefix ?? "bull");
+    const queue = this.queue(node.queueName, node.prefix ?? this.options.prefix ?? defaultPrefix);
     checkFlowNodeSlot(check, field, queue.qualifiedName, parent);
     const opts = { ...node.opts } as JobsOptions & Record<string, unknown>;
     if ("parent" in opts) check.fail(`${field}opts.parent`, "left out (a flow sets parents itself)");

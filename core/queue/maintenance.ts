@@ -6,8 +6,24 @@
  * the work is done.
  */
 import { QueueStateError, UnexpectedReplyError } from "../errors.ts";
-import { cleanJobs, moveJobsToWait, obliterateQueue, pauseQueue } from "../redis/generated/scripts.ts";
-import { type QueueKeys, queueKeyPrefix, queueKeys, replayGuardKey } from "../redis/keys.ts";
+import {
+  cleanJobs,
+  decodeCleanJobs,
+  decodeMoveJobsToWait,
+  decodeObliterateQueue,
+  decodePauseQueue,
+  moveJobsToWait,
+  obliterateQueue,
+  obliterateQueueCodes,
+  pauseQueue,
+} from "../redis/generated/scripts.ts";
+import {
+  defaultReplayGuardTtlMs,
+  type QueueKeys,
+  queueKeyPrefix,
+  queueKeys,
+  replayGuardKey,
+} from "../redis/keys.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import { runScript } from "../redis/scripts.ts";
 import { Checker } from "../validate.ts";
@@ -30,7 +46,7 @@ const callCount = { obliterate: 200, move: 300 };
 /** The largest `count` a caller may ask one step to handle. */
 const maxStepCount = 10_000;
 /** How long a step's replay guard lives (ms): longer than the HTTP client's retries. */
-const guardTtl = 600_000;
+const guardTtl = defaultReplayGuardTtlMs;
 
 /** The states `clean` accepts, as BullMQ's `clean` (`waiting` is `wait`, `paused` the legacy list). */
 export type CleanState =
@@ -79,31 +95,12 @@ export interface PromoteJobsOptions {
   limit?: number;
 }
 
-interface Step {
-  finished: boolean;
-  kept: number;
-  deleted: number;
-  ids: string[];
-}
-
 function context(location: QueueContext, operation: string): string {
   return `Queue "${location.queueName}": ${operation}`;
 }
 
 function guard(location: QueueContext, token: string, step: number): string {
   return replayGuardKey(location.prefix, location.queueName, `${token}-${step}`);
-}
-
-/** A step's answer; a replayed step answers the same values as strings. */
-function parseStep(reply: unknown, operation: string): Step {
-  if (!Array.isArray(reply) || reply.length < 3)
-    throw new UnexpectedReplyError(`${operation}: unexpected reply from a clean step`);
-  return {
-    finished: Number(reply[0]) === 1,
-    kept: Number(reply[1]),
-    deleted: Number(reply[2]),
-    ids: reply.slice(3).map(String),
-  };
 }
 
 interface CleanRun {
@@ -150,11 +147,11 @@ async function cleanStructure(
         guardTtl,
       },
     );
-    const result = parseStep(reply, context(location, "clean"));
-    for (const id of result.ids) ids.push(id);
-    count += result.deleted;
-    offset += result.kept;
-    if (result.finished) return { ids, count };
+    const answer = decodeCleanJobs(reply);
+    for (const id of answer.ids) ids.push(id);
+    count += answer.deleted;
+    offset += answer.kept;
+    if (answer.finished === 1) return { ids, count };
   }
 }
 
@@ -232,7 +229,7 @@ export async function obliterate(location: QueueContext, opts: ObliterateOptions
   const count = stepCount(check, opts.count);
   const { port, prefix, queueName } = location;
   const keys = queueKeys(prefix, queueName);
-  await runScript(port, pauseQueue, keys, { pause: "1" });
+  decodePauseQueue(await runScript(port, pauseQueue, keys, { pause: "1" }));
   const token = crypto.randomUUID();
   for (let step = 0; ; step++) {
     const reply = await runScript(
@@ -246,17 +243,18 @@ export async function obliterate(location: QueueContext, opts: ObliterateOptions
         guardTtl,
       },
     );
-    const code = Number(Array.isArray(reply) ? reply[0] : reply);
-    if (code === -1)
+    const answer = decodeObliterateQueue(reply);
+    if (answer.form === "refused" && answer.code === obliterateQueueCodes.notPaused)
       throw new QueueStateError(
         `obliterate: queue "${queueName}" was resumed while it was being obliterated`,
       );
-    if (code === -2)
+    if (answer.form === "refused")
       throw new QueueStateError(
         `obliterate: queue "${queueName}" has active jobs; pass { force: true } to delete them too`,
       );
-    if (code === 0) return;
-    if (code !== 1) throw new UnexpectedReplyError(`obliterate of queue "${queueName}": unexpected reply`);
+    if (answer.left === 0) return;
+    if (answer.left !== 1)
+      throw new UnexpectedReplyError(`obliterate of queue "${queueName}": unexpected reply`);
   }
 }
 
@@ -280,10 +278,9 @@ async function moveAll(
       { ...keys, source: keys[state], replayGuard: guard(location, token, step) },
       { prefix: queueKeyPrefix(prefix, queueName), state, count: take, maxScore, guardTtl },
     );
-    if (!Array.isArray(reply) || reply.length !== 2)
-      throw new UnexpectedReplyError(`moving ${state} jobs of queue "${queueName}": unexpected reply`);
-    moved += Number(reply[1]);
-    if (Number(reply[0]) !== 1) break;
+    const answer = decodeMoveJobsToWait(reply);
+    moved += answer.moved;
+    if (answer.more !== 1) break;
   }
   return moved;
 }

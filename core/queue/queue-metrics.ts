@@ -7,7 +7,10 @@
 
 import { defaultDeadLetterQueue } from "../dead-letter/redrive.ts";
 import { UnexpectedReplyError } from "../errors.ts";
-import { readQueueMetrics as readQueueMetricsScript } from "../redis/generated/scripts.ts";
+import {
+  decodeReadQueueMetrics,
+  readQueueMetrics as readQueueMetricsScript,
+} from "../redis/generated/scripts.ts";
 import { queueKeys } from "../redis/keys.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
 import { runScript } from "../redis/scripts.ts";
@@ -52,24 +55,15 @@ export async function readQueueMetrics(
     },
     {},
   );
-  if (!Array.isArray(reply) || reply.length !== queues.length) {
-    throw new UnexpectedReplyError("readQueueMetrics: unexpected reply");
-  }
-  return reply.map((entry, index): QueueMetrics => {
-    const n = (entry as unknown[]).map(Number);
-    const oldest = n[7] ?? 0;
-    return {
+  const read = decodeReadQueueMetrics(reply).queues;
+  if (read.length !== queues.length)
+    throw new UnexpectedReplyError("readQueueMetrics: one entry per queue expected");
+  return read.map(
+    ({ paused, oldestWaitingTimestamp, ...counts }, index): QueueMetrics => ({
       queue: (queues[index] as MetricsQueue).name,
-      waiting: n[0] ?? 0,
-      prioritized: n[1] ?? 0,
-      delayed: n[2] ?? 0,
-      active: n[3] ?? 0,
-      failed: n[4] ?? 0,
-      paused: n[5] === 1,
-      deadLetterDepth: n[6] ?? 0,
-      ...(oldest > 0 ? { oldestWaitingAt: oldest } : {}),
-      completedSinceLastRead: n[8] ?? 0,
-      failedSinceLastRead: n[9] ?? 0,
-    };
-  });
+      ...counts,
+      paused: paused === 1,
+      ...(oldestWaitingTimestamp > 0 ? { oldestWaitingAt: oldestWaitingTimestamp } : {}),
+    }),
+  );
 }

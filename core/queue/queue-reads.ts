@@ -6,7 +6,14 @@ import { NotSupportedError, UnexpectedReplyError } from "../errors.ts";
 import { Job } from "../job/job.ts";
 import { readJobPages } from "../job/job-pages.ts";
 import { defaultJobTypes, jobStructures, pendingJobTypes } from "../job/job-structures.ts";
-import { getJobCounts, getJobLogs, getJobStates } from "../redis/generated/scripts.ts";
+import {
+  decodeGetJobCounts,
+  decodeGetJobLogs,
+  decodeGetJobStates,
+  getJobCounts,
+  getJobLogs,
+  getJobStates,
+} from "../redis/generated/scripts.ts";
 import { jobKey, jobSubKeys, type queueKeys } from "../redis/keys.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
 import { runScript } from "../redis/scripts.ts";
@@ -42,15 +49,17 @@ export class QueueReads<TData = unknown> extends QueueMaintenance {
       `Queue "${this.name}": getJobCounts`,
       true,
     );
-    const reply = await runScript(
-      this.port,
-      getJobCounts,
-      { structures: structures.map((s) => ({ key: s.key })) },
-      { structures: structures.map((s) => ({ kind: s.kind })) },
+    const { counts } = decodeGetJobCounts(
+      await runScript(
+        this.port,
+        getJobCounts,
+        { structures: structures.map((s) => ({ key: s.key })) },
+        { structures: structures.map((s) => ({ kind: s.kind })) },
+      ),
     );
-    if (!Array.isArray(reply))
+    if (counts.length !== structures.length)
       throw new UnexpectedReplyError(`getJobCounts of queue "${this.name}": unexpected reply`);
-    return Object.fromEntries(structures.map((s, i) => [s.type, Number(reply[i])]));
+    return Object.fromEntries(structures.map((s, i) => [s.type, counts[i] as number]));
   }
 
   /**
@@ -132,10 +141,13 @@ export class QueueReads<TData = unknown> extends QueueMaintenance {
   async getJobState(id: string): Promise<JobState> {
     const check = new Checker(`Queue "${this.name}": getJobState`);
     check.string("id", id);
-    const reply = await runScript(this.port, getJobStates, this.keys, { prefix: "", jobs: [{ id }] });
-    if (!Array.isArray(reply) || reply.length !== 1)
+    const { states } = decodeGetJobStates(
+      await runScript(this.port, getJobStates, this.keys, { prefix: "", jobs: [{ id }] }),
+      ["states"],
+    );
+    if (states.length !== 1)
       throw new UnexpectedReplyError(`getJobState of job "${id}" in queue "${this.name}": unexpected reply`);
-    return String(reply[0]) as JobState;
+    return states[0] as JobState;
   }
 
   /**
@@ -152,16 +164,15 @@ export class QueueReads<TData = unknown> extends QueueMaintenance {
     check.integer("end", end, -1);
     // Newest first reads the same range counted from the end, then reverses it (as BullMQ does).
     const [from, to] = asc ? [start, end] : [-(end + 1), -(start + 1)];
-    const reply = await runScript(
-      this.port,
-      getJobLogs,
-      { logs: jobSubKeys(jobKey(this.prefix, this.name, id)).logs },
-      { from, to },
+    const { lines, total } = decodeGetJobLogs(
+      await runScript(
+        this.port,
+        getJobLogs,
+        { logs: jobSubKeys(jobKey(this.prefix, this.name, id)).logs },
+        { from, to },
+      ),
     );
-    if (!Array.isArray(reply) || !Array.isArray(reply[0]))
-      throw new UnexpectedReplyError(`getJobLogs of job "${id}" in queue "${this.name}": unexpected reply`);
-    const logs = reply[0].map(String);
-    return { logs: asc ? logs : logs.reverse(), count: Number(reply[1]) };
+    return { logs: asc ? lines : lines.reverse(), count: total };
   }
 
   /**

@@ -4,8 +4,12 @@
  * deduplication windows (`{P}de:<id>`) and the metrics BullMQ workers keep (`{P}metrics:*`).
  */
 
-import { UnexpectedReplyError } from "../errors.ts";
 import {
+  decodeDeduplicationKey,
+  decodeGetMetrics,
+  decodeGetRateLimitTtl,
+  decodeSetRateLimit,
+  decodeUpdateQueueMeta,
   deduplicationKey,
   getMetrics as getMetricsScript,
   getRateLimitTtl as getRateLimitTtlScript,
@@ -34,7 +38,7 @@ function checker(location: QueueContext, operation: string): Checker {
 export async function rateLimit(location: QueueContext, ms: number): Promise<void> {
   checker(location, "rateLimit").integer("expireTimeMs", ms, 1);
   const keys = queueKeys(location.prefix, location.queueName);
-  await runScript(location.port, setRateLimit, { limiter: keys.limiter }, { ms });
+  decodeSetRateLimit(await runScript(location.port, setRateLimit, { limiter: keys.limiter }, { ms }));
 }
 
 /**
@@ -44,7 +48,11 @@ export async function rateLimit(location: QueueContext, ms: number): Promise<voi
 export async function getRateLimitTtl(location: QueueContext, maxJobs?: number): Promise<number> {
   if (maxJobs !== undefined) checker(location, "getRateLimitTtl").integer("maxJobs", maxJobs, 1);
   const keys = queueKeys(location.prefix, location.queueName);
-  return Number(await runScript(location.port, getRateLimitTtlScript, keys, { maxJobs: maxJobs ?? 0 }));
+  const reply = decodeGetRateLimitTtl(
+    await runScript(location.port, getRateLimitTtlScript, keys, { maxJobs: maxJobs ?? 0 }),
+  );
+  // PTTL's own answers (no limiter, no expiry) are BullMQ's answers too.
+  return reply.form === "ttl" ? reply.ttl : reply.code;
 }
 
 async function updateMeta(
@@ -53,11 +61,13 @@ async function updateMeta(
   fields: [string, number][],
 ): Promise<void> {
   const keys = queueKeys(location.prefix, location.queueName);
-  await runScript(
-    location.port,
-    updateQueueMeta,
-    { meta: keys.meta },
-    { remove: remove ? "1" : "", fields: fields.map(([field, value]) => ({ field, value })) },
+  decodeUpdateQueueMeta(
+    await runScript(
+      location.port,
+      updateQueueMeta,
+      { meta: keys.meta },
+      { remove: remove ? "1" : "", fields: fields.map(([field, value]) => ({ field, value })) },
+    ),
   );
 }
 
@@ -124,8 +134,8 @@ async function dedupCall(location: QueueContext, operation: string, id: string, 
 
 /** BullMQ's `getDeduplicationJobId(id)`: the job that owns the window, or null. */
 export async function getDeduplicationJobId(location: QueueContext, id: string): Promise<string | null> {
-  const owner = await dedupCall(location, "getDeduplicationJobId", id, false);
-  return owner === null || owner === undefined || owner === false ? null : String(owner);
+  const reply = await dedupCall(location, "getDeduplicationJobId", id, false);
+  return decodeDeduplicationKey(reply, ["owner"]).jobId;
 }
 
 /**
@@ -133,7 +143,8 @@ export async function getDeduplicationJobId(location: QueueContext, id: string):
  * add with that id creates a job. Returns 1 when there was one, else 0.
  */
 export async function removeDeduplicationKey(location: QueueContext, id: string): Promise<number> {
-  return Number(await dedupCall(location, "removeDeduplicationKey", id, true));
+  return decodeDeduplicationKey(await dedupCall(location, "removeDeduplicationKey", id, true), ["removed"])
+    .count;
 }
 
 /** BullMQ's `getMetrics(type, start, end)`: what BullMQ workers with `metrics` on recorded. */
@@ -147,20 +158,21 @@ export async function getMetrics(
   if (type !== "completed" && type !== "failed") check.fail("type", "completed or failed", type);
   check.integer("start", start, -Number.MAX_SAFE_INTEGER);
   check.integer("end", end, -Number.MAX_SAFE_INTEGER);
-  const reply = await runScript(
-    location.port,
-    getMetricsScript,
-    metricsKeys(location.prefix, location.queueName, type),
-    { start, stop: end },
+  const { counters, points, pointCount } = decodeGetMetrics(
+    await runScript(location.port, getMetricsScript, metricsKeys(location.prefix, location.queueName, type), {
+      start,
+      stop: end,
+    }),
   );
-  if (!Array.isArray(reply) || !Array.isArray(reply[0]) || !Array.isArray(reply[1]))
-    throw new UnexpectedReplyError(`getMetrics of queue "${location.queueName}": unexpected reply`);
-  const [count, prevTS, prevCount] = (reply[0] as unknown[]).map(
-    (v) => Number.parseInt(String(v ?? "0"), 10) || 0,
-  );
+  // BullMQ workers write these; a field that is missing or no number reads as 0, as in BullMQ.
+  const counter = (value: string | null) => Number.parseInt(value ?? "0", 10) || 0;
   return {
-    meta: { count: count ?? 0, prevTS: prevTS ?? 0, prevCount: prevCount ?? 0 },
-    data: (reply[1] as unknown[]).map((point) => Number(point) || 0),
-    count: Number(reply[2]),
+    meta: {
+      count: counter(counters.count),
+      prevTS: counter(counters.prevTS),
+      prevCount: counter(counters.prevCount),
+    },
+    data: points.map((point) => Number(point) || 0),
+    count: pointCount,
   };
 }

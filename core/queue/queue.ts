@@ -6,9 +6,9 @@
 import { type RedriveOptions, redrive } from "../dead-letter/redrive.ts";
 import { Job } from "../job/job.ts";
 import { type RemoveOptions, removeJobWithChildren } from "../job/job-moves.ts";
-import { pauseQueue, trimEvents } from "../redis/generated/scripts.ts";
+import { decodePauseQueue, decodeTrimEvents, pauseQueue, trimEvents } from "../redis/generated/scripts.ts";
 import { checkJobTargets } from "../redis/hash-slot.ts";
-import { queueKeys, queueQualifiedName } from "../redis/keys.ts";
+import { defaultPrefix, queueKeys, queueQualifiedName } from "../redis/keys.ts";
 import { Lifecycle, redisPortFrom } from "../redis/lifecycle.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
 import { runScript } from "../redis/scripts.ts";
@@ -49,7 +49,7 @@ export class Queue<TData = unknown> extends QueueReads<TData> {
     this.name = checkQueueName(name);
     this.lifecycle = new Lifecycle(`Queue "${this.name}"`);
     const port = redisPortFrom(options, `Queue "${this.name}"`);
-    this.prefix = checkPrefix(options.prefix ?? "bull");
+    this.prefix = checkPrefix(options.prefix ?? defaultPrefix);
     this.options = options;
     this.port = this.lifecycle.guard(port);
     this.keys = queueKeys(this.prefix, this.name);
@@ -191,11 +191,11 @@ export class Queue<TData = unknown> extends QueueReads<TData> {
 
   /** Pauses the queue for every worker (BullMQ's global pause: only `meta.paused` changes). */
   async pause(): Promise<void> {
-    await runScript(this.port, pauseQueue, this.keys, { pause: "1" });
+    decodePauseQueue(await runScript(this.port, pauseQueue, this.keys, { pause: "1" }));
   }
 
   async resume(): Promise<void> {
-    await runScript(this.port, pauseQueue, this.keys, { pause: "0" });
+    decodePauseQueue(await runScript(this.port, pauseQueue, this.keys, { pause: "0" }));
   }
 
   async isPaused(): Promise<boolean> {
@@ -215,7 +215,7 @@ export class Queue<TData = unknown> extends QueueReads<TData> {
    */
   async trimEvents(maxLength: number): Promise<number> {
     new Checker(`Queue "${this.name}": trimEvents`).integer("maxLength", maxLength, 0);
-    return Number(await runScript(this.port, trimEvents, this.keys, { maxLength }));
+    return decodeTrimEvents(await runScript(this.port, trimEvents, this.keys, { maxLength })).removed;
   }
 
   /**

@@ -3,7 +3,7 @@
  * (`{P}nq:workers`, written by each invocation, pruned by the sweeper) that have not lapsed. A kick
  * reads it to skip invoking a worker when the queue already has its maximum running.
  */
-import { countWorkers } from "../redis/generated/scripts.ts";
+import { countWorkers, decodeCountWorkers } from "../redis/generated/scripts.ts";
 import { workerRegistryKey } from "../redis/keys.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
 import { runScript } from "../redis/scripts.ts";
@@ -16,5 +16,5 @@ export async function countRunningWorkers(
   now: number,
 ): Promise<number> {
   const reply = await runScript(port, countWorkers, { workers: workerRegistryKey(prefix, queue) }, { now });
-  return Number(reply);
+  return decodeCountWorkers(reply).count;
 }

@@ -9,7 +9,17 @@
  */
 
 import { UnexpectedReplyError } from "../errors.ts";
-import { abortStagedJobs, commitStagedJobs, sealStagedJobs, stageJobs } from "../redis/generated/scripts.ts";
+import {
+  abortStagedJobs,
+  commitStagedJobs,
+  decodeAbortStagedJobs,
+  decodeCommitStagedJobs,
+  decodeSealStagedJobs,
+  decodeStageJobs,
+  scriptCodes,
+  sealStagedJobs,
+  stageJobs,
+} from "../redis/generated/scripts.ts";
 import { queueKeys, replayGuardKey, stagingKeys } from "../redis/keys.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
 import { runScript } from "../redis/scripts.ts";
@@ -116,18 +126,18 @@ class StagedAdd {
       maxUnitsPerStagingCall,
     )) {
       this.chunksStaged += 1;
-      const reply = await runScript(
-        this.port,
-        stageJobs,
-        this.stagingArgs(this.guard(`-s${this.chunksStaged}`)),
-        { ttl: this.settings.guardTtlMs, jobs: chunk.map((job) => jobArgs(job, this.table.indexOf(job))) },
+      const reply = decodeStageJobs(
+        await runScript(this.port, stageJobs, this.stagingArgs(this.guard(`-s${this.chunksStaged}`)), {
+          ttl: this.settings.guardTtlMs,
+          jobs: chunk.map((job) => jobArgs(job, this.table.indexOf(job))),
+        }),
       );
-      if (!Array.isArray(reply)) throw new UnexpectedReplyError("stageJobs: unexpected reply");
-      if (Number(reply[0]) < 0) throw addError(Number(reply[0]), chunk[Number(reply[1]) - 1]);
+      if (reply.form === "refused") throw addError(reply.code, chunk[reply.index - 1]);
+      if (reply.jobs.length !== chunk.length)
+        throw new UnexpectedReplyError(`stageJobs: ${reply.jobs.length} outcomes for ${chunk.length} jobs`);
       for (const [n, job] of chunk.entries()) {
         const index = byJob.get(job) as number;
-        const code = Number(reply[2 * n]);
-        const id = String(reply[2 * n + 1]);
+        const { outcome: code, jobId: id } = reply.jobs[n] as (typeof reply.jobs)[number];
         this.outcomes[index] = { id, outcome: code === 1 || code === 4 ? "created" : "duplicated" };
         if (code === 1 || code === 4)
           this.staged[job.customId && !job.generatedId ? "customKeys" : "keys"] += 1;
@@ -157,14 +167,15 @@ class StagedAdd {
       for (let from = 0; from < end; from += maxSealedPerCall) {
         step += 1;
         const to = Math.min(from + maxSealedPerCall, end) - 1;
-        const reply = await runScript(
-          this.port,
-          sealStagedJobs,
-          { replayGuard: this.guard(`-p${step}`), stagedKeys: list },
-          { from, to, guardTtl: this.settings.guardTtlMs },
+        const reply = decodeSealStagedJobs(
+          await runScript(
+            this.port,
+            sealStagedJobs,
+            { replayGuard: this.guard(`-p${step}`), stagedKeys: list },
+            { from, to, guardTtl: this.settings.guardTtlMs },
+          ),
         );
-        if (!Array.isArray(reply)) throw new UnexpectedReplyError("sealStagedJobs: unexpected reply");
-        if (Number(reply[0]) < 0) throw addError(Number(reply[0]), undefined);
+        if (reply.form === "gone") throw addError(reply.code, undefined);
       }
     }
     return { persistFrom, persistCustomFrom };
@@ -193,25 +204,23 @@ class StagedAdd {
   }
 
   /** Applies the commit's answer: the outcome of each deferred job. */
-  settle(reply: unknown): void {
-    if (!Array.isArray(reply)) throw new UnexpectedReplyError("commitStagedJobs: unexpected reply");
-    const head = Number(reply[0]);
-    if (head < 0) {
-      const at = this.failedJob(head, reply[1]);
-      throw addError(head, at);
-    }
+  settle(raw: unknown): void {
+    const reply = decodeCommitStagedJobs(raw);
+    if (reply.form === "gone") throw addError(reply.code, undefined);
+    if (reply.form === "refused") throw addError(reply.code, this.failedJob(reply.code, reply.detail));
     const names = { 1: "created", 2: "duplicated", 3: "deduplicated" } as const;
     for (const [n, { index }] of this.deferred.entries()) {
-      const outcome = names[Number(reply[2 * n]) as 1 | 2 | 3];
-      if (!outcome) throw new UnexpectedReplyError(`commitStagedJobs: outcome ${String(reply[2 * n])}`);
-      this.outcomes[index] = { id: String(reply[2 * n + 1]), outcome };
+      const answer = reply.jobs[n];
+      const outcome = answer && names[answer.outcome as 1 | 2 | 3];
+      if (!answer || !outcome) throw new UnexpectedReplyError(`commitStagedJobs: outcome ${answer?.outcome}`);
+      this.outcomes[index] = { id: answer.jobId, outcome };
     }
   }
 
-  /** The job a commit failure names: a deferred job's index (-7) or the first child of a parent (-5). */
-  private failedJob(code: number, detail: unknown): NewJob | undefined {
-    if (code === -7) return this.jobs[this.deferred[Number(detail) - 1]?.index ?? -1];
-    if (code !== -5) return undefined;
+  /** The job a commit refusal names: a deferred job (parentConflict) or the first child of a parent. */
+  private failedJob(code: number, detail: string): NewJob | undefined {
+    if (code === scriptCodes.parentConflict) return this.jobs[this.deferred[Number(detail) - 1]?.index ?? -1];
+    if (code !== scriptCodes.parentNotFound) return undefined;
     return this.jobs.find(
       (job) => job.opts.parent && `${job.opts.parent.queue}:${job.opts.parent.id}` === detail,
     );
@@ -224,13 +233,13 @@ class StagedAdd {
   async abort(): Promise<boolean> {
     try {
       for (;;) {
-        const reply = Number(
+        const reply = decodeAbortStagedJobs(
           await runScript(this.port, abortStagedJobs, this.stagingArgs(this.guard()), {
             count: abortStepKeys,
           }),
         );
-        if (reply === -1) return true;
-        if (reply === 0) return false;
+        if (reply.form === "committed") return true;
+        if (reply.left === 0) return false;
       }
     } catch {
       return false;

@@ -7,7 +7,10 @@
 export const queueKeySuffix = {
   /** STRING, job-id counter (INCR on every add attempt). */
   idCounter: "id",
-  /** HASH, queue meta: `paused`, `concurrency`, `max`, `duration`, `opts.maxLenEvents`, `version`. */
+  /**
+   * HASH, queue meta: `paused`, `concurrency`, `max`, `duration`, `opts.maxLenEvents`, `version`; and
+   * nimbusq's own `nq:batchSize`, `nq:concurrency`, what its workers last registered (lua/trackWorker.lua).
+   */
   meta: "meta",
   /** LIST, ready job ids; LPUSH on add, the next job is the rightmost. */
   wait: "wait",
@@ -42,6 +45,15 @@ export const queueKeySuffix = {
   /** HASH (nimbusq's own), jobs nimbusq workers completed and failed since the sweeper's last metrics read. */
   finishCounts: "nq:counts",
 } as const;
+
+/** The key prefix when none is given: BullMQ's default, so both find the same queues. */
+export const defaultPrefix = "bull";
+
+/**
+ * How long a script call's replay guard lives (ms) unless a Queue says otherwise: longer than the
+ * HTTP client's retries of one call, so a retried call finds its first answer.
+ */
+export const defaultReplayGuardTtlMs = 600_000;
 
 /** BullMQ's default cap of the events stream (`opts.maxLenEvents`, XADD MAXLEN ~). */
 export const defaultMaxLenEvents = 10_000;

@@ -5,12 +5,19 @@
  * (`scheduler-iterations.ts`); the sweeper brings back one that went missing.
  */
 
-import { errorForCode, UnexpectedReplyError } from "../errors.ts";
+import { errorForCode } from "../errors.ts";
 import { Job } from "../job/job.ts";
 import { writeSettings } from "../queue/add-jobs.ts";
 import type { QueueOptions } from "../queue/queue-options.ts";
 import { decodeOptions, decodeScheduler, hashFromFlat, shortOptions } from "../redis/codec.ts";
-import { getJobSchedulers, removeJobScheduler, upsertJobScheduler } from "../redis/generated/scripts.ts";
+import {
+  decodeGetJobSchedulers,
+  decodeRemoveJobScheduler,
+  decodeUpsertJobScheduler,
+  getJobSchedulers,
+  removeJobScheduler,
+  upsertJobScheduler,
+} from "../redis/generated/scripts.ts";
 import { queueKeyPrefix, queueKeys } from "../redis/keys.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import { runScript } from "../redis/scripts.ts";
@@ -72,7 +79,7 @@ export async function upsertScheduler<TData>(
   };
   const templateOpts = JSON.stringify(stored);
   const text = (value: number | string | undefined) => (value === undefined ? "" : String(value));
-  const reply = await runScript(port, upsertJobScheduler, queueKeysFor(host), {
+  const raw = await runScript(port, upsertJobScheduler, queueKeysFor(host), {
     prefix: queueKeyPrefix(prefix, queueName),
     schedulerId,
     idJson: jsonEscaped(schedulerId),
@@ -93,14 +100,15 @@ export async function upsertScheduler<TData>(
     lifo: opts.lifo ? "1" : "",
     maxLenEvents,
   });
-  if (typeof reply === "number" || !Array.isArray(reply)) {
+  const reply = decodeUpsertJobScheduler(raw);
+  if (reply.form === "refused") {
     throw errorForCode(
-      Number(reply),
+      reply.code,
       "upsertJobScheduler",
       `scheduler "${schedulerId}" of queue "${queueName}"`,
     );
   }
-  const [jobId, delay] = [String(reply[0]), Number(reply[1])];
+  const { jobId, delay } = reply;
   return new Job<TData>(host.location, jobId, {
     name,
     data: JSON.parse(dataText),
@@ -125,17 +133,19 @@ export async function getScheduler<TData>(
   const { port, queueName } = host.location;
   const check = new Checker(`Queue "${queueName}": getJobScheduler`);
   const schedulerId = checkSchedulerId(check, id, false);
-  const reply = await runScript(
-    port,
-    getJobSchedulers,
-    { schedulers: queueKeysFor(host).schedulers },
-    { mode: "one", schedulerId, start: 0, stop: 0, ascending: "" },
+  const reply = decodeGetJobSchedulers(
+    await runScript(
+      port,
+      getJobSchedulers,
+      { schedulers: queueKeysFor(host).schedulers },
+      { mode: "one", schedulerId, start: 0, stop: 0, ascending: "" },
+    ),
+    ["none", "one"],
   );
-  if (!Array.isArray(reply)) throw new UnexpectedReplyError(`getJobScheduler of queue "${queueName}"`);
-  if (reply.length === 0) return undefined;
-  const flat = (reply[1] as unknown[]).map(String);
-  const next = Number.parseInt(String(reply[0]), 10);
-  return decodeScheduler(schedulerId, hashFromFlat(flat), next) as JobSchedulerJson<TData> | undefined;
+  if (reply.form === "none") return undefined;
+  return decodeScheduler(schedulerId, hashFromFlat(reply.fields), reply.next) as
+    | JobSchedulerJson<TData>
+    | undefined;
 }
 
 /**
@@ -153,31 +163,34 @@ export async function listSchedulers<TData>(
   const check = new Checker(`Queue "${queueName}": getJobSchedulers`);
   check.integer("start", start, 0);
   check.integer("end", end, -1);
-  const reply = await runScript(
-    port,
-    getJobSchedulers,
-    { schedulers: queueKeysFor(host).schedulers },
-    { mode: "range", schedulerId: "", start, stop: end, ascending: asc ? "1" : "" },
+  const { schedulers } = decodeGetJobSchedulers(
+    await runScript(
+      port,
+      getJobSchedulers,
+      { schedulers: queueKeysFor(host).schedulers },
+      { mode: "range", schedulerId: "", start, stop: end, ascending: asc ? "1" : "" },
+    ),
+    ["range"],
   );
-  if (!Array.isArray(reply)) throw new UnexpectedReplyError(`getJobSchedulers of queue "${queueName}"`);
   const out: JobSchedulerJson<TData>[] = [];
-  for (let i = 0; i + 2 < reply.length; i += 3) {
-    const flat = (reply[i + 2] as unknown[]).map(String);
-    const next = Number.parseInt(String(reply[i + 1]), 10);
-    const scheduler = decodeScheduler(String(reply[i]), hashFromFlat(flat), next);
+  for (const { id, next, fields } of schedulers) {
+    const scheduler = decodeScheduler(id, hashFromFlat(fields), next);
     if (scheduler) out.push(scheduler as JobSchedulerJson<TData>);
   }
   return out;
 }
 
 export async function countSchedulers(host: SchedulerHost): Promise<number> {
-  const reply = await runScript(
-    host.location.port,
-    getJobSchedulers,
-    { schedulers: queueKeysFor(host).schedulers },
-    { mode: "count", schedulerId: "", start: 0, stop: 0, ascending: "" },
+  const { count } = decodeGetJobSchedulers(
+    await runScript(
+      host.location.port,
+      getJobSchedulers,
+      { schedulers: queueKeysFor(host).schedulers },
+      { mode: "count", schedulerId: "", start: 0, stop: 0, ascending: "" },
+    ),
+    ["count"],
   );
-  return Number(reply);
+  return count;
 }
 
 /** Removes a scheduler and its pending iteration if still delayed; true when there was one. */
@@ -185,11 +198,13 @@ export async function removeScheduler(host: SchedulerHost, id: string): Promise<
   const { port, prefix, queueName } = host.location;
   const schedulerId = checkSchedulerId(new Checker(`Queue "${queueName}": removeJobScheduler`), id, false);
   const keys = queueKeysFor(host);
-  const reply = await runScript(
-    port,
-    removeJobScheduler,
-    { schedulers: keys.schedulers, delayed: keys.delayed, events: keys.events },
-    { prefix: queueKeyPrefix(prefix, queueName), schedulerId },
+  const { removed } = decodeRemoveJobScheduler(
+    await runScript(
+      port,
+      removeJobScheduler,
+      { schedulers: keys.schedulers, delayed: keys.delayed, events: keys.events },
+      { prefix: queueKeyPrefix(prefix, queueName), schedulerId },
+    ),
   );
-  return Number(reply) === 1;
+  return removed === 1;
 }

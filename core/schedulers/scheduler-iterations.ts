@@ -6,10 +6,13 @@
  * duplicated call makes nothing twice.
  */
 
-import { UnexpectedReplyError } from "../errors.ts";
 import type { ActiveJob } from "../job/active-job.ts";
 import { decodeScheduler, encodeOptions, hashFromFlat } from "../redis/codec.ts";
-import { type AddIterationsArgsIterationsItem, addIterations } from "../redis/generated/scripts.ts";
+import {
+  type AddIterationsArgsIterationsItem,
+  addIterations,
+  decodeAddIterations,
+} from "../redis/generated/scripts.ts";
 import { defaultMaxLenEvents, queueKeyPrefix, queueKeys } from "../redis/keys.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
@@ -51,15 +54,16 @@ async function run(
 ): Promise<string[]> {
   if (iterations.length === 0) return [];
   const keys = queueKeys(prefix, queueName);
-  const reply = await runScript(
-    port,
-    addIterations,
-    { ...keys, schedulers: keys.repeat },
-    { prefix: queueKeyPrefix(prefix, queueName), now, maxLenEvents, iterations },
+  const { ids } = decodeAddIterations(
+    await runScript(
+      port,
+      addIterations,
+      { ...keys, schedulers: keys.repeat },
+      { prefix: queueKeyPrefix(prefix, queueName), now, maxLenEvents, iterations },
+    ),
   );
-  if (!Array.isArray(reply))
-    throw new UnexpectedReplyError(`addIterations on queue "${queueName}": unexpected reply`);
-  return reply.filter((id) => id !== 0 && id !== "0").map(String);
+  // "0": nothing was made for that item (the script answers the number 0).
+  return ids.filter((id) => id !== "0");
 }
 
 /**

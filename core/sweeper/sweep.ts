@@ -1,12 +1,11 @@
-/**
- * The sweeper's core: one script call sweeps every configured queue (promotes due delayed jobs, runs
- * BullMQ's stalled check where jobs are active, reads backlogs and new events, finds job schedulers
- * whose due iteration is missing) and says when the next thing is due; a second call, only when some
- * iteration is missing, makes it again. Deciding how many workers to start and how long to sleep are
- * pure functions.
- */
-import { UnexpectedReplyError } from "../errors.ts";
-import { advanceEventCursors, releaseLock, sweepQueues, trackWorker } from "../redis/generated/scripts.ts";
+import {
+  advanceEventCursors,
+  decodeAdvanceEventCursors,
+  decodeReleaseLock,
+  decodeSweepQueues,
+  releaseLock,
+  sweepQueues,
+} from "../redis/generated/scripts.ts";
 import { queueKeys, sweeperKeys, workerRegistryKey } from "../redis/keys.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
 import { runScript } from "../redis/scripts.ts";
@@ -47,6 +46,11 @@ export interface QueueSweep {
   paused: boolean;
   /** Worker invocations registered as running. */
   workers: number;
+  /**
+   * The batch size and concurrency the queue's workers last registered (trackWorkerInvocation); none
+   * when no worker has registered yet, or when nothing waits or runs (then the sweep does not read them).
+   */
+  workerSettings?: WorkerSettings;
   nextDelayedAt?: number;
   nextStalledCheckAt?: number;
   /** The next run of a job scheduler still to come. */
@@ -56,6 +60,12 @@ export interface QueueSweep {
   restored: string[];
   stalled: string[];
   events: QueueEvent[];
+}
+
+/** What a worker registers for the sweeper's fan-out. */
+export interface WorkerSettings {
+  batchSize: number;
+  concurrency: number;
 }
 
 export type SweepResult = { locked: true } | { locked: false; queues: QueueSweep[] };
@@ -93,45 +103,38 @@ export async function sweep(request: SweepRequest): Promise<SweepResult> {
       schedulerLookback: request.schedulerLookbackMs ?? 600_000,
     },
   );
-  if (!Array.isArray(reply)) throw new UnexpectedReplyError("sweep: unexpected reply");
-  if (reply[0] === "locked") return { locked: true };
-  const queues = reply.map((entry, index): QueueSweep => {
-    const [numbers, stalled, events] = entry as [unknown[], unknown[], unknown[], unknown[]];
-    const n = numbers.map(Number);
-    const parsed: QueueEvent[] = [];
-    for (let i = 0; i + 1 < events.length; i += 3) {
-      const name = events[i + 2];
-      parsed.push({
-        id: String(events[i]),
-        fields: pairs(events[i + 1] as unknown[]),
-        ...(typeof name === "string" ? { jobName: name } : {}),
-      });
-    }
-    return {
+  const decoded = decodeSweepQueues(reply);
+  if (decoded.form === "locked") return { locked: true };
+  const queues = decoded.queues.map(
+    ({ counts: n, stalled, events }, index): QueueSweep => ({
       queue: request.queues[index] as string,
-      waiting: n[0] ?? 0,
-      prioritized: n[1] ?? 0,
-      active: n[2] ?? 0,
-      paused: n[3] === 1,
-      workers: n[4] ?? 0,
-      nextDelayedAt: optionalTime(n[5]),
-      nextStalledCheckAt: optionalTime(n[6]),
-      nextSchedulerAt: optionalTime(n[7]),
-      promoted: n[8] ?? 0,
-      stalled: stalled.map(String),
-      events: parsed,
+      waiting: n.waiting,
+      prioritized: n.prioritized,
+      active: n.active,
+      paused: n.paused === 1,
+      workers: n.workers,
+      nextDelayedAt: optionalTime(n.nextDelayedAt),
+      nextStalledCheckAt: optionalTime(n.nextStalledCheckAt),
+      nextSchedulerAt: optionalTime(n.nextSchedulerAt),
+      promoted: n.promoted,
+      ...(n.batchSize > 0 ? { workerSettings: { batchSize: n.batchSize, concurrency: n.concurrency } } : {}),
+      stalled,
+      events: events.map((event) => ({
+        id: event.eventId,
+        fields: pairs(event.fields),
+        ...(event.jobName !== null ? { jobName: event.jobName } : {}),
+      })),
       restored: [],
-    };
-  });
+    }),
+  );
   for (const [index, queue] of queues.entries()) {
-    const missing = (reply[index] as unknown[][])[3] ?? [];
+    const missing: MissingIteration[] = (decoded.queues[index]?.missing ?? []).map((m) => ({
+      schedulerId: m.schedulerId,
+      millis: m.millis,
+      hash: m.fields,
+    }));
     if (missing.length === 0) continue;
-    const found: MissingIteration[] = [];
-    for (let i = 0; i + 2 < missing.length; i += 3) {
-      const hash = (missing[i + 2] as unknown[]).map(String);
-      found.push({ schedulerId: String(missing[i]), millis: String(missing[i + 1]), hash });
-    }
-    queue.restored = await restoreIterations(port, prefix, queue.queue, found, request.now);
+    queue.restored = await restoreIterations(port, prefix, queue.queue, missing, request.now);
     queue.waiting += queue.restored.length;
   }
   return { locked: false, queues };
@@ -155,68 +158,9 @@ export async function advanceCursors(
       streams: lastIds.map(({ queue, lastId }) => ({ events: queueKeys(prefix, queue).events, lastId })),
     },
   );
-  return Number(reply) === 1;
+  return decodeAdvanceEventCursors(reply).recorded === 1;
 }
 
 export async function releaseSweeperLock(port: RedisPort, prefix: string, token: string): Promise<void> {
-  await runScript(port, releaseLock, { lock: sweeperKeys(prefix).lock }, { token });
-}
-
-/** Registers (expiresAt > 0) or removes (0) a running worker invocation of a queue. */
-export async function trackWorkerInvocation(
-  port: RedisPort,
-  prefix: string,
-  queue: string,
-  invocation: string,
-  expiresAt: number,
-): Promise<void> {
-  await runScript(
-    port,
-    trackWorker,
-    { workers: workerRegistryKey(prefix, queue) },
-    { invocation, expiresAt },
-  );
-}
-
-/** How many worker invocations to start: enough for the backlog, minus those running, capped. */
-export function workersToStart(
-  sweep: QueueSweep,
-  batchSize: number,
-  maxWorkers: number,
-  recentlyStarted = 0,
-): number {
-  if (sweep.paused) return 0;
-  const backlog = sweep.waiting + sweep.prioritized;
-  if (backlog === 0) return 0;
-  const running = sweep.workers + recentlyStarted;
-  const wanted = Math.ceil(backlog / Math.max(batchSize, 1)) - running;
-  return Math.max(0, Math.min(wanted, maxWorkers - running));
-}
-
-/** The earliest time any queue needs the sweeper again, if any. */
-export function nextDueAt(sweeps: readonly QueueSweep[]): number | undefined {
-  let next: number | undefined;
-  for (const s of sweeps) {
-    for (const t of [s.nextDelayedAt, s.nextStalledCheckAt, s.nextSchedulerAt]) {
-      if (t !== undefined && (next === undefined || t < next)) next = t;
-    }
-  }
-  return next;
-}
-
-/**
- * How long the sweeper should sleep before its next pass, or undefined to stop: it stops when nothing
- * is due before it must end (shortly before the next tick, which will sweep anyway). Passes are at
- * least `minGapMs` apart after the previous one (`lastPassAt`), so jobs due a few ms apart are
- * promoted together rather than one pass each (each pass has a fixed cost).
- */
-export function sleepBeforeNextPass(
-  due: number | undefined,
-  now: number,
-  endAt: number,
-  lastPassAt = now,
-  minGapMs = 0,
-): number | undefined {
-  if (due === undefined || due >= endAt) return undefined;
-  return Math.max(0, due - now, lastPassAt + minGapMs - now);
+  decodeReleaseLock(await runScript(port, releaseLock, { lock: sweeperKeys(prefix).lock }, { token }));
 }

@@ -8,12 +8,24 @@ import { ClosedError, UnexpectedReplyError } from "../errors.ts";
 import { ActiveJob } from "../job/active-job.ts";
 import { decodeJob, hashFromFlat } from "../redis/codec.ts";
 import {
+  type AckAndLeaseReply,
   ackAndLease,
   ackPromoteAndLease,
+  decodeAckAndLease,
+  decodeAckPromoteAndLease,
+  decodeExtendLeases,
+  decodeRecoverStalled,
   extendLeases,
   recoverStalled as recoverStalledScript,
 } from "../redis/generated/scripts.ts";
-import { defaultMaxLenEvents, jobSubKeys, queueKeyPrefix, queueKeys, replayGuardKey } from "../redis/keys.ts";
+import {
+  defaultMaxLenEvents,
+  defaultReplayGuardTtlMs,
+  jobSubKeys,
+  queueKeyPrefix,
+  queueKeys,
+  replayGuardKey,
+} from "../redis/keys.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import { runScript } from "../redis/scripts.ts";
 import { tracedCall } from "../telemetry/telemetry.ts";
@@ -22,7 +34,7 @@ import type { AckEntry } from "./ack-entry.ts";
 import { declaredKeys } from "./declared-keys.ts";
 import { compactEntry, encodeIds } from "./entry-wire.ts";
 
-const guardTtlMs = 600_000;
+const guardTtlMs = defaultReplayGuardTtlMs;
 
 const levelCode: Record<EventsLevel, number> = { all: 2, final: 1, none: 0 };
 
@@ -91,38 +103,34 @@ export async function cycle(location: QueueContext, request: CycleRequest): Prom
     prunes: request.open ? request.prunes : "",
     jobs: request.entries.map(compactEntry),
   };
-  const reply = request.open
-    ? await runScript(port, ackPromoteAndLease, fixedKeys, args)
-    : await runScript(
-        port,
-        ackAndLease,
-        { ...fixedKeys, declared: declaredKeys(queuePrefix, request.entries, request.candidates) },
-        args,
+  // Both scripts are the include cycleJobs: their replies have one shape.
+  const reply: AckAndLeaseReply = request.open
+    ? decodeAckPromoteAndLease(await runScript(port, ackPromoteAndLease, fixedKeys, args))
+    : decodeAckAndLease(
+        await runScript(
+          port,
+          ackAndLease,
+          { ...fixedKeys, declared: declaredKeys(queuePrefix, request.entries, request.candidates) },
+          args,
+        ),
       );
   return parseCycleReply(location, reply, request, now);
 }
 
 function parseCycleReply(
   location: QueueContext,
-  reply: unknown,
+  reply: AckAndLeaseReply,
   request: CycleRequest,
   now: number,
 ): CycleResult {
   const where = `worker call on queue "${location.queueName}"`;
-  if (!Array.isArray(reply)) throw new UnexpectedReplyError(`${where}: unexpected reply`);
-  const status = statuses[Number(reply[0])];
-  if (!status) throw new UnexpectedReplyError(`${where}: unknown status ${String(reply[0])}`);
-  const codeCount = Number(reply[4]);
-  const codes = reply.slice(5, 5 + codeCount).map(Number);
-  const peekAt = 5 + codeCount;
-  const peekCount = Number(reply[peekAt]);
-  const peeked = reply.slice(peekAt + 1, peekAt + 1 + peekCount).map(String);
+  const status = statuses[reply.status];
+  if (!status) throw new UnexpectedReplyError(`${where}: unknown status ${reply.status}`);
+  const { codes } = reply;
   const jobs: ActiveJob[] = [];
-  for (let i = peekAt + 1 + peekCount; i + 1 < reply.length; i += 2) {
-    const id = String(reply[i]);
-    const flat = (reply[i + 1] as unknown[]).map(String);
-    if (flat.length === 0) continue;
-    const hash = hashFromFlat(flat);
+  for (const { jobId: id, fields } of reply.jobs) {
+    if (fields.length === 0) continue;
+    const hash = hashFromFlat(fields);
     const job = new ActiveJob(location, id, decodeJob(hash));
     job.token = request.token;
     job.storedData = hash.data;
@@ -136,11 +144,11 @@ function parseCycleReply(
     throw new UnexpectedReplyError(`${where}: ${codes.length} codes for ${request.entries.length} jobs`);
   return {
     status,
-    info: Number(reply[1]),
-    readyLeft: Number(reply[2]) === 1,
-    nextDue: Number(reply[3]),
+    info: reply.info,
+    readyLeft: reply.readyLeft === 1,
+    nextDue: reply.nextDue,
     codes,
-    peeked,
+    peeked: reply.peeked,
     jobs,
   };
 }
@@ -256,18 +264,19 @@ export async function extendBatch(
 ): Promise<Set<string>> {
   if (jobs.length === 0) return new Set();
   const { port, prefix, queueName } = location;
-  const reply = await runScript(
-    port,
-    extendLeases,
-    {
-      stalled: queueKeys(prefix, queueName).stalled,
-      locks: jobs.map((job) => ({ lock: jobSubKeys(job.key).lock })),
-    },
-    { leaseMs, jobs: jobs.map((job) => ({ id: job.id, token: job.token })) },
+  const { codes } = decodeExtendLeases(
+    await runScript(
+      port,
+      extendLeases,
+      {
+        stalled: queueKeys(prefix, queueName).stalled,
+        locks: jobs.map((job) => ({ lock: jobSubKeys(job.key).lock })),
+      },
+      { leaseMs, jobs: jobs.map((job) => ({ id: job.id, token: job.token })) },
+    ),
   );
-  if (!Array.isArray(reply))
-    throw new UnexpectedReplyError(`extend on queue "${queueName}": unexpected reply`);
-  return new Set(jobs.filter((_, i) => Number(reply[i]) !== 1).map((job) => job.id));
+  // 1 extended; anything else (0) lost.
+  return new Set(jobs.filter((_, i) => codes[i] !== 1).map((job) => job.id));
 }
 
 export interface StalledCheck {
@@ -282,19 +291,18 @@ export async function runStalledCheck(
 ): Promise<string[] | undefined> {
   const { port, prefix, queueName, clock } = location;
   const keys = queueKeys(prefix, queueName);
-  const reply = await runScript(
-    port,
-    recoverStalledScript,
-    { ...keys, schedulers: keys.repeat },
-    {
-      prefix: queueKeyPrefix(prefix, queueName),
-      now: clock(),
-      stalledInterval: check.stalledInterval,
-      maxStalledCount: check.maxStalledCount,
-    },
+  const reply = decodeRecoverStalled(
+    await runScript(
+      port,
+      recoverStalledScript,
+      { ...keys, schedulers: keys.repeat },
+      {
+        prefix: queueKeyPrefix(prefix, queueName),
+        now: clock(),
+        stalledInterval: check.stalledInterval,
+        maxStalledCount: check.maxStalledCount,
+      },
+    ),
   );
-  if (!Array.isArray(reply))
-    throw new UnexpectedReplyError(`recoverStalled on queue "${queueName}": unexpected reply`);
-  if (reply[0] === "skipped") return undefined;
-  return reply.map(String);
+  return reply.form === "skipped" ? undefined : reply.ids;
 }

@@ -4,7 +4,7 @@
  * delay) is due soon enough to run in this invocation — wait for it rather than leave it to the
  * sweeper's next tick. Pure policy over Worker.drain, so any adapter (Lambda, a container) uses it.
  */
-import { trackWorkerInvocation } from "../sweeper/sweep.ts";
+import { trackWorkerInvocation } from "../sweeper/worker-registry.ts";
 import type { DrainSummary } from "./types.ts";
 import type { Worker } from "./worker.ts";
 
@@ -20,7 +20,8 @@ export interface InvocationOptions {
   signal?: AbortSignal;
   /**
    * Registers the invocation (its id, live until `until`) for the sweeper's count of running workers
-   * while it drains; the registration goes out beside the first call, not before it.
+   * while it drains, with the worker's batch size and concurrency for the sweeper's fan-out; the
+   * registration goes out beside the first call, not before it.
    */
   register?: { id: string; until: number; onError(error: unknown): void };
 }
@@ -56,16 +57,22 @@ export function addSummaries(a: DrainSummary, b: DrainSummary): DrainSummary {
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 export async function drainInvocation(
-  worker: Pick<Worker, "drain" | "location">,
+  worker: Pick<Worker, "drain" | "location" | "batchSize" | "concurrency">,
   options: InvocationOptions,
   clock: () => number = Date.now,
 ): Promise<DrainSummary> {
   const { register } = options;
   if (!register) return await drainUntilDeadline(worker, options, clock);
   const { port, prefix, queueName } = worker.location;
-  const registered = trackWorkerInvocation(port, prefix, queueName, register.id, register.until).catch(
-    register.onError,
-  );
+  const settings = { batchSize: worker.batchSize, concurrency: worker.concurrency };
+  const registered = trackWorkerInvocation(
+    port,
+    prefix,
+    queueName,
+    register.id,
+    register.until,
+    settings,
+  ).catch(register.onError);
   try {
     return await drainUntilDeadline(worker, options, clock);
   } finally {

@@ -8,6 +8,7 @@ import { deadLetterFields, noDeadLetter } from "../dead-letter/dead-letter.ts";
 import { DelayedError, RateLimitError, UnrecoverableError, WaitingChildrenError } from "../errors.ts";
 import type { ActiveJob } from "../job/active-job.ts";
 import { type BackoffStrategy, backoffDelay } from "../job/backoff.ts";
+import { scriptCodes } from "../redis/generated/scripts.ts";
 import type { BackoffOptions, DeadLetterOptions, KeepJobs } from "../types.ts";
 import type { AckEntry, AckOutcome } from "./ack-entry.ts";
 
@@ -83,6 +84,11 @@ function baseEntry(job: ActiveJob, outcome: AckOutcome, keepJobs: KeepJobs | und
   };
 }
 
+/** The ack refused a completion because of the job's children (the job is left active and locked). */
+export function refusesCompletion(code: number): boolean {
+  return code === scriptCodes.pendingDependencies || code === scriptCodes.childFailed;
+}
+
 /**
  * BullMQ's answer when the ack refuses a completion because of the job's children (-4 still pending,
  * -9 one failed): the attempt fails with BullMQ's message instead, an ordinary failure (retried while
@@ -90,14 +96,14 @@ function baseEntry(job: ActiveJob, outcome: AckOutcome, keepJobs: KeepJobs | und
  */
 export function refusedCompletion(job: ActiveJob, code: number, settings: OutcomeSettings): Decision {
   const error =
-    code === -9
+    code === scriptCodes.childFailed
       ? new UnrecoverableError(
           `Cannot complete job ${job.id} because it has at least one failed child. moveToFinished`,
         )
       : new Error(`Job ${job.id} has pending dependencies. moveToFinished`);
   const decision = decide(job, { kind: "threw", error }, settings);
   // The failed child left `defa` on this running parent; BullMQ's final failure clears it.
-  if (code === -9 && decision.entry) decision.entry.deferred = "1";
+  if (code === scriptCodes.childFailed && decision.entry) decision.entry.deferred = "1";
   return decision;
 }
 

@@ -12,7 +12,7 @@ import { runAttempt } from "./attempt.ts";
 import { cycleRequest, planCall, pruneOf } from "./call-plan.ts";
 import { type CycleRequest, type CycleResult, cycleWithRetries } from "./calls.ts";
 import { type Held, HeldJobs } from "./held-jobs.ts";
-import type { Decision, Settled } from "./outcome.ts";
+import { type Decision, refusesCompletion, type Settled } from "./outcome.ts";
 import type { PipelineHost } from "./pipeline-host.ts";
 import { type DrainOptions, type DrainSummary, emptySummary, type StopReason } from "./types.ts";
 
@@ -254,7 +254,7 @@ export class Pipeline {
       this.jobs.acking.delete(held);
       const code = result.codes[i] ?? 0;
       const decision = held.decision as Decision;
-      if ((code === -4 || code === -9) && decision.result === "completed") {
+      if (refusesCompletion(code) && decision.result === "completed") {
         held.decision = this.host.refused(held.job, code);
         this.sizeUp(held);
         this.jobs.done.push(held);

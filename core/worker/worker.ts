@@ -9,8 +9,8 @@ import { checkWorkerDeadLetter } from "../dead-letter/dead-letter.ts";
 import { Emitter } from "../events/emitter.ts";
 import type { ActiveJob } from "../job/active-job.ts";
 import type { BackoffStrategy } from "../job/backoff.ts";
-import { setRateLimit } from "../redis/generated/scripts.ts";
-import { defaultMaxLenEvents, queueKeys } from "../redis/keys.ts";
+import { decodeSetRateLimit, setRateLimit } from "../redis/generated/scripts.ts";
+import { defaultMaxLenEvents, defaultPrefix, queueKeys } from "../redis/keys.ts";
 import { Lifecycle, redisPortFrom } from "../redis/lifecycle.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import { runScript } from "../redis/scripts.ts";
@@ -106,14 +106,14 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
       waitMs: check.integer("ack.waitMs", options.ack?.waitMs ?? 10, 0),
     };
     if (typeof processor !== "function") check.fail("processor", "a function (job) => result", processor);
-    checkWorkerDeadLetter(check, options.deadLetter, queueName, options.prefix ?? "bull");
+    checkWorkerDeadLetter(check, options.deadLetter, queueName, options.prefix ?? defaultPrefix);
     if (options.limiter) {
       check.integer("limiter.max", options.limiter.max, 1);
       check.integer("limiter.duration", options.limiter.duration, 1);
     }
     this.location = {
       port,
-      prefix: checkPrefix(options.prefix ?? "bull", `Worker "${queueName}"`),
+      prefix: checkPrefix(options.prefix ?? defaultPrefix, `Worker "${queueName}"`),
       queueName,
       clock: options.clock ?? Date.now,
       ...(options.telemetry ? { telemetry: options.telemetry } : {}),
@@ -128,7 +128,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
   async rateLimit(ms: number): Promise<void> {
     new Checker(`Worker "${this.name}": rateLimit`).integer("ms", ms, 1);
     const keys = queueKeys(this.location.prefix, this.name);
-    await runScript(this.location.port, setRateLimit, { limiter: keys.limiter }, { ms });
+    decodeSetRateLimit(await runScript(this.location.port, setRateLimit, { limiter: keys.limiter }, { ms }));
   }
 
   /** BullMQ's stalled check for this queue; returns the requeued ids (empty when it ran recently). */

@@ -3,6 +3,7 @@
  * when the first invocation happens so a cold start that never chains pays nothing for it.
  */
 import type { LambdaClient, LambdaClientConfig } from "@aws-sdk/client-lambda";
+import type { SweptQueue } from "../../core/index.ts";
 
 // The exported types name no AWS SDK type: the SDK is an optional peer of the package (the Lambda
 // runtime ships it), and a .d.ts that imported it would not compile where it is absent.
@@ -37,5 +38,16 @@ export function createLambdaInvoker(options: LambdaInvokerOptions = {}): Invoke 
     if (result.StatusCode !== 202) {
       throw new Error(`asynchronous invoke of ${functionName} answered ${result.StatusCode}, expected 202`);
     }
+  };
+}
+
+/**
+ * The sweeper's `startWorkers` port: `count` asynchronous invocations of the queue's worker function,
+ * each with `{ queue, reason: "sweeper" }` (the default invoker loads the SDK on the first start).
+ */
+export function workerStarter(invoke: Invoke = createLambdaInvoker()) {
+  return (queue: SweptQueue, count: number) => {
+    const payload = { queue: queue.name, reason: "sweeper" };
+    return Promise.all(Array.from({ length: count }, () => invoke(queue.workerFunction as string, payload)));
   };
 }

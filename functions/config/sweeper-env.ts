@@ -17,6 +17,7 @@
 import { Checker, checkPrefix, checkQueueName } from "../../core/internal.ts";
 import type { SweeperOptions, SweptQueue } from "../sweeper.ts";
 import { eventsFromEnv, eventsVariable } from "./events-env.ts";
+import { prefixFromEnv } from "./prefix-env.ts";
 import { checkUniqueQueues, type Env, workersFromEnv, workersVariable } from "./workers-env.ts";
 
 const context = "sweeperOptionsFromEnv";
@@ -54,7 +55,7 @@ export function sweeperOptionsFromEnv(env: Env = process.env): SweeperEnvOptions
   }
 
   for (const [key, variable] of Object.entries(singleVariables) as [keyof typeof singleVariables, string][]) {
-    const fromVariable = env[variable]?.trim() || undefined;
+    const fromVariable = key === "prefix" ? prefixFromEnv(env, context) : env[variable]?.trim() || undefined;
     const fromConfig = config[key];
     if (fromVariable !== undefined && fromConfig !== undefined) {
       check.fail(variable, `unset when ${configVariable} has "${key}" (give each setting one way)`);

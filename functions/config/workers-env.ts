@@ -8,12 +8,19 @@
  * The sweeper reads every field; the HTTP API the function and maxWorkers, to start a queue's worker at
  * once unless it already has its maximum running.
  */
-import { createRedis, type RedisPort, toRedisPort, type UpstashRedisLike } from "../../core/index.ts";
+import {
+  createRedis,
+  defaultPrefix,
+  type RedisPort,
+  toRedisPort,
+  type UpstashRedisLike,
+} from "../../core/index.ts";
 import { Checker, checkQueueName, countRunningWorkers } from "../../core/internal.ts";
 import { createLambdaInvoker, type Invoke } from "../aws/lambda-invoker.ts";
 import { errorFields, logger } from "../log.ts";
 import { requestTimeoutMs } from "../request-deadline.ts";
 import type { SweptQueue } from "../sweeper.ts";
+import { prefixFromEnv } from "./prefix-env.ts";
 
 export type Env = Record<string, string | undefined>;
 
@@ -97,7 +104,7 @@ export function cappedWorkerKick(
   const byName = new Map(queues.map((q) => [q.name, q]));
   const now = options.now ?? Date.now;
   let port: RedisPort | undefined;
-  let prefix = "bull";
+  let prefix = defaultPrefix;
   return async (queue, hint) => {
     const entry = byName.get(queue);
     const workerFunction = entry?.workerFunction;
@@ -106,7 +113,7 @@ export function cappedWorkerKick(
       if (port === undefined) {
         const access = registry();
         port = toRedisPort(access.redis);
-        prefix = access.prefix ?? "bull";
+        prefix = access.prefix ?? defaultPrefix;
       }
       const running = await countRunningWorkers(port, prefix, queue, now());
       if (running >= (entry.maxWorkers ?? defaultMaxWorkers)) return;
@@ -135,13 +142,14 @@ export function workerKickFromEnv(
 ): WorkerKick | undefined {
   const queues = workersFromEnv(env, "workerKickFromEnv");
   if (queues.length === 0) return undefined;
+  const prefix = prefixFromEnv(env, "workerKickFromEnv");
   return cappedWorkerKick(
     queues,
     invoke,
     () =>
       registry ?? {
         redis: createRedis({ env, timeoutFor: requestTimeoutMs }),
-        ...(env.NIMBUSQ_PREFIX ? { prefix: env.NIMBUSQ_PREFIX } : {}),
+        ...(prefix ? { prefix } : {}),
       },
   );
 }

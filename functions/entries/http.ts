@@ -4,15 +4,11 @@
  * a request makes jobs ready. The Redis token and the API tokens may come from SSM parameters
  * (`…_PARAM`, see config/secrets.ts), read once while the container starts.
  */
-import { envWithSecrets } from "../config/secrets.ts";
+import { httpEnvWithSecrets, httpOptionsFromEnv } from "../config/http-env.ts";
 import { workerKickFromEnv } from "../config/workers-env.ts";
-import { httpHandler, httpOptionsFromEnv } from "../http/index.ts";
+import { httpHandler } from "../http/index.ts";
 
-const env = await envWithSecrets(process.env, [
-  "UPSTASH_REDIS_REST_TOKEN",
-  "NIMBUSQ_API_TOKENS",
-  "NIMBUSQ_ADMIN_TOKENS",
-]);
+const env = await httpEnvWithSecrets();
 const kick = workerKickFromEnv(env);
 
 export const handler = httpHandler({ ...httpOptionsFromEnv(env), ...(kick ? { kick } : {}) });

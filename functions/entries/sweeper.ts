@@ -6,4 +6,4 @@
 import { sweeperOptionsFromEnv } from "../config/sweeper-env.ts";
 import { sweeperHandler } from "../sweeper.ts";
 
-export const handler = sweeperHandler(sweeperOptionsFromEnv(process.env));
+export const handler = sweeperHandler(sweeperOptionsFromEnv());

@@ -2,18 +2,20 @@
  * The HTTP API as one Hono app: the same object serves Lambda (`httpHandler`), Node
  * (`serve({ fetch: app.fetch })` from `@hono/node-server`) and tests (`app.request()`).
  */
-import { Hono } from "hono";
+import { OpenAPIHono } from "@hono/zod-openapi";
 import { corsMiddleware, preflightResponse } from "./cors.ts";
 import { addEnqueueRoute } from "./enqueue.ts";
 import { errorBody, errorCodes, errorResponse, HttpError } from "./http-errors.ts";
+import { addJobListRoute } from "./job-list-route.ts";
 import { addJobRoutes } from "./job-routes.ts";
 import { addMaintenanceRoutes } from "./maintenance-routes.ts";
 import { authenticate } from "./middleware.ts";
-import { openApiDocument } from "./openapi.ts";
+import { openApiDocument, openApiRoute } from "./openapi.ts";
 import { type HttpOptions, type HttpSettings, resolveHttpOptions } from "./options.ts";
 import { type AppEnv, queueAccess } from "./queue-access.ts";
 import { addQueueRoutes } from "./queue-routes.ts";
 import { addRedriveRoute } from "./redrive-route.ts";
+import { refuseInvalid } from "./validation.ts";
 
 const methodToken = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/;
 
@@ -21,7 +23,7 @@ const methodToken = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/;
  * Answers 405 (with Allow) for every method a registered path does not handle, whatever the method
  * (unknown ones included), and a CORS preflight (let through by the cors middleware) with the same list.
  */
-function refuseOtherMethods(app: Hono<AppEnv>, settings: HttpSettings): void {
+function refuseOtherMethods(app: OpenAPIHono<AppEnv>, settings: HttpSettings): void {
   const allowed = new Map<string, Set<string>>();
   for (const { method, path } of app.routes) {
     if (method === "ALL") continue;
@@ -50,10 +52,11 @@ function refuseOtherMethods(app: Hono<AppEnv>, settings: HttpSettings): void {
  * const app = createHttpApp({ redis: createRedis(), tokens: [{ token: "s3cret", admin: true }], queues: ["email"] });
  * const res = await app.request("/queues/email", { headers: { authorization: "Bearer s3cret" } });
  */
-export function createHttpApp(options: HttpOptions): Hono<AppEnv> {
+export function createHttpApp(options: HttpOptions): OpenAPIHono<AppEnv> {
   const settings = resolveHttpOptions(options);
   const access = queueAccess(settings);
-  const app = new Hono<AppEnv>();
+  // A failed parameter check (path, query, header) answers the API's own 400 (validation.ts).
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: refuseInvalid });
   app.onError((error, c) => errorResponse(c, error, settings.log));
   app.notFound((c) =>
     c.json(
@@ -63,8 +66,14 @@ export function createHttpApp(options: HttpOptions): Hono<AppEnv> {
   );
   if (settings.cors) app.use("*", corsMiddleware(settings.cors));
   app.use("*", authenticate(settings));
-  app.get("/openapi.json", (c) => c.json(openApiDocument));
+  // Built on the first request for it, then kept: a cold start that never serves it pays nothing.
+  let document: ReturnType<typeof openApiDocument> | undefined;
+  app.openapi(openApiRoute, (c) => {
+    document ??= openApiDocument(settings.servers);
+    return c.json(document, 200);
+  });
   addEnqueueRoute(app, access);
+  addJobListRoute(app, access);
   addJobRoutes(app, access);
   addQueueRoutes(app, access);
   addMaintenanceRoutes(app, access);

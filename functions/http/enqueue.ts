@@ -4,7 +4,7 @@
  * client that retries a request gets the jobs it already made back as `duplicated`; the same key with
  * another body answers 422 (idempotency.ts).
  */
-import type { Hono } from "hono";
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import {
   type AddedJob,
   type BulkJob,
@@ -16,62 +16,101 @@ import {
   ValidationError,
 } from "../../core/index.ts";
 import { Checker, checkJobId } from "../../core/internal.ts";
-import { asHttpError, HttpError, invalid } from "./http-errors.ts";
+import { errorResponses } from "./error-schemas.ts";
+import { asHttpError, errorCodes, HttpError, invalid } from "./http-errors.ts";
 import { checkAfterAdd, checkBeforeAdd, keyHeader } from "./idempotency.ts";
+import { addJobsBody, addResult, addResults, maxJobsPerRequest } from "./job-schemas.ts";
 import { stateOfCreatedJob } from "./job-view.ts";
 import type { AppEnv, QueueAccess } from "./queue-access.ts";
-import { readJsonBody } from "./request-body.ts";
+import { jsonAnswer, jsonBody, namedQueue, queueParams } from "./route-parts.ts";
+import { jobId } from "./schema-rules.ts";
+import { validBody } from "./validation.ts";
 
-/** Most jobs one request may add (one addJobs call). */
-export const maxJobsPerRequest = 1000;
+export { maxJobsPerRequest };
 
-const jobFields = ["name", "data", "opts"];
+const keyRules =
+  "Makes the add safe to retry. The key becomes the job id (`<key>-<index>` for an array), so it must itself be a valid custom job id; with opts.jobId set to anything else it answers 400 naming Idempotency-Key. The same key with the same body answers the original jobs (outcome duplicated); with another body (other name, data, options or jobs) 422 idempotency_key_reused. The key holds while a job with its id exists: once that job is removed (removeOnComplete, removeOnFail, clean, DELETE), the same key adds a new job, so keep finished jobs (e.g. removeOnComplete: { age: 86400 }) as long as clients may retry.";
+
+const headers = z.object({
+  [keyHeader]: jobId.optional().openapi({
+    param: { name: keyHeader, in: "header", description: keyRules },
+    example: "signup-42",
+  }),
+});
+
+export const addJobsRoute = createRoute({
+  method: "post",
+  path: "/queues/{queue}/jobs",
+  operationId: "addJobs",
+  tags: ["jobs"],
+  summary: "Add one job, or an array of up to 1,000 in one atomic call",
+  description:
+    "Each job gets the queue's default options (createHttpApp's queueDefaultJobOptions, NIMBUSQ_QUEUE_DEFAULTS) under its own opts, which core checks again (data at most 512 KB as JSON, timestamp + delay below 2^41, deduplication not with parent). Numbers JSON cannot carry (1e400) answer 400 naming the field. With a worker kick configured, an add that made a job ready starts the queue's worker at once.",
+  request: {
+    params: queueParams,
+    headers,
+    body: jsonBody("AddJobsRequest", addJobsBody, true, "One job, or an array of 1 to 1,000 jobs"),
+  },
+  responses: {
+    202: {
+      ...jsonAnswer(
+        "Added: one AddResult for one job, { jobs } in request order for an array",
+        z.union([addResult, addResults]),
+      ),
+      headers: {
+        Location: {
+          description: "For one job: its URL, /queues/{queue}/jobs/{id}",
+          required: false,
+          schema: { type: "string" as const },
+        },
+      },
+    },
+    ...errorResponses({
+      body: true,
+      extra: {
+        400: [errorCodes.parentNotFound],
+        409: [errorCodes.jobInFlight, errorCodes.parentConflict],
+        422: [errorCodes.idempotencyKeyReused],
+        503: [errorCodes.retryLater],
+      },
+    }),
+  },
+});
 
 /** The job id an Idempotency-Key gives the job at `index` (undefined for a single job). */
 function idFromKey(key: string, index: number | undefined): string {
-  const id = index === undefined ? key : `${key}-${index}`;
+  if (index === undefined) return key;
+  const id = `${key}-${index}`;
   try {
+    // The key itself passed the header's schema; its suffixed ids may still be too long.
     checkJobId(new Checker(keyHeader), keyHeader, id);
   } catch (error) {
     if (error instanceof ValidationError)
       // The header is not quoted back: no answer echoes a raw header value.
       throw invalid(
         keyHeader,
-        `${keyHeader} must make a valid job id: ${error.rule.replace(/, got .*$/s, "")}`,
+        `${keyHeader} must make valid job ids: ${error.rule.replace(/, got .*$/s, "")}`,
       );
     throw error;
   }
   return id;
 }
 
-/** Checks the body's shape (core checks the values) and applies the Idempotency-Key. */
-function jobsFromBody(body: unknown, key: string | undefined): { jobs: BulkJob[]; many: boolean } {
+type AddJobsBody = z.output<typeof addJobsBody>;
+
+/** The jobs to add, each with its id from the Idempotency-Key. */
+function jobsFromBody(body: AddJobsBody, key: string | undefined): { jobs: BulkJob[]; many: boolean } {
   const many = Array.isArray(body);
-  const items: unknown[] = many ? body : [body];
-  if (items.length === 0 || items.length > maxJobsPerRequest) {
-    throw invalid("body", `the body must be one job or an array of 1 to ${maxJobsPerRequest} jobs`);
-  }
+  const items = Array.isArray(body) ? body : [body];
   const jobs = items.map((item, i): BulkJob => {
-    const at = (field: string) => (many ? `[${i}].${field}` : field);
-    if (typeof item !== "object" || item === null || Array.isArray(item))
-      throw invalid(many ? `[${i}]` : "body", "a job must be an object { name, data, opts }");
-    const fields = item as Record<string, unknown>;
-    for (const field of Object.keys(fields)) {
-      if (!jobFields.includes(field))
-        throw invalid(at(field), `unknown field "${field}": a job has name, data, opts`);
-    }
-    if (typeof fields.name !== "string") throw invalid(at("name"), `${at("name")} must be a string`);
-    const opts = fields.opts;
-    if (opts !== undefined && (typeof opts !== "object" || opts === null || Array.isArray(opts)))
-      throw invalid(at("opts"), `${at("opts")} must be an object`);
-    const options: JobsOptions = { ...(opts as JobsOptions | undefined) };
+    const options = { ...item.opts } as JobsOptions;
     if (key !== undefined) {
       const id = idFromKey(key, many ? i : undefined);
       if (options.jobId !== undefined && options.jobId !== id)
-        throw invalid(keyHeader, `${keyHeader} conflicts with ${at("opts.jobId")}`);
+        throw invalid(keyHeader, `${keyHeader} conflicts with ${many ? `[${i}].` : ""}opts.jobId`);
       options.jobId = id;
     }
-    return { name: fields.name, data: fields.data, opts: options };
+    return { name: item.name, data: item.data, opts: options };
   });
   return { jobs, many };
 }
@@ -91,11 +130,14 @@ async function statesAfterAdd(added: AddedJob[]): Promise<JobState[]> {
   );
 }
 
-export function addEnqueueRoute(app: Hono<AppEnv>, access: QueueAccess): void {
-  app.post("/queues/:queue/jobs", async (c) => {
-    const queue = access.queue(c);
-    const body = await readJsonBody(c.req.raw, access.settings.maxBodyBytes, true);
-    const key = c.req.header(keyHeader);
+export function addEnqueueRoute(app: OpenAPIHono<AppEnv>, access: QueueAccess): void {
+  app.openapi({ ...addJobsRoute, middleware: [namedQueue(access)] }, async (c) => {
+    const queue = c.get("queue");
+    const body = (await validBody(c, addJobsBody, {
+      required: true,
+      limit: access.settings.maxBodyBytes,
+    })) as AddJobsBody;
+    const key = c.req.valid("header")[keyHeader];
     const { jobs, many } = jobsFromBody(body, key);
     let added: AddedJob[];
     try {
@@ -113,7 +155,11 @@ export function addEnqueueRoute(app: Hono<AppEnv>, access: QueueAccess): void {
       throw error;
     }
     const states = await statesAfterAdd(added);
-    const results = added.map(({ job, outcome }, i) => ({ id: job.id, state: states[i], outcome }));
+    const results = added.map(({ job, outcome }, i) => ({
+      id: job.id,
+      state: states[i] as JobState,
+      outcome,
+    }));
     const ready = added.some(
       (a, i) => a.outcome === "created" && (states[i] === "waiting" || states[i] === "prioritized"),
     );

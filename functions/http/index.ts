@@ -1,4 +1,6 @@
 /** nimbusq's HTTP API: the Hono app, its Lambda handler, and its configuration from the environment. */
+
+export { httpOptionsFromEnv } from "../config/http-env.ts";
 export { createHttpApp } from "./app.ts";
 export { secretsEqual } from "./auth.ts";
 export type { CorsOptions } from "./cors.ts";
@@ -6,4 +8,4 @@ export type { ErrorBody, ErrorCode } from "./http-errors.ts";
 export type { JobView } from "./job-view.ts";
 export { type HttpLambdaHandler, httpHandler } from "./lambda.ts";
 export { openApiDocument } from "./openapi.ts";
-export { type ApiToken, type HttpOptions, httpOptionsFromEnv, type KickHint } from "./options.ts";
+export type { ApiToken, HttpOptions, KickHint } from "./options.ts";

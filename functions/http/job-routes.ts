@@ -1,86 +1,108 @@
 /**
- * Reading and managing jobs: `GET /queues/:queue/jobs/:id` (with `?wait=<ms>`: once it finishes), the
- * paged list, and the admin routes `DELETE /queues/:queue/jobs/:id` and
- * `POST /queues/:queue/jobs/:id/retry`.
+ * One job: `GET /queues/:queue/jobs/:id` (with `?wait=<ms>`: once it finishes), and the admin routes
+ * `DELETE /queues/:queue/jobs/:id` and `POST /queues/:queue/jobs/:id/retry`.
  */
-import type { Hono } from "hono";
-import {
-  type Job,
-  JobNotInStateError,
-  type JobState,
-  type JobType,
-  type RetryOptions,
-} from "../../core/index.ts";
-import { errorCodes, HttpError, invalid } from "./http-errors.ts";
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { type Job, JobNotInStateError, type RetryOptions } from "../../core/index.ts";
+import { errorResponses } from "./error-schemas.ts";
+import { errorCodes, HttpError } from "./http-errors.ts";
+import { jobViewSchema } from "./job-schemas.ts";
 import { jobView } from "./job-view.ts";
-import { untilFinished, waitDeadline, waitParam } from "./job-wait.ts";
+import { maxWaitMs, untilFinished, waitDeadline } from "./job-wait.ts";
 import { adminOnly } from "./middleware.ts";
 import type { AppEnv, QueueAccess } from "./queue-access.ts";
-import { readJsonBody } from "./request-body.ts";
+import { adminSecurity, jobParams, jsonAnswer, jsonBody, namedQueue } from "./route-parts.ts";
+import { flag, oneOf, queryInteger } from "./schema-rules.ts";
+import { validBody } from "./validation.ts";
 
-/** The types a list may ask for (`wait` and `paused` list what getState calls waiting). */
-export const listTypes: readonly JobType[] = [
-  "waiting",
-  "wait",
-  "paused",
-  "active",
-  "prioritized",
-  "delayed",
-  "completed",
-  "failed",
-  "waiting-children",
-];
+const finishedStates = ["failed", "completed"] as const;
+type FinishedState = (typeof finishedStates)[number];
+const jobNotFound = { 404: [errorCodes.jobNotFound] };
 
-/** Most jobs on one page. */
-export const maxPageSize = 1000;
-const defaultPageSize = 20;
+export const getJobRoute = createRoute({
+  method: "get",
+  path: "/queues/{queue}/jobs/{id}",
+  operationId: "getJob",
+  tags: ["jobs"],
+  summary: "Read a job, its data included; with wait, once it finishes",
+  request: {
+    params: jobParams,
+    query: z.object({
+      wait: queryInteger(`an integer number of milliseconds from 0 to ${maxWaitMs}`, maxWaitMs)
+        .optional()
+        .openapi({
+          default: 0,
+          description:
+            "Milliseconds to wait for the job to finish (completed, or failed for good): the answer comes when it does, or after wait ms with its state then. Works at every events level (the job hash is polled, at most once a second)",
+        }),
+    }),
+  },
+  responses: {
+    200: jsonAnswer("The job", jobViewSchema),
+    ...errorResponses({ extra: jobNotFound }),
+  },
+});
 
-function indexParam(text: string | undefined, field: string, fallback: number): number {
-  if (text === undefined) return fallback;
-  if (!/^\d{1,15}$/.test(text)) throw invalid(field, `${field} must be a non-negative integer`);
-  return Number(text);
-}
+export const removeJobRoute = createRoute({
+  method: "delete",
+  path: "/queues/{queue}/jobs/{id}",
+  operationId: "removeJob",
+  tags: ["jobs"],
+  summary: "Remove a job (admin); its children stay",
+  security: adminSecurity,
+  request: { params: jobParams },
+  responses: {
+    200: jsonAnswer(
+      "Removed",
+      z
+        .object({ id: z.string(), removed: z.literal(true) })
+        .openapi("RemovedJob", { example: { id: "signup-42", removed: true } }),
+    ),
+    ...errorResponses({
+      admin: true,
+      extra: { ...jobNotFound, 409: [errorCodes.jobLocked, errorCodes.wrongState] },
+    }),
+  },
+});
 
-function listQuery(query: (name: string) => string | undefined) {
-  const state = query("state");
-  if (state === undefined || !(listTypes as readonly string[]).includes(state))
-    throw invalid("state", `state must be one of ${listTypes.join(", ")}`);
-  const start = indexParam(query("start"), "start", 0);
-  const end = indexParam(query("end"), "end", start + defaultPageSize - 1);
-  if (end < start) throw invalid("end", "end must be at least start");
-  if (end - start + 1 > maxPageSize)
-    throw invalid(
-      "end",
-      `a page holds at most ${maxPageSize} jobs: end must be at most start + ${maxPageSize - 1}`,
-    );
-  const asc = query("asc") ?? "false";
-  if (!["true", "false", "1", "0"].includes(asc)) throw invalid("asc", "asc must be true or false");
-  return { state: state as JobType, start, end, asc: asc === "true" || asc === "1" };
-}
+const retryBody = z
+  .strictObject(
+    {
+      state: oneOf(finishedStates)
+        .optional()
+        .openapi({ description: "Default: whichever finished set holds the job" }),
+      resetAttemptsMade: flag().optional(),
+      resetAttemptsStarted: flag().optional(),
+    },
+    { error: "an object { state, resetAttemptsMade, resetAttemptsStarted }" },
+  )
+  .openapi({ example: { state: "failed", resetAttemptsMade: true } });
 
-type FinishedState = "failed" | "completed";
-
-function retryRequest(body: unknown): { state: FinishedState | undefined; opts: RetryOptions } {
-  if (body === undefined) return { state: undefined, opts: {} };
-  if (typeof body !== "object" || body === null || Array.isArray(body))
-    throw invalid("body", "the body must be an object { state, resetAttemptsMade, resetAttemptsStarted }");
-  const fields = body as Record<string, unknown>;
-  for (const [field, value] of Object.entries(fields)) {
-    if (field === "state") {
-      if (value !== "failed" && value !== "completed")
-        throw invalid("state", "state must be failed or completed");
-    } else if (field === "resetAttemptsMade" || field === "resetAttemptsStarted") {
-      if (typeof value !== "boolean") throw invalid(field, `${field} must be a boolean`);
-    } else {
-      throw invalid(
-        field,
-        `unknown field "${field}": a retry takes state, resetAttemptsMade, resetAttemptsStarted`,
-      );
-    }
-  }
-  const { state, ...opts } = fields as { state?: FinishedState } & RetryOptions;
-  return { state, opts };
-}
+export const retryJobRoute = createRoute({
+  method: "post",
+  path: "/queues/{queue}/jobs/{id}/retry",
+  operationId: "retryJob",
+  tags: ["jobs"],
+  summary: "Retry a failed or completed job (admin), as BullMQ's job.retry",
+  security: adminSecurity,
+  request: {
+    params: jobParams,
+    body: jsonBody("RetryJobRequest", retryBody, false, "Optional; an empty body is {}"),
+  },
+  responses: {
+    200: jsonAnswer(
+      "Back in line",
+      z
+        .object({ id: z.string(), state: z.enum(["waiting", "prioritized"]), prev: z.enum(finishedStates) })
+        .openapi("RetriedJob", { example: { id: "signup-42", state: "waiting", prev: "failed" } }),
+    ),
+    ...errorResponses({
+      admin: true,
+      body: true,
+      extra: { ...jobNotFound, 409: [errorCodes.wrongState] },
+    }),
+  },
+});
 
 /** Retries from the given state, or from whichever finished set holds the job. */
 async function retryFinished(
@@ -88,7 +110,7 @@ async function retryFinished(
   state: FinishedState | undefined,
   opts: RetryOptions,
 ): Promise<FinishedState> {
-  for (const from of state ? [state] : (["failed", "completed"] as const)) {
+  for (const from of state ? [state] : finishedStates) {
     try {
       await job.retry(from, opts);
       return from;
@@ -104,29 +126,11 @@ async function retryFinished(
   );
 }
 
-export function addJobRoutes(app: Hono<AppEnv>, access: QueueAccess): void {
-  app.get("/queues/:queue/jobs", async (c) => {
-    const queue = access.queue(c);
-    const { state, start, end, asc } = listQuery((name) => c.req.query(name));
-    const [jobs, counts] = await Promise.all([
-      queue.getJobs([state], start, end, asc),
-      queue.getJobCounts(state),
-    ]);
-    const shown: JobState = state === "wait" || state === "paused" ? "waiting" : (state as JobState);
-    return c.json({
-      state,
-      start,
-      end,
-      asc,
-      total: counts[state] ?? 0,
-      jobs: jobs.map((job) => jobView(job, shown, false)),
-    });
-  });
-
-  app.get("/queues/:queue/jobs/:id", async (c) => {
+export function addJobRoutes(app: OpenAPIHono<AppEnv>, access: QueueAccess): void {
+  app.openapi({ ...getJobRoute, middleware: [namedQueue(access)] }, async (c) => {
     const startedAt = Date.now();
-    const queue = access.queue(c);
-    const waitMs = waitParam(c.req.query("wait"));
+    const queue = c.get("queue");
+    const waitMs = c.req.valid("query").wait ?? 0;
     const id = access.jobId(c);
     let { job, state } = await access.findJobWithState(queue, id);
     if (waitMs > 0 && state !== "completed" && state !== "failed") {
@@ -135,23 +139,23 @@ export function addJobRoutes(app: Hono<AppEnv>, access: QueueAccess): void {
       await untilFinished({ redis, prefix, queue: queue.name, id, deadline, signal: c.req.raw.signal });
       ({ job, state } = await access.findJobWithState(queue, id));
     }
-    return c.json(jobView(job, state, true));
+    return c.json(jobView(job, state), 200);
   });
 
-  app.delete("/queues/:queue/jobs/:id", adminOnly, async (c) => {
-    const queue = access.queue(c);
-    const job = await access.findJob(queue, access.jobId(c));
+  app.openapi({ ...removeJobRoute, middleware: [adminOnly, namedQueue(access)] }, async (c) => {
+    const job = await access.findJob(c.get("queue"), access.jobId(c));
     // The route keeps its children (BullMQ's own default removes them).
     await job.remove({ removeChildren: false });
-    return c.json({ id: job.id, removed: true });
+    return c.json({ id: job.id, removed: true as const }, 200);
   });
 
-  app.post("/queues/:queue/jobs/:id/retry", adminOnly, async (c) => {
-    const queue = access.queue(c);
-    const { state, opts } = retryRequest(await readJsonBody(c.req.raw, access.settings.maxBodyBytes, false));
+  app.openapi({ ...retryJobRoute, middleware: [adminOnly, namedQueue(access)] }, async (c) => {
+    const queue = c.get("queue");
+    const body = await validBody(c, retryBody, { required: false, limit: access.settings.maxBodyBytes });
+    const { state, ...opts } = body;
     const job = await access.findJob(queue, access.jobId(c));
     const prev = await retryFinished(job, state, opts);
     await access.kick(queue.name);
-    return c.json({ id: job.id, state: job.priority > 0 ? "prioritized" : "waiting", prev });
+    return c.json({ id: job.id, state: job.priority > 0 ? "prioritized" : ("waiting" as const), prev }, 200);
   });
 }

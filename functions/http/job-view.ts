@@ -1,32 +1,20 @@
 /** How a job is shown over HTTP: BullMQ's field names, absent values as null (never left out). */
+import type { z } from "@hono/zod-openapi";
 import type { Job, JobState } from "../../core/index.ts";
+import type { jobSummarySchema, jobViewSchema } from "./job-schemas.ts";
 
-export interface JobView {
-  id: string;
-  name: string;
-  state: JobState;
-  progress: unknown;
-  returnvalue: unknown;
-  failedReason: string | null;
-  attemptsMade: number;
-  attemptsStarted: number;
-  timestamp: number;
-  processedOn: number | null;
-  finishedOn: number | null;
-  delay: number;
-  priority: number;
-  /** Left out of lists, whose pages would otherwise carry up to 1,000 payloads. */
-  data?: unknown;
-  opts: Record<string, unknown>;
-}
+/** A job as `GET /queues/:queue/jobs/:id` shows it (the `Job` schema of /openapi.json). */
+export type JobView = z.output<typeof jobViewSchema>;
+/** A job in a list: everything but its data, which would make a page of 1,000 too heavy. */
+export type JobSummary = z.output<typeof jobSummarySchema>;
 
-export function jobView(job: Job, state: JobState, withData: boolean): JobView {
+export function jobSummary(job: Job, state: JobState): JobSummary {
   return {
     id: job.id,
     name: job.name,
     state,
-    progress: job.progress,
-    returnvalue: job.returnvalue ?? null,
+    progress: (job.progress ?? null) as JobSummary["progress"],
+    returnvalue: (job.returnvalue ?? null) as JobSummary["returnvalue"],
     failedReason: job.failedReason ?? null,
     attemptsMade: job.attemptsMade,
     attemptsStarted: job.attemptsStarted,
@@ -35,9 +23,13 @@ export function jobView(job: Job, state: JobState, withData: boolean): JobView {
     finishedOn: job.finishedOn ?? null,
     delay: job.delay,
     priority: job.priority,
-    ...(withData ? { data: job.data } : {}),
-    opts: job.opts,
+    // As stored: BullMQ's own keys included, which the schema lets through.
+    opts: job.opts as JobSummary["opts"],
   };
+}
+
+export function jobView(job: Job, state: JobState): JobView {
+  return { ...jobSummary(job, state), data: (job.data ?? null) as JobView["data"] };
 }
 
 /**

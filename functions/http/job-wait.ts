@@ -8,7 +8,6 @@
 import type { Context } from "hono";
 import { type RedisPort, toRedisPort, type UpstashRedisLike } from "../../core/index.ts";
 import { jobKey } from "../../core/internal.ts";
-import { invalid } from "./http-errors.ts";
 
 /** The longest wait a request may ask for: well under the HTTP function's 30 s timeout. */
 export const maxWaitMs = 25_000;
@@ -16,14 +15,6 @@ export const maxWaitMs = 25_000;
 const answerMarginMs = 3_000;
 const firstPollMs = 100;
 const slowestPollMs = 1_000;
-
-/** The `wait` query parameter in ms (0 when absent); 400 naming it when it is not 0…maxWaitMs. */
-export function waitParam(text: string | undefined): number {
-  if (text === undefined) return 0;
-  if (!/^\d{1,6}$/.test(text) || Number(text) > maxWaitMs)
-    throw invalid("wait", `wait must be an integer number of milliseconds from 0 to ${maxWaitMs}`);
-  return Number(text);
-}
 
 /**
  * When the wait must end: `waitMs` after the request started, or earlier when the Lambda invocation

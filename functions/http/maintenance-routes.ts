@@ -1,17 +1,19 @@
 /**
- * The admin routes for queue-wide maintenance, each one Queue call (core/queue/maintenance.ts) that works in
+ * The admin routes for queue-wide maintenance, each one Queue call (core/maintenance.ts) that works in
  * bounded steps: `POST /queues/:queue/retry` (failed or completed jobs back to wait), `…/clean` (old
  * jobs of one state deleted), `…/drain` (waiting, prioritized and optionally delayed jobs deleted) and
  * `…/promote` (delayed jobs made ready). Each answers the number of jobs it handled.
  */
-import type { Hono } from "hono";
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { CleanState } from "../../core/index.ts";
-import { invalid } from "./http-errors.ts";
+import { errorResponses } from "./error-schemas.ts";
 import { adminOnly } from "./middleware.ts";
 import type { AppEnv, QueueAccess } from "./queue-access.ts";
-import { readJsonBody } from "./request-body.ts";
+import { adminSecurity, jsonAnswer, jsonBody, namedQueue, queueParams } from "./route-parts.ts";
+import { flag, integer, oneOf } from "./schema-rules.ts";
+import { validBody } from "./validation.ts";
 
-export const cleanStates: readonly CleanState[] = [
+export const cleanStates = [
   "completed",
   "failed",
   "wait",
@@ -20,7 +22,7 @@ export const cleanStates: readonly CleanState[] = [
   "paused",
   "delayed",
   "prioritized",
-];
+] as const satisfies readonly CleanState[];
 
 /**
  * Most jobs one retry, promote or clean request handles when it gives a count (core works in steps of
@@ -28,82 +30,133 @@ export const cleanStates: readonly CleanState[] = [
  */
 export const maxMaintenanceCount = 100_000;
 
-/** The body as an object holding only `allowed` fields (an empty body is `{}`). */
-export function fieldsOf(body: unknown, allowed: readonly string[], what: string): Record<string, unknown> {
-  if (body === undefined) return {};
-  const takes = allowed.length > 0 ? allowed.join(", ") : "no fields";
-  if (typeof body !== "object" || body === null || Array.isArray(body))
-    throw invalid("body", `the body must be an object { ${allowed.join(", ")} }`);
-  for (const field of Object.keys(body)) {
-    if (!allowed.includes(field)) throw invalid(field, `unknown field "${field}": ${what} takes ${takes}`);
-  }
-  return body as Record<string, unknown>;
+const finished = ["failed", "completed"] as const;
+const count = (what: string) =>
+  integer(1, maxMaintenanceCount)
+    .optional()
+    .openapi({ description: `Most jobs to ${what} (default: all)` });
+const more = z.boolean().openapi({ description: "count was reached: more jobs may be left" });
+const strict = <T extends z.core.$ZodLooseShape>(fields: T, example: object) =>
+  z.strictObject(fields, { error: `an object { ${Object.keys(fields).join(", ")} }` }).openapi({ example });
+
+const bodies = {
+  retry: strict({ state: oneOf(finished).default("failed"), count: count("retry") }, { count: 500 }),
+  clean: strict(
+    {
+      grace: integer(0).openapi({ description: "Jobs younger than this (ms) stay" }),
+      limit: integer(0, maxMaintenanceCount)
+        .default(0)
+        .openapi({ description: "Most jobs to delete; 0 for all" }),
+      state: oneOf(cleanStates),
+    },
+    { grace: 86_400_000, state: "completed" },
+  ),
+  drain: strict({ delayed: flag().default(false) }, { delayed: true }),
+  promote: strict({ count: count("promote") }, { count: 100 }),
+};
+
+const answer = <T extends z.core.$ZodLooseShape>(name: string, fields: T, example: object) =>
+  z.object({ name: z.string(), ...fields }).openapi(name, { example: { name: "email", ...example } });
+
+function maintenanceRoute<B extends z.ZodType, A extends z.ZodType>(
+  action: keyof typeof bodies,
+  spec: { operationId: string; summary: string; body: B; required: boolean; answer: A },
+) {
+  const name = `${action[0]?.toUpperCase()}${action.slice(1)}`;
+  return createRoute({
+    method: "post",
+    path: `/queues/{queue}/${action}`,
+    operationId: spec.operationId,
+    tags: ["maintenance"],
+    summary: spec.summary,
+    security: adminSecurity,
+    request: {
+      params: queueParams,
+      body: jsonBody(`${name}Request`, spec.body, spec.required, spec.required ? "Required" : "Optional"),
+    },
+    responses: {
+      200: jsonAnswer(`${name} done`, spec.answer),
+      ...errorResponses({ admin: true, body: true }),
+    },
+  });
 }
 
-function integerField(
-  fields: Record<string, unknown>,
-  field: string,
-  min: number,
-  max = Number.MAX_SAFE_INTEGER,
-): number | undefined {
-  const value = fields[field];
-  if (value === undefined) return undefined;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max)
-    throw invalid(
-      field,
-      max === Number.MAX_SAFE_INTEGER
-        ? `${field} must be an integer of at least ${min}`
-        : `${field} must be an integer from ${min} to ${max}`,
-    );
-  return value;
-}
+export const retryJobsRoute = maintenanceRoute("retry", {
+  operationId: "retryJobs",
+  summary:
+    "Retry every failed (or completed) job (admin), as BullMQ's queue.retryJobs: back to the head of wait, priority aside",
+  body: bodies.retry,
+  required: false,
+  answer: answer(
+    "RetryJobsResult",
+    { state: z.enum(finished), retried: z.int(), more },
+    { state: "failed", retried: 12, more: false },
+  ),
+});
 
-function oneOf<T extends string>(fields: Record<string, unknown>, field: string, allowed: readonly T[]): T {
-  const value = fields[field];
-  if (typeof value !== "string" || !(allowed as readonly string[]).includes(value))
-    throw invalid(field, `${field} must be one of ${allowed.join(", ")}`);
-  return value as T;
-}
+export const cleanRoute = maintenanceRoute("clean", {
+  operationId: "cleanJobs",
+  summary:
+    "Delete the jobs of one state at least `grace` ms old (admin), as BullMQ's queue.clean; writes one `cleaned` event",
+  body: bodies.clean,
+  required: true,
+  answer: answer(
+    "CleanResult",
+    { state: z.enum(cleanStates), cleaned: z.int() },
+    { state: "completed", cleaned: 40 },
+  ),
+});
 
-export function addMaintenanceRoutes(app: Hono<AppEnv>, access: QueueAccess): void {
-  const body = (request: Request) => readJsonBody(request, access.settings.maxBodyBytes, false);
+export const drainRoute = maintenanceRoute("drain", {
+  operationId: "drainQueue",
+  summary:
+    "Delete every waiting and prioritized job, and delayed ones with `delayed` (admin), as BullMQ's queue.drain; job schedulers' next runs stay",
+  body: bodies.drain,
+  required: false,
+  answer: answer("DrainResult", { delayed: z.boolean(), drained: z.int() }, { delayed: true, drained: 7 }),
+});
 
-  app.post("/queues/:queue/retry", adminOnly, async (c) => {
-    const queue = access.queue(c);
-    const fields = fieldsOf(await body(c.req.raw), ["state", "count"], "a retry");
-    const state = fields.state === undefined ? "failed" : oneOf(fields, "state", ["failed", "completed"]);
-    const count = integerField(fields, "count", 1, maxMaintenanceCount);
+export const promoteRoute = maintenanceRoute("promote", {
+  operationId: "promoteJobs",
+  summary: "Make every delayed job ready now (admin), as BullMQ's queue.promoteJobs",
+  body: bodies.promote,
+  required: false,
+  answer: answer("PromoteResult", { promoted: z.int(), more }, { promoted: 3, more: false }),
+});
+
+export function addMaintenanceRoutes(app: OpenAPIHono<AppEnv>, access: QueueAccess): void {
+  const admin = [adminOnly, namedQueue(access)];
+  // Clean's body is required in the document; an empty one still names `grace` (400), as it always did.
+  const body = <S extends z.ZodType>(c: Parameters<typeof validBody>[0], schema: S) =>
+    validBody(c, schema, { required: false, limit: access.settings.maxBodyBytes });
+
+  app.openapi({ ...retryJobsRoute, middleware: admin }, async (c) => {
+    const queue = c.get("queue");
+    const { state, count } = await body(c, bodies.retry);
     const retried = await queue.retryJobs({ state, ...(count === undefined ? {} : { limit: count }) });
     if (retried > 0) await access.kick(queue.name);
-    return c.json({ name: queue.name, state, retried, more: count !== undefined && retried === count });
+    return c.json({ name: queue.name, state, retried, more: count !== undefined && retried === count }, 200);
   });
 
-  app.post("/queues/:queue/clean", adminOnly, async (c) => {
-    const queue = access.queue(c);
-    const fields = fieldsOf(await body(c.req.raw), ["grace", "limit", "state"], "a clean");
-    const grace = integerField(fields, "grace", 0);
-    if (grace === undefined) throw invalid("grace", "grace (ms) is required: jobs younger than it stay");
-    const state = oneOf(fields, "state", cleanStates);
-    const limit = integerField(fields, "limit", 0, maxMaintenanceCount) ?? 0;
+  app.openapi({ ...cleanRoute, middleware: admin }, async (c) => {
+    const queue = c.get("queue");
+    const { grace, limit, state } = await body(c, bodies.clean);
     const ids = await queue.clean(grace, limit, state);
-    return c.json({ name: queue.name, state, cleaned: ids.length });
+    return c.json({ name: queue.name, state, cleaned: ids.length }, 200);
   });
 
-  app.post("/queues/:queue/drain", adminOnly, async (c) => {
-    const queue = access.queue(c);
-    const fields = fieldsOf(await body(c.req.raw), ["delayed"], "a drain");
-    const delayed = fields.delayed ?? false;
-    if (typeof delayed !== "boolean") throw invalid("delayed", "delayed must be a boolean");
+  app.openapi({ ...drainRoute, middleware: admin }, async (c) => {
+    const queue = c.get("queue");
+    const { delayed } = await body(c, bodies.drain);
     const drained = await queue.drain(delayed);
-    return c.json({ name: queue.name, delayed, drained });
+    return c.json({ name: queue.name, delayed, drained }, 200);
   });
 
-  app.post("/queues/:queue/promote", adminOnly, async (c) => {
-    const queue = access.queue(c);
-    const fields = fieldsOf(await body(c.req.raw), ["count"], "a promote");
-    const count = integerField(fields, "count", 1, maxMaintenanceCount);
+  app.openapi({ ...promoteRoute, middleware: admin }, async (c) => {
+    const queue = c.get("queue");
+    const { count } = await body(c, bodies.promote);
     const promoted = await queue.promoteJobs(count === undefined ? {} : { limit: count });
     if (promoted > 0) await access.kick(queue.name);
-    return c.json({ name: queue.name, promoted, more: count !== undefined && promoted === count });
+    return c.json({ name: queue.name, promoted, more: count !== undefined && promoted === count }, 200);
   });
 }

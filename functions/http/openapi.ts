@@ -1,294 +1,114 @@
-/** The OpenAPI 3.1 description of the HTTP API, served at `GET /openapi.json` (public). */
-import { maxJobsPerRequest } from "./enqueue.ts";
-import { listTypes, maxPageSize } from "./job-routes.ts";
-import { maintenancePaths } from "./openapi-maintenance.ts";
-import {
-  addResult,
-  errorResponses,
-  errorSchema,
-  idempotencyKeyParam,
-  idParam,
-  jobInput,
-  jobProperties,
-  queueNameSchema,
-  queueParam,
-  waitParam,
-} from "./openapi-schemas.ts";
-import { defaultRedriveCount, maxRedriveCount } from "./redrive-route.ts";
+/**
+ * The OpenAPI 3.1 document of the HTTP API, served at `GET /openapi.json` (public). Nothing in it is
+ * written by hand but prose: every path, parameter, body and answer comes from the route definitions
+ * (`createRoute`) and zod schemas the app validates with.
+ */
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { addJobsRoute } from "./enqueue.ts";
+import { errorResponses } from "./error-schemas.ts";
+import { errorCodes } from "./http-errors.ts";
+import { listJobsRoute } from "./job-list-route.ts";
+import { getJobRoute, removeJobRoute, retryJobRoute } from "./job-routes.ts";
+import { cleanRoute, drainRoute, promoteRoute, retryJobsRoute } from "./maintenance-routes.ts";
+import type { ApiServer } from "./options.ts";
+import { getQueueRoute, pauseQueueRoute, resumeQueueRoute } from "./queue-routes.ts";
+import { redriveRoute } from "./redrive-route.ts";
+import { jsonAnswer, requestBodies } from "./route-parts.ts";
 
-const json = (schema: object, description: string) => ({
-  description,
-  content: { "application/json": { schema } },
-});
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const error = (name: string) => ({ $ref: `#/components/responses/${name}` });
-
-/** Errors every authenticated route can answer. */
-const common = {
-  "400": error("BadRequest"),
-  "401": error("Unauthorized"),
-  "405": error("MethodNotAllowed"),
-  "500": error("Internal"),
+/** The local stack's API (`npm start`), the default `servers` entry. */
+export const localServer: ApiServer = {
+  url: "http://localhost:3000",
+  description:
+    "The local stack (npm start); set NIMBUSQ_API_URL or createHttpApp's servers for a deployed API",
 };
-const admin = { ...common, "403": error("Forbidden") };
 
-export const openApiDocument = {
-  openapi: "3.1.0",
-  info: {
-    title: "nimbusq HTTP API",
-    version: "1",
-    description:
-      "BullMQ 6 queues over Upstash Redis. Every route but this document needs `Authorization: Bearer <token>`; pause, resume, retry, remove, redrive, clean, drain and promote need an admin token. Request bodies are JSON (Content-Type application/json), 1 MiB at most by default. When the API is configured with a worker kick, requests that make jobs ready (add, retry, resume, promote) start the queue's worker at once, unless the queue already has its maximum of workers running. Added jobs get the queue's default job options (per queue when configured: createHttpApp's queueDefaultJobOptions, NIMBUSQ_QUEUE_DEFAULTS) under their own opts. Numbers JSON cannot carry (1e400) are refused with 400 naming the field; unknown body fields are refused the same way; no error message quotes a header value back. Any method a path does not serve, unknown ones included, answers 405 with an Allow header. CORS is off by default; with allowed origins configured (createHttpApp's cors, NIMBUSQ_CORS_ORIGINS), a preflight (OPTIONS with Origin and Access-Control-Request-Method) from an allowed origin needs no token and answers 204 with Access-Control-Allow-Methods (the path's methods), -Allow-Headers (Authorization, Content-Type, Idempotency-Key) and -Max-Age, one from another origin 403; every answer to an allowed origin carries Access-Control-Allow-Origin.",
+const documentSchema = z
+  .looseObject({ openapi: z.string(), info: z.looseObject({ title: z.string(), version: z.string() }) })
+  .openapi("OpenApiDocument", {
+    example: { openapi: "3.1.0", info: { title: "nimbusq HTTP API", version: "1" } },
+  });
+
+export const openApiRoute = createRoute({
+  method: "get",
+  path: "/openapi.json",
+  operationId: "getOpenApiDocument",
+  tags: ["meta"],
+  summary: "This document (no token needed)",
+  security: [],
+  responses: {
+    200: jsonAnswer("The OpenAPI 3.1 document", documentSchema),
+    ...errorResponses({ common: false, extra: { 405: [errorCodes.methodNotAllowed] } }),
   },
-  security: [{ bearer: [] }],
-  paths: {
-    "/queues/{queue}/jobs": {
-      parameters: [queueParam],
-      post: {
-        summary: "Add one job, or an array of up to 1,000 in one atomic call",
-        parameters: [idempotencyKeyParam],
-        requestBody: {
-          required: true,
-          content: {
-            "application/json": {
-              schema: {
-                oneOf: [
-                  ref("JobInput"),
-                  { type: "array", minItems: 1, maxItems: maxJobsPerRequest, items: ref("JobInput") },
-                ],
-              },
-            },
-          },
-        },
-        responses: {
-          "202": json(
-            {
-              oneOf: [
-                ref("AddResult"),
-                { type: "object", properties: { jobs: { type: "array", items: ref("AddResult") } } },
-              ],
-            },
-            "Added",
-          ),
-          ...common,
-          "404": error("NotFound"),
-          "409": error("Conflict"),
-          "413": error("PayloadTooLarge"),
-          "415": error("UnsupportedMediaType"),
-          "422": error("IdempotencyKeyReused"),
-        },
-      },
-      get: {
-        summary: "List jobs of one state, a page at a time",
-        parameters: [
-          { name: "state", in: "query", required: true, schema: { type: "string", enum: listTypes } },
-          { name: "start", in: "query", schema: { type: "integer", minimum: 0, default: 0 } },
-          {
-            name: "end",
-            in: "query",
-            description: `Inclusive; at most start + ${maxPageSize - 1}`,
-            schema: { type: "integer", minimum: 0, default: 19 },
-          },
-          { name: "asc", in: "query", schema: { type: "boolean", default: false } },
-        ],
-        responses: {
-          "200": json(
-            {
-              type: "object",
-              properties: {
-                state: { type: "string" },
-                start: { type: "integer" },
-                end: { type: "integer" },
-                asc: { type: "boolean" },
-                total: { type: "integer" },
-                jobs: { type: "array", items: ref("JobSummary") },
-              },
-            },
-            "A page of jobs (without their data)",
-          ),
-          ...common,
-          "404": error("NotFound"),
-        },
-      },
+});
+
+/** Every operation, in the order the document lists them. */
+export const apiRoutes = [
+  addJobsRoute,
+  listJobsRoute,
+  getJobRoute,
+  removeJobRoute,
+  retryJobRoute,
+  getQueueRoute,
+  pauseQueueRoute,
+  resumeQueueRoute,
+  redriveRoute,
+  retryJobsRoute,
+  cleanRoute,
+  drainRoute,
+  promoteRoute,
+  openApiRoute,
+];
+
+const description = `BullMQ 6 queues over Upstash Redis.
+
+**Tokens.** Every operation but this document needs \`Authorization: Bearer <token>\` (security scheme \`token\`). Operations whose security is \`adminToken\` need an admin token (\`admin:\` in NIMBUSQ_API_TOKENS, NIMBUSQ_ADMIN_TOKENS, or \`{ admin: true }\` in createHttpApp's tokens); any other token answers 403 forbidden there.
+
+**Errors.** Every error answers \`{ "error": { "code", "message", "field"? } }\`; each response lists the codes it can carry. \`field\` names the offending input as the client wrote it (\`opts.priority\`, \`[3].opts.delay\`, \`body\`, a query parameter, \`Idempotency-Key\`, \`Content-Type\`). No message quotes a header value back. Any method a path does not serve (unknown ones included) answers 405 with \`Allow\`; a path no route has answers 404 not_found.
+
+**Bodies.** JSON (\`application/json\` or \`+json\`), at most 1 MiB unless configured (createHttpApp's maxBodyBytes, NIMBUSQ_MAX_BODY_BYTES): a larger one answers 413 whatever its Content-Length says. Operations with an optional body take no body, an empty one, or an object; a body that is there must be declared JSON (415). Unknown fields and numbers JSON cannot carry (1e400) answer 400 naming the field.
+
+**Workers.** With a worker kick configured, requests that make jobs ready (add, retry, resume, redrive, promote) start the queue's worker at once.
+
+**Idempotency.** See the Idempotency-Key parameter of addJobs: the key holds as long as a job with its id exists, not longer.
+
+**CORS** is off by default; with allowed origins (createHttpApp's cors, NIMBUSQ_CORS_ORIGINS), a preflight from one needs no token and answers 204 with the path's methods, one from another origin 403; answers to an allowed origin carry Access-Control-Allow-Origin and expose Location, Allow and WWW-Authenticate.`;
+
+/**
+ * The document for these servers (the local stack's by default).
+ *
+ * @example
+ * const doc = openApiDocument([{ url: "https://api.example.com" }]);
+ */
+export function openApiDocument(servers: readonly ApiServer[] = [localServer]) {
+  const holder = new OpenAPIHono();
+  const registry = holder.openAPIRegistry;
+  registry.registerComponent("securitySchemes", "token", {
+    type: "http",
+    scheme: "bearer",
+    description: "Any of the API's tokens (NIMBUSQ_API_TOKENS, createHttpApp's tokens)",
+  });
+  registry.registerComponent("securitySchemes", "adminToken", {
+    type: "http",
+    scheme: "bearer",
+    description: "An admin token: the operations that name this scheme answer 403 forbidden to any other",
+  });
+  for (const [name, schema] of requestBodies) registry.register(name, schema);
+  for (const route of apiRoutes) registry.registerPath(route);
+  return holder.getOpenAPI31Document({
+    openapi: "3.1.0",
+    info: {
+      title: "nimbusq HTTP API",
+      version: "1",
+      description,
+      license: { name: "MIT", url: "https://spdx.org/licenses/MIT.html" },
     },
-    "/queues/{queue}/jobs/{id}": {
-      parameters: [queueParam, idParam],
-      get: {
-        summary: "Read a job, its data included; with wait, once it finishes",
-        parameters: [waitParam],
-        responses: { "200": json(ref("Job"), "The job"), ...common, "404": error("NotFound") },
-      },
-      delete: {
-        summary: "Remove a job (admin); its children stay",
-        responses: {
-          "200": json(
-            { type: "object", properties: { id: { type: "string" }, removed: { const: true } } },
-            "Removed",
-          ),
-          ...admin,
-          "404": error("NotFound"),
-          "409": error("Conflict"),
-        },
-      },
-    },
-    "/queues/{queue}/jobs/{id}/retry": {
-      parameters: [queueParam, idParam],
-      post: {
-        summary: "Retry a failed or completed job (admin), as BullMQ's job.retry",
-        requestBody: {
-          required: false,
-          content: {
-            "application/json": {
-              schema: {
-                type: "object",
-                additionalProperties: false,
-                properties: {
-                  state: {
-                    enum: ["failed", "completed"],
-                    description: "Default: whichever finished set holds the job",
-                  },
-                  resetAttemptsMade: { type: "boolean" },
-                  resetAttemptsStarted: { type: "boolean" },
-                },
-              },
-            },
-          },
-        },
-        responses: {
-          "200": json(
-            {
-              type: "object",
-              properties: {
-                id: { type: "string" },
-                state: { enum: ["waiting", "prioritized"] },
-                prev: { enum: ["failed", "completed"] },
-              },
-            },
-            "Back in line",
-          ),
-          ...admin,
-          "404": error("NotFound"),
-          "409": error("Conflict"),
-          "413": error("PayloadTooLarge"),
-          "415": error("UnsupportedMediaType"),
-        },
-      },
-    },
-    "/queues/{queue}": {
-      parameters: [queueParam],
-      get: {
-        summary: "Job counts by state and whether the queue is paused",
-        responses: {
-          "200": json(
-            {
-              type: "object",
-              properties: {
-                name: { type: "string" },
-                counts: { type: "object", additionalProperties: { type: "integer" } },
-                paused: { type: "boolean" },
-              },
-            },
-            "The queue",
-          ),
-          ...common,
-          "404": error("NotFound"),
-        },
-      },
-    },
-    "/queues/{queue}/pause": {
-      parameters: [queueParam],
-      post: {
-        summary: "Pause the queue for every worker (admin)",
-        responses: { "200": json(ref("PauseState"), "Paused"), ...admin, "404": error("NotFound") },
-      },
-    },
-    "/queues/{queue}/resume": {
-      parameters: [queueParam],
-      post: {
-        summary: "Resume the queue (admin)",
-        responses: { "200": json(ref("PauseState"), "Resumed"), ...admin, "404": error("NotFound") },
-      },
-    },
-    "/queues/{queue}/redrive": {
-      parameters: [queueParam],
-      post: {
-        summary:
-          "Move the queue's dead letters back into it as new jobs (admin): original name, data and options, fresh attempts",
-        requestBody: {
-          required: false,
-          content: {
-            "application/json": {
-              schema: {
-                type: "object",
-                additionalProperties: false,
-                properties: {
-                  count: {
-                    type: "integer",
-                    minimum: 1,
-                    maximum: maxRedriveCount,
-                    default: defaultRedriveCount,
-                  },
-                  deadLetterQueue: {
-                    ...queueNameSchema,
-                    description: "The dead-letter queue to read (default `<queue>-dlq`); a queue name",
-                  },
-                },
-              },
-            },
-          },
-        },
-        responses: {
-          "200": json(
-            {
-              type: "object",
-              properties: {
-                name: { type: "string" },
-                deadLetterQueue: { type: "string" },
-                redriven: { type: "integer" },
-                jobs: {
-                  type: "array",
-                  items: {
-                    type: "object",
-                    properties: { id: { type: "string" }, deadLetterId: { type: "string" } },
-                  },
-                },
-                more: { type: "boolean", description: "count was reached: more dead letters may be left" },
-              },
-            },
-            "Redriven",
-          ),
-          ...admin,
-          "404": error("NotFound"),
-          "413": error("PayloadTooLarge"),
-          "415": error("UnsupportedMediaType"),
-        },
-      },
-    },
-    ...maintenancePaths,
-    "/openapi.json": {
-      get: {
-        summary: "This document",
-        security: [],
-        responses: { "200": { description: "OpenAPI 3.1 document" }, "405": error("MethodNotAllowed") },
-      },
-    },
-  },
-  components: {
-    securitySchemes: {
-      bearer: {
-        type: "http",
-        scheme: "bearer",
-        description: "A token from NIMBUSQ_API_TOKENS; admin tokens also manage",
-      },
-    },
-    schemas: {
-      Error: errorSchema,
-      JobInput: jobInput,
-      AddResult: addResult,
-      Job: { type: "object", properties: { ...jobProperties, data: {} } },
-      JobSummary: { type: "object", properties: jobProperties },
-      PauseState: { type: "object", properties: { name: { type: "string" }, paused: { type: "boolean" } } },
-    },
-    responses: errorResponses,
-  },
-} as const;
+    servers: servers.map((server) => ({ ...server })),
+    security: [{ token: [] }],
+    tags: [
+      { name: "jobs", description: "Add, read, list, retry and remove jobs" },
+      { name: "queues", description: "Counts, pause and resume" },
+      { name: "maintenance", description: "Queue-wide admin operations, each in bounded steps" },
+      { name: "meta", description: "This document" },
+    ],
+  });
+}

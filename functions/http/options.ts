@@ -1,9 +1,9 @@
 /**
  * What the HTTP API is configured with, checked once when the app is built (a bad configuration
- * fails the cold start, not a request), and how that configuration is read from the environment.
+ * fails the cold start, not a request). config/http-env.ts reads it from the environment.
  */
 import {
-  createRedis,
+  defaultPrefix,
   type EventsLevel,
   type JobsOptions,
   type RedisPort,
@@ -11,14 +11,18 @@ import {
   ValidationError,
 } from "../../core/index.ts";
 import { Checker, checkJobOptions, checkPrefix, checkQueueName } from "../../core/internal.ts";
-import { eventsFromEnv } from "../config/events-env.ts";
 import { errorFields, logger } from "../log.ts";
-import { requestTimeoutMs } from "../request-deadline.ts";
 import { type CorsOptions, type CorsSettings, resolveCors } from "./cors.ts";
 
 /** Why a worker is kicked: `wakeAt` (ms) when the added job is delayed and due within a minute. */
 export interface KickHint {
   wakeAt?: number;
+}
+
+/** A base URL of the API, for the `servers` of /openapi.json (generated clients call it). */
+export interface ApiServer {
+  url: string;
+  description?: string;
 }
 
 /** A bearer token; `admin` tokens may also pause, resume, retry and remove. */
@@ -60,6 +64,8 @@ export interface HttpOptions {
   log?: (message: string, error: unknown) => void;
   /** CORS for browsers on these origins (off by default); see cors.ts. */
   cors?: CorsOptions;
+  /** Where clients reach this API, listed as the document's `servers` (default: the local stack). */
+  servers?: ApiServer[];
 }
 
 /** The options with defaults applied and every value checked. */
@@ -76,6 +82,7 @@ export interface HttpSettings {
   events: EventsLevel | undefined;
   log: (message: string, error: unknown) => void;
   cors: CorsSettings | undefined;
+  servers: ApiServer[] | undefined;
 }
 
 const defaultMaxBodyBytes = 1024 * 1024;
@@ -84,7 +91,7 @@ const defaultMaxBodyBytes = 1024 * 1024;
  * Checks per-queue default job options (queue names by BullMQ's rules, options by core's) and merges
  * each over the global defaults. `context` names where they came from, for the ValidationError.
  */
-function checkQueueDefaults(
+export function checkQueueDefaults(
   context: string,
   perQueue: unknown,
   global: JobsOptions | undefined,
@@ -107,6 +114,16 @@ function checkQueueDefaults(
   return merged;
 }
 
+function checkServers(servers: ApiServer[] | undefined): ApiServer[] | undefined {
+  if (servers === undefined) return undefined;
+  if (!Array.isArray(servers)) throw new ValidationError("servers", "an array of { url }", "createHttpApp");
+  for (const [index, server] of servers.entries()) {
+    if (typeof server?.url !== "string" || !/^(https?:\/\/|\/)/.test(server.url))
+      throw new ValidationError(`servers[${index}].url`, "an http(s):// URL or a path", "createHttpApp");
+  }
+  return servers;
+}
+
 export function resolveHttpOptions(options: HttpOptions): HttpSettings {
   const tokens = (options.tokens as (ApiToken | string)[]).map((entry) =>
     typeof entry === "string" ? { token: entry, admin: false } : { token: entry.token, admin: !!entry.admin },
@@ -121,7 +138,7 @@ export function resolveHttpOptions(options: HttpOptions): HttpSettings {
     throw new TypeError("createHttpApp: maxBodyBytes must be a positive integer");
   return {
     redis: options.redis,
-    prefix: checkPrefix(options.prefix ?? "bull", "createHttpApp"),
+    prefix: checkPrefix(options.prefix ?? defaultPrefix, "createHttpApp"),
     tokens,
     queues: options.queues && new Set(options.queues.map((name) => checkQueueName(name, "createHttpApp"))),
     maxBodyBytes,
@@ -135,74 +152,6 @@ export function resolveHttpOptions(options: HttpOptions): HttpSettings {
     events: options.events,
     log: options.log ?? ((message, error) => logger.error(message, errorFields(error))),
     cors: resolveCors(options.cors),
+    servers: checkServers(options.servers),
   };
-}
-
-const list = (text: string | undefined): string[] =>
-  (text ?? "")
-    .split(",")
-    .map((item) => item.trim())
-    .filter((item) => item !== "");
-
-/**
- * The HTTP API's options from the environment:
- * - `NIMBUSQ_API_TOKENS`: comma-separated tokens; an `admin:` prefix marks an admin token;
- * - `NIMBUSQ_ADMIN_TOKENS`: more admin tokens (comma-separated);
- * - `NIMBUSQ_QUEUES`: the allowed queue names (all when unset), `NIMBUSQ_PREFIX`,
- *   `NIMBUSQ_MAX_BODY_BYTES`, `NIMBUSQ_EVENTS` (the queues' events level),
- * - `NIMBUSQ_QUEUE_DEFAULTS`: per-queue default job options as JSON, e.g.
- *   `{"email":{"attempts":3,"backoff":{"type":"exponential","delay":1000}}}`,
- * - `NIMBUSQ_CORS_ORIGINS`: origins allowed CORS (comma-separated, or `*`; CORS is off when unset), and
- *   `UPSTASH_REDIS_REST_URL` / `UPSTASH_REDIS_REST_TOKEN`.
- *
- * @example
- * export const handler = httpHandler({ ...httpOptionsFromEnv(process.env), kick: invokeWorker });
- */
-export function httpOptionsFromEnv(env: Record<string, string | undefined> = process.env): HttpOptions {
-  const admin = new Set(list(env.NIMBUSQ_ADMIN_TOKENS));
-  const plain = new Set<string>();
-  for (const entry of list(env.NIMBUSQ_API_TOKENS)) {
-    if (entry.startsWith("admin:")) admin.add(entry.slice("admin:".length));
-    else plain.add(entry);
-  }
-  const tokens: ApiToken[] = [
-    ...[...admin].map((token) => ({ token, admin: true })),
-    ...[...plain].filter((token) => !admin.has(token)).map((token) => ({ token })),
-  ];
-  if (tokens.length === 0)
-    throw new TypeError("httpOptionsFromEnv: set NIMBUSQ_API_TOKENS (or NIMBUSQ_ADMIN_TOKENS)");
-  const queues = list(env.NIMBUSQ_QUEUES);
-  const corsOrigins = list(env.NIMBUSQ_CORS_ORIGINS);
-  const events = eventsFromEnv(env);
-  const maxBody = env.NIMBUSQ_MAX_BODY_BYTES;
-  if (maxBody !== undefined && !/^\d+$/.test(maxBody.trim()))
-    throw new ValidationError("NIMBUSQ_MAX_BODY_BYTES", "a number of bytes", "httpOptionsFromEnv");
-  const queueDefaults = queueDefaultsFromEnv(env.NIMBUSQ_QUEUE_DEFAULTS);
-  return {
-    redis: createRedis({ env, timeoutFor: requestTimeoutMs }),
-    tokens,
-    ...(queues.length > 0 ? { queues } : {}),
-    ...(env.NIMBUSQ_PREFIX ? { prefix: env.NIMBUSQ_PREFIX } : {}),
-    ...(maxBody !== undefined ? { maxBodyBytes: Number(maxBody.trim()) } : {}),
-    ...(events ? { events } : {}),
-    ...(queueDefaults ? { queueDefaultJobOptions: queueDefaults } : {}),
-    ...(corsOrigins.length > 0
-      ? { cors: { origins: corsOrigins.includes("*") ? ("*" as const) : corsOrigins } }
-      : {}),
-  };
-}
-
-/** `NIMBUSQ_QUEUE_DEFAULTS` parsed and checked; undefined when unset or blank. */
-function queueDefaultsFromEnv(text: string | undefined): Record<string, JobsOptions> | undefined {
-  if (text === undefined || text.trim() === "") return undefined;
-  const context = "httpOptionsFromEnv: NIMBUSQ_QUEUE_DEFAULTS";
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // JSON.parse's message quotes the text; name the variable instead.
-    throw new ValidationError("NIMBUSQ_QUEUE_DEFAULTS", 'JSON like {"email":{"attempts":3}}', context);
-  }
-  checkQueueDefaults(context, parsed, undefined);
-  return parsed as Record<string, JobsOptions>;
 }

@@ -10,8 +10,11 @@ import type { HttpSettings, KickHint } from "./options.ts";
 
 /** The Hono environment of the app: what the auth middleware leaves for the routes. */
 export interface AppEnv {
-  /** `preflight`: the request is a CORS preflight the cors middleware let through to its route. */
-  Variables: { admin: boolean; preflight: boolean };
+  /**
+   * `preflight`: the request is a CORS preflight the cors middleware let through to its route;
+   * `queue`: the queue the path names, once route-parts.ts's `namedQueue` has checked it.
+   */
+  Variables: { admin: boolean; preflight: boolean; queue: Queue };
 }
 
 /**

@@ -1,31 +1,94 @@
 /** `GET /queues/:queue` (counts and pause state) and the admin routes that pause and resume it. */
-import type { Hono } from "hono";
-import { fieldsOf } from "./maintenance-routes.ts";
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { errorResponses } from "./error-schemas.ts";
 import { adminOnly } from "./middleware.ts";
 import type { AppEnv, QueueAccess } from "./queue-access.ts";
-import { readJsonBody } from "./request-body.ts";
+import { adminSecurity, jsonAnswer, jsonBody, namedQueue, queueParams } from "./route-parts.ts";
+import { validBody } from "./validation.ts";
 
-export function addQueueRoutes(app: Hono<AppEnv>, access: QueueAccess): void {
-  app.get("/queues/:queue", async (c) => {
-    const queue = access.queue(c);
+const queueInfo = z
+  .object({
+    name: z.string(),
+    counts: z.record(z.string(), z.int()).openapi({ description: "Jobs per state" }),
+    paused: z.boolean(),
+  })
+  .openapi("QueueInfo", {
+    example: { name: "email", counts: { waiting: 3, active: 1, completed: 120, failed: 2 }, paused: false },
+  });
+
+const pauseState = z
+  .object({ name: z.string(), paused: z.boolean() })
+  .openapi("PauseState", { example: { name: "email", paused: true } });
+
+/**
+ * Pause and resume take no options yet. A body is still read like any other (within the limit, as
+ * JSON), so a client that sends one learns at once that a field it meant does nothing.
+ */
+const noOptions = z.strictObject({}, { error: "an empty object {}" }).openapi({ example: {} });
+const noOptionsBody = () =>
+  jsonBody("NoOptions", noOptions, false, "Takes no options: no body, or {}; any field answers 400");
+
+export const getQueueRoute = createRoute({
+  method: "get",
+  path: "/queues/{queue}",
+  operationId: "getQueue",
+  tags: ["queues"],
+  summary: "Job counts by state and whether the queue is paused",
+  request: { params: queueParams },
+  responses: { 200: jsonAnswer("The queue", queueInfo), ...errorResponses({}) },
+});
+
+export const pauseQueueRoute = createRoute({
+  method: "post",
+  path: "/queues/{queue}/pause",
+  operationId: "pauseQueue",
+  tags: ["queues"],
+  summary: "Pause the queue for every worker (admin)",
+  security: adminSecurity,
+  request: { params: queueParams, body: noOptionsBody() },
+  responses: {
+    200: jsonAnswer("Paused", pauseState),
+    ...errorResponses({ admin: true, body: true }),
+  },
+});
+
+export const resumeQueueRoute = createRoute({
+  method: "post",
+  path: "/queues/{queue}/resume",
+  operationId: "resumeQueue",
+  tags: ["queues"],
+  summary: "Resume the queue (admin); its waiting jobs are ready again",
+  security: adminSecurity,
+  request: { params: queueParams, body: noOptionsBody() },
+  responses: {
+    200: jsonAnswer("Resumed", pauseState),
+    ...errorResponses({ admin: true, body: true }),
+  },
+});
+
+export function addQueueRoutes(app: OpenAPIHono<AppEnv>, access: QueueAccess): void {
+  const noBody = (c: Parameters<typeof validBody>[0]) =>
+    validBody(c, noOptions, { required: false, limit: access.settings.maxBodyBytes });
+
+  app.openapi({ ...getQueueRoute, middleware: [namedQueue(access)] }, async (c) => {
+    const queue = c.get("queue");
     const [counts, paused] = await Promise.all([queue.getJobCounts(), queue.isPaused()]);
-    return c.json({ name: queue.name, counts, paused });
+    return c.json({ name: queue.name, counts, paused }, 200);
   });
 
-  app.post("/queues/:queue/pause", adminOnly, async (c) => {
-    const queue = access.queue(c);
-    // No options yet; a body, if sent, must still be JSON within the limit, and `{}`.
-    fieldsOf(await readJsonBody(c.req.raw, access.settings.maxBodyBytes, false), [], "a pause");
+  app.openapi({ ...pauseQueueRoute, middleware: [adminOnly, namedQueue(access)] }, async (c) => {
+    const queue = c.get("queue");
+    await noBody(c);
     await queue.pause();
-    return c.json({ name: queue.name, paused: true });
+    return c.json({ name: queue.name, paused: true }, 200);
   });
 
-  app.post("/queues/:queue/resume", adminOnly, async (c) => {
-    const queue = access.queue(c);
-    fieldsOf(await readJsonBody(c.req.raw, access.settings.maxBodyBytes, false), [], "a resume");
+  app.openapi({ ...resumeQueueRoute, middleware: [adminOnly, namedQueue(access)] }, async (c) => {
+    const queue = c.get("queue");
+    await noBody(c);
     await queue.resume();
     // Jobs that waited through the pause are ready again.
     await access.kick(queue.name);
-    return c.json({ name: queue.name, paused: false });
+    return c.json({ name: queue.name, paused: false }, 200);
   });
 }

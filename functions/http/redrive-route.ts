@@ -1,59 +1,92 @@
 /**
  * `POST /queues/:queue/redrive` (admin): moves the queue's dead letters back into it as new jobs
- * (core/dead-letter/redrive.ts), from `deadLetterQueue` (default `<queue>-dlq`), at most `count` of them.
+ * (core/redrive.ts), from `deadLetterQueue` (default `<queue>-dlq`), at most `count` of them.
  */
-import type { Hono } from "hono";
-import { defaultDeadLetterQueue, ValidationError } from "../../core/index.ts";
-import { checkQueueName } from "../../core/internal.ts";
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { defaultDeadLetterQueue } from "../../core/index.ts";
+import { errorResponses } from "./error-schemas.ts";
 import { errorCodes, HttpError, invalid } from "./http-errors.ts";
 import { adminOnly } from "./middleware.ts";
 import type { AppEnv, QueueAccess } from "./queue-access.ts";
-import { readJsonBody } from "./request-body.ts";
+import { adminSecurity, jsonAnswer, jsonBody, namedQueue, queueParams } from "./route-parts.ts";
+import { integer, queueName } from "./schema-rules.ts";
+import { validBody } from "./validation.ts";
 
 /** Most dead letters one request moves (a request must end within the API's time limit). */
 export const maxRedriveCount = 10_000;
 export const defaultRedriveCount = 1000;
 
-function redriveRequest(body: unknown, queue: string): { count: number; from: string } {
-  if (body === undefined) return { count: defaultRedriveCount, from: defaultDeadLetterQueue(queue) };
-  if (typeof body !== "object" || body === null || Array.isArray(body))
-    throw invalid("body", "the body must be an object { count, deadLetterQueue }");
-  const fields = body as Record<string, unknown>;
-  for (const field of Object.keys(fields)) {
-    if (field !== "count" && field !== "deadLetterQueue")
-      throw invalid(field, `unknown field "${field}": a redrive takes count, deadLetterQueue`);
-  }
-  const count = fields.count ?? defaultRedriveCount;
-  if (typeof count !== "number" || !Number.isInteger(count) || count < 1 || count > maxRedriveCount)
-    throw invalid("count", `count must be an integer from 1 to ${maxRedriveCount}`);
-  const from = fields.deadLetterQueue ?? defaultDeadLetterQueue(queue);
-  try {
-    checkQueueName(from, "deadLetterQueue");
-  } catch (error) {
-    if (error instanceof ValidationError)
-      throw invalid("deadLetterQueue", `deadLetterQueue must be ${error.rule}`);
-    throw error;
-  }
-  if (from === queue) throw invalid("deadLetterQueue", "deadLetterQueue must be another queue");
-  return { count, from: from as string };
-}
+const redriveBody = z
+  .strictObject(
+    {
+      count: integer(1, maxRedriveCount)
+        .default(defaultRedriveCount)
+        .openapi({ description: "Most dead letters to move" }),
+      deadLetterQueue: queueName
+        .optional()
+        .openapi({ description: "The dead-letter queue to read (default `<queue>-dlq`); another queue" }),
+    },
+    { error: "an object { count, deadLetterQueue }" },
+  )
+  .openapi({ example: { count: 100 } });
 
-export function addRedriveRoute(app: Hono<AppEnv>, access: QueueAccess): void {
-  app.post("/queues/:queue/redrive", adminOnly, async (c) => {
-    const queue = access.queue(c);
-    const body = await readJsonBody(c.req.raw, access.settings.maxBodyBytes, false);
-    const { count, from } = redriveRequest(body, queue.name);
+const redriven = z
+  .object({
+    name: z.string(),
+    deadLetterQueue: z.string(),
+    redriven: z.int(),
+    jobs: z.array(z.object({ id: z.string(), deadLetterId: z.string() })),
+    more: z.boolean().openapi({ description: "count was reached: more dead letters may be left" }),
+  })
+  .openapi("RedriveResult", {
+    example: {
+      name: "email",
+      deadLetterQueue: "email-dlq",
+      redriven: 1,
+      jobs: [{ id: "8", deadLetterId: "dl:email:3" }],
+      more: false,
+    },
+  });
+
+export const redriveRoute = createRoute({
+  method: "post",
+  path: "/queues/{queue}/redrive",
+  operationId: "redriveDeadLetters",
+  tags: ["maintenance"],
+  summary:
+    "Move the queue's dead letters back into it as new jobs (admin): original name, data and options, fresh attempts",
+  security: adminSecurity,
+  request: {
+    params: queueParams,
+    body: jsonBody("RedriveRequest", redriveBody, false, "Optional; an empty body is {}"),
+  },
+  responses: {
+    200: jsonAnswer("Redriven", redriven),
+    ...errorResponses({ admin: true, body: true }),
+  },
+});
+
+export function addRedriveRoute(app: OpenAPIHono<AppEnv>, access: QueueAccess): void {
+  app.openapi({ ...redriveRoute, middleware: [adminOnly, namedQueue(access)] }, async (c) => {
+    const queue = c.get("queue");
+    const body = await validBody(c, redriveBody, { required: false, limit: access.settings.maxBodyBytes });
+    const { count } = body;
+    const from = body.deadLetterQueue ?? defaultDeadLetterQueue(queue.name);
+    if (from === queue.name) throw invalid("deadLetterQueue", "deadLetterQueue must be another queue");
     const allowed = access.settings.queues;
     if (allowed && !allowed.has(from))
       throw new HttpError(404, errorCodes.unknownQueue, `unknown queue "${from}"`, "deadLetterQueue");
     const result = await queue.redrive({ from, count });
     if (result.count > 0) await access.kick(queue.name);
-    return c.json({
-      name: queue.name,
-      deadLetterQueue: from,
-      redriven: result.count,
-      jobs: result.jobs,
-      more: result.more,
-    });
+    return c.json(
+      {
+        name: queue.name,
+        deadLetterQueue: from,
+        redriven: result.count,
+        jobs: result.jobs,
+        more: result.more,
+      },
+      200,
+    );
   });
 }

@@ -4,7 +4,7 @@
 import { Queue, type RedisPort, type UpstashRedisLike } from "../../core/index.ts";
 import { checkPrefix, checkQueueName } from "../../core/internal.ts";
 import { eventsFromEnv } from "../config/events-env.ts";
-import { redisOrEnv } from "../redis-from-env.ts";
+import { redisOrEnv } from "../config/redis-env.ts";
 import type { MapRecord } from "./enqueue-records.ts";
 
 export interface ProducerOptions<R> {

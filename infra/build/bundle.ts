@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { gzipSync } from "node:zlib";
-import { build, type Metafile } from "esbuild";
+import { build, type Metafile, type Plugin } from "esbuild";
 import { type FunctionEntry, functionEntries, runtimeProvided } from "./functions.ts";
 
 export interface BundleOptions {
@@ -60,6 +60,7 @@ async function bundleOne(root: string, outDir: string, fn: FunctionEntry): Promi
     mainFields: ["module", "main"],
     metafile: true,
     logLevel: "warning",
+    plugins: [zodEnglishOnly],
   });
   const code = readFileSync(file);
   return {
@@ -72,6 +73,26 @@ async function bundleOne(root: string, outDir: string, fn: FunctionEntry): Promi
     externalImports: externalImports(result.metafile),
   };
 }
+
+/**
+ * zod re-exports every one of its ~40 message locales as a namespace (`z.locales`), which esbuild
+ * cannot shake; the HTTP API only ever uses English (its error bodies are our own text anyway). This
+ * resolves zod's locale index to English alone: 260 KB less in the http bundle.
+ */
+const zodEnglishOnly: Plugin = {
+  name: "zod-english-only",
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /\/locales\/index\.js$/ }, (args) =>
+      /[\\/]node_modules[\\/]zod[\\/]/.test(args.importer)
+        ? { path: join(args.resolveDir, "locales-en-only.js"), namespace: "zod-locales" }
+        : undefined,
+    );
+    pluginBuild.onLoad({ filter: /.*/, namespace: "zod-locales" }, (args) => ({
+      contents: 'export { default as en } from "./en.js";',
+      resolveDir: join(args.path, "..", "..", "locales"),
+    }));
+  },
+};
 
 function externalImports(metafile: Metafile): string[] {
   const found = new Set<string>();

@@ -11,6 +11,7 @@ import { serveStatic } from "@hono/node-server/serve-static";
 import { Queue } from "bullmq";
 import { Hono } from "hono";
 import { Redis as IORedis } from "ioredis";
+import { defaultPrefix } from "../../core/index.ts";
 
 export const bullBoardPath = "/admin/queues";
 
@@ -66,7 +67,7 @@ export function createBoard(
   connection: { host: string; port: number },
   options: BoardOptions = {},
 ): BullBoard {
-  const prefix = options.prefix ?? "bull";
+  const prefix = options.prefix ?? defaultPrefix;
   const queueConnection = { ...connection, maxRetriesPerRequest: null };
   const scanner = new IORedis(queueConnection);
   const queues = new Map<string, Queue>();

@@ -5,8 +5,8 @@
  */
 import { serve } from "@hono/node-server";
 import { createRedis } from "../../core/index.ts";
+import { demoQueues } from "../../examples/demo/demo-queues.ts";
 import { cappedWorkerKick } from "../../functions/config/workers-env.ts";
-import { demoQueues } from "../../functions/demo/demo-queues.ts";
 import { createHttpApp } from "../../functions/http/index.ts";
 import { sweeperHandler } from "../../functions/sweeper.ts";
 import { type WorkerEvent, workerHandler } from "../../functions/worker.ts";

@@ -10,8 +10,8 @@
  * stack trace, and exits with code 1, after stopping whatever it had started.
  */
 import { createRedis } from "../../core/index.ts";
+import { runProducerDemo } from "../../examples/demo/producer-demo.ts";
 import { RedisServerNotFoundError } from "../redis-server.ts";
-import { runProducerDemo } from "./producer-demo.ts";
 import { PortInUseError, startLocalStack } from "./stack.ts";
 
 function numberFromEnv(name: string, fallback: number): number {

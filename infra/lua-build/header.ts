@@ -12,15 +12,20 @@
  *     <name>  <meaning>
  *   ARGV repeated <group>
  *     <name>  <meaning>
- *   RETURNS
- *     <free text>
+ *   REPLY [<form>]  [<prose>]
+ *     <name>  <type>  <meaning>
+ *   CODES
+ *     <name>  <negative number>  <meaning>
  *   EVENTS
  *     <free text>
  *   ]]
  *
  * A `repeated` section is a group of positions that repeats to the end of KEYS or ARGV (one group per
- * queue, per job…). Item lines are indented two spaces; deeper indentation continues a description.
+ * queue, per job…). Item lines are indented two spaces; deeper indentation continues a description
+ * (or a reply type still inside its brackets). REPLY describes the reply's shape, one section per
+ * form it can take (grammar: lua/README.md and reply-type.ts); a prose RETURNS may stand beside it.
  */
+import { buildForms, type Code, codeValue, type Form, type RawForm, ReplyTypeError } from "./reply-type.ts";
 
 export interface HeaderItem {
   name: string;
@@ -38,8 +43,12 @@ export interface ScriptHeader {
   purpose: string;
   keys: HeaderSection;
   argv: HeaderSection;
+  /** Prose beside REPLY, where the fields' descriptions cannot say it all. */
   returns: string;
   events: string;
+  /** The reply's forms (empty only in a header without REPLY, which buildScript refuses). */
+  reply: Form[];
+  codes: Code[];
 }
 
 const identifier = /^[a-z][A-Za-z0-9]*$/;
@@ -66,11 +75,21 @@ export function parseHeader(fileName: string, source: string): ScriptHeader {
     argv: { fixed: [] },
     returns: "",
     events: "",
+    reply: [],
+    codes: [],
   };
-  let section: "purpose" | "keys" | "argv" | "returns" | "events" = "purpose";
+  let section: "purpose" | "keys" | "argv" | "returns" | "events" | "reply" | "codes" = "purpose";
   let items: HeaderItem[] = [];
+  const forms: RawForm[] = [];
   for (const [index, line] of lines.slice(1).entries()) {
     const where = `${fileName}: header line ${index + 2}`;
+    const replyMatch = /^REPLY(?: ([a-z][A-Za-z0-9]*))?(?: {2,}(.*))?$/.exec(line);
+    if (replyMatch || line === "CODES") {
+      if (replyMatch) forms.push({ name: replyMatch[1], doc: replyMatch[2]?.trim() ?? "", fields: [] });
+      else if (header.codes.length > 0 || section === "codes") throw new HeaderError(`${where}: CODES twice`);
+      section = replyMatch ? "reply" : "codes";
+      continue;
+    }
     const sectionMatch = /^(KEYS|ARGV|RETURNS|EVENTS)(?: repeated ([a-z][A-Za-z0-9]*))?$/.exec(line);
     if (sectionMatch?.[1]) {
       const kind = sectionMatch[1];
@@ -92,6 +111,10 @@ export function parseHeader(fileName: string, source: string): ScriptHeader {
         }
         items = target.fixed;
       }
+      continue;
+    }
+    if (section === "reply" || section === "codes") {
+      replyLine(header, forms, section, line, where);
       continue;
     }
     if (section === "purpose") {
@@ -122,7 +145,49 @@ export function parseHeader(fileName: string, source: string): ScriptHeader {
   }
   header.returns = header.returns.trim();
   header.events = header.events.trim();
-  if (!header.returns) throw new HeaderError(`${fileName}: header has no RETURNS section`);
+  if (!header.returns && forms.length === 0)
+    throw new HeaderError(`${fileName}: header has no REPLY section (nor a RETURNS in prose)`);
+  try {
+    header.reply = buildForms(fileName, forms, header.codes);
+  } catch (error) {
+    if (error instanceof ReplyTypeError) throw new HeaderError(error.message);
+    throw error;
+  }
   if (!header.events) throw new HeaderError(`${fileName}: header has no EVENTS section (write "none")`);
   return header;
+}
+
+/** One line of a REPLY or CODES section: an item, or the continuation of the one before. */
+function replyLine(
+  header: ScriptHeader,
+  forms: RawForm[],
+  section: "reply" | "codes",
+  line: string,
+  where: string,
+): void {
+  if (!line.trim()) return;
+  const form = forms[forms.length - 1] as RawForm;
+  if (/^ {4,}\S/.test(line)) {
+    const last =
+      section === "codes" ? header.codes[header.codes.length - 1] : form.fields[form.fields.length - 1];
+    if (last && "text" in last) last.text += ` ${line.trim()}`;
+    else if (last) last.doc += ` ${line.trim()}`;
+    else if (section === "reply") form.doc += ` ${line.trim()}`;
+    else throw new HeaderError(`${where}: a continued line needs a code before it`);
+    return;
+  }
+  const item = /^ {2}(\S+)\s+(\S.*)$/.exec(line);
+  if (!item?.[1] || !item[2])
+    throw new HeaderError(`${where}: expected "  <name>  <type or code>  <meaning>"`);
+  if (section === "reply") {
+    form.fields.push({ name: item[1], text: item[2] });
+    return;
+  }
+  const [value = "", ...doc] = item[2].split(/\s+/);
+  const code = codeValue(value);
+  if (!identifier.test(item[1]) || code === undefined)
+    throw new HeaderError(`${where}: expected "  <camelCase name>  <negative number>  <meaning>"`);
+  if (header.codes.some((other) => other.name === item[1] || other.value === code))
+    throw new HeaderError(`${where}: "${item[1]}" (${code}) repeats a name or a number`);
+  header.codes.push({ name: item[1], value: code, doc: doc.join(" ") });
 }

@@ -21,7 +21,8 @@
  * both). From the concurrency-50 rows: the jobs/s one Upstash database's 10,000 commands/s allow.
  */
 import { Queue as BullQueue, Worker as BullWorker } from "bullmq";
-import { Queue, toRedisPort, trackWorkerInvocation, Worker } from "../../core/index.ts";
+import { Queue, toRedisPort, Worker } from "../../core/index.ts";
+import { trackWorkerInvocation } from "../../core/sweeper/worker-registry.ts";
 import { type BenchEnv, billedTotal, chunks, flush, round, sleep, unique, waitUntil } from "./common.ts";
 import type { EventsLevel } from "./throughput-shared.ts";
 
@@ -278,13 +279,17 @@ async function addCosts(env: BenchEnv): Promise<AddCostRow[]> {
   }
 }
 
-/** A worker invocation registers itself on start and removes itself at the end (the sweeper reads it). */
+/**
+ * A worker invocation registers itself, with its batch size and concurrency, on start and removes
+ * itself at the end (the sweeper reads both).
+ */
 async function invocationOverhead(env: BenchEnv): Promise<number> {
   const port = toRedisPort(env.meteredRedis);
-  await trackWorkerInvocation(port, "bull", "warm", "warm", Date.now() + 60_000);
+  const settings = { batchSize: 20, concurrency: 10 };
+  await trackWorkerInvocation(port, "bull", "warm", "warm", Date.now() + 60_000, settings);
   await trackWorkerInvocation(port, "bull", "warm", "warm", 0);
   env.metered.resetStats();
-  await trackWorkerInvocation(port, "bull", "overhead", "invocation-1", Date.now() + 60_000);
+  await trackWorkerInvocation(port, "bull", "overhead", "invocation-1", Date.now() + 60_000, settings);
   await trackWorkerInvocation(port, "bull", "overhead", "invocation-1", 0);
   return env.metered.stats().billed;
 }

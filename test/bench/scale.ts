@@ -6,8 +6,9 @@
  * through the local REST server and, on the Redis side, by the EVALSHA time in `INFO commandstats`.
  */
 import type { Redis as IORedis } from "ioredis";
-import { type RedisPort, releaseSweeperLock, sweep, toRedisPort } from "../../core/index.ts";
+import { type RedisPort, toRedisPort } from "../../core/index.ts";
 import { ackAndLease, ackPromoteAndLease, sweepQueues } from "../../core/redis/generated/scripts.ts";
+import { releaseSweeperLock, sweep } from "../../core/sweeper/sweep.ts";
 import { ackBatch, leaseBatch } from "../../core/worker/calls.ts";
 import { decide } from "../../core/worker/outcome.ts";
 import { type BenchEnv, commandCounts, flush, median, round } from "./common.ts";

@@ -15,7 +15,6 @@ import {
   createRedis,
   FlowProducer,
   Queue,
-  sweep,
   toRedisPort,
   UnrecoverableError,
   ValidationError,
@@ -24,6 +23,7 @@ import {
 import { ackPromoteAndLease } from "../../core/redis/generated/scripts.ts";
 import { queueKeyPrefix, queueKeys, replayGuardKey } from "../../core/redis/keys.ts";
 import { runScript } from "../../core/redis/scripts.ts";
+import { sweep } from "../../core/sweeper/sweep.ts";
 import type { AckEntry } from "../../core/worker/ack-entry.ts";
 import { compactEntry } from "../../core/worker/entry-wire.ts";
 import { keySlot } from "../../infra/rest-server/key-slot.ts";

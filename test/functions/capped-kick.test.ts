@@ -4,7 +4,8 @@
  * Real AWS SDK Lambda client against the local recorder, real REST server and redis-server.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { toRedisPort, trackWorkerInvocation } from "../../core/index.ts";
+import { toRedisPort } from "../../core/index.ts";
+import { trackWorkerInvocation } from "../../core/sweeper/worker-registry.ts";
 import { createLambdaInvoker } from "../../functions/aws/lambda-invoker.ts";
 import { workerKickFromEnv } from "../../functions/config/workers-env.ts";
 import { createHttpApp } from "../../functions/http/index.ts";

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { toRedisPort, ValidationError } from "../../core/index.ts";
+import { redisOrEnv } from "../../functions/config/redis-env.ts";
 import { envWithSecrets, forgetSecrets, secretFromEnv } from "../../functions/config/secrets.ts";
-import { redisOrEnv } from "../../functions/redis-from-env.ts";
 import { type SsmRecorder, startSsmRecorder } from "../support/ssm-recorder.ts";
 
 let ssm: SsmRecorder;

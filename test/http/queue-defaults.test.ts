@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "../../core/index.ts";
-import { demoQueues } from "../../functions/demo/demo-queues.ts";
+import { demoQueues } from "../../examples/demo/demo-queues.ts";
 import { createHttpApp, httpOptionsFromEnv } from "../../functions/http/index.ts";
 import { sharedRedis } from "../support/stack.ts";
 import { field, makeApi } from "./http-kit.ts";

@@ -1,7 +1,13 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildAllScripts, generatedModulePath, generateModule } from "../../infra/lua-build/generate.ts";
+import {
+  buildAllScripts,
+  generateCodesModule,
+  generatedCodesPath,
+  generatedModulePath,
+  generateModule,
+} from "../../infra/lua-build/generate.ts";
 import { HeaderError, parseHeader } from "../../infra/lua-build/header.ts";
 
 function luaFiles(dir: string): string[] {
@@ -18,6 +24,10 @@ describe("the Lua build", () => {
   it("has an up-to-date generated module (run `npm run build:lua` when this fails)", () => {
     const fresh = generateModule(buildAllScripts("lua"));
     expect(readFileSync(generatedModulePath, "utf8")).toBe(fresh);
+  });
+
+  it("has an up-to-date generated codes module (run `npm run build:lua` when this fails)", () => {
+    expect(readFileSync(generatedCodesPath, "utf8")).toBe(generateCodesModule(buildAllScripts("lua")));
   });
 
   it("keeps scripts to redis.call, strings and numbers (no libraries Upstash may lack, no clocks)", () => {

@@ -151,7 +151,7 @@ describe("the maintenance routes' refusals", () => {
   });
 
   it("are described in the OpenAPI document", () => {
-    const paths = openApiDocument.paths as Record<string, { post?: { requestBody?: unknown } }>;
+    const paths = openApiDocument().paths as Record<string, { post?: { requestBody?: unknown } }>;
     for (const route of ["retry", "clean", "drain", "promote"])
       expect(paths[`/queues/{queue}/${route}`]?.post?.requestBody).toBeDefined();
   });

@@ -6,9 +6,9 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createRedis } from "../../core/index.ts";
+import { demoQueues } from "../../examples/demo/demo-queues.ts";
 import { sweeperOptionsFromEnv } from "../../functions/config/sweeper-env.ts";
 import { workersFromEnv } from "../../functions/config/workers-env.ts";
-import { demoQueues } from "../../functions/demo/demo-queues.ts";
 import { createHttpApp } from "../../functions/http/index.ts";
 import { functionEntries } from "../../infra/build/functions.ts";
 import { apiGatewayV2Event, functionUrlEvent, sqsEvent } from "../support/aws-events.ts";

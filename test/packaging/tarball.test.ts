@@ -202,14 +202,30 @@ describe("the tarball", () => {
       expect(shipped).toContain(entry);
     }
     expect(shipped.filter((file) => /(^|\/)(test|infra|lua)\//.test(file))).toEqual([]);
+    // The demo (examples/demo: queues, workers, producer) and the deployable entries are the repo's,
+    // not the package's: no file of theirs ships, and no shipped module imports one.
+    expect(shipped.filter((file) => /(^|\/)(examples|entries)\/|demo/i.test(file))).toEqual([]);
+    const importsDemo = shipped
+      .filter((file) => file.endsWith(".js"))
+      .filter((file) =>
+        /(from|import)\s*\(?\s*["'][^"']*(examples\/|entries\/|demo)/.test(
+          readFileSync(join(installed, "nimbusq", file), "utf8"),
+        ),
+      );
+    expect(importsDemo).toEqual([]);
     const present = (name: string) => filesUnder(installed).some((file) => file.startsWith(`${name}/`));
     for (const name of ["@upstash/redis", "hono", "cron-parser", "@types/aws-lambda"]) {
       expect(present(name), name).toBe(true);
     }
     // Optional peers: the Lambda runtime has them; npm installs them for nobody.
-    expect(present("@aws-sdk/client-lambda")).toBe(false);
     const manifest = (dir: string) => JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
-    expect(manifest(join(installed, "nimbusq")).exports).toEqual(manifest(repoRoot).exports);
+    const shippedManifest = manifest(join(installed, "nimbusq"));
+    for (const name of ["@aws-sdk/client-lambda", "@aws-sdk/client-eventbridge", "@aws-sdk/client-ssm"]) {
+      expect(present(name), name).toBe(false);
+      expect(shippedManifest.dependencies?.[name], name).toBeUndefined();
+      expect(shippedManifest.peerDependenciesMeta?.[name], name).toEqual({ optional: true });
+    }
+    expect(shippedManifest.exports).toEqual(manifest(repoRoot).exports);
   });
 
   it("runs in plain node: nimbusq adds a job, nimbusq/functions' worker handler runs it", async () => {

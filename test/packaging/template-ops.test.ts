@@ -5,8 +5,8 @@
  * stand-ins here; packaging.test.ts checks the real ones.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { demoQueues } from "../../examples/demo/demo-queues.ts";
 import { workersFromEnv } from "../../functions/config/workers-env.ts";
-import { demoQueues } from "../../functions/demo/demo-queues.ts";
 import { functionEntries } from "../../infra/build/functions.ts";
 import { queueMetricNames } from "../support/emf-names.ts";
 import { deployed } from "./deployed.ts";

@@ -4,8 +4,9 @@
  * queue nothing. Billed commands are counted on a private stack; the measured costs are printed.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Queue, sweep, toRedisPort, Worker } from "../../core/index.ts";
+import { Queue, toRedisPort, Worker } from "../../core/index.ts";
 import { restoreIterations } from "../../core/schedulers/scheduler-iterations.ts";
+import { sweep } from "../../core/sweeper/sweep.ts";
 import { type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
 
 let stack: PrivateStack;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { nextDueAt, type QueueSweep, sleepBeforeNextPass, workersToStart } from "../../core/sweeper/sweep.ts";
+import { nextDueAt, sleepBeforeNextPass, workersToStart } from "../../core/sweeper/decisions.ts";
+import type { QueueSweep } from "../../core/sweeper/sweep.ts";
 
 function swept(fields: Partial<QueueSweep>): QueueSweep {
   return {

@@ -5,10 +5,11 @@
  * the dead-letter queue.
  */
 import type { SQSRecord } from "aws-lambda";
-import { demoQueue } from "../demo/demo-queues.ts";
-import { sqsProducer } from "../producers/index.ts";
+import { prefixFromEnv, sqsProducer } from "../../../functions/index.ts";
+import { demoQueue } from "../demo-queues.ts";
 
 const email = demoQueue("email");
+const prefix = prefixFromEnv();
 
 export function emailJob(record: SQSRecord) {
   let body: unknown;
@@ -29,6 +30,6 @@ export function emailJob(record: SQSRecord) {
 
 export const handler = sqsProducer({
   queue: email.name,
-  ...(process.env.NIMBUSQ_PREFIX ? { prefix: process.env.NIMBUSQ_PREFIX } : {}),
+  ...(prefix ? { prefix } : {}),
   map: emailJob,
 });

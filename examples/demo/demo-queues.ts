@@ -2,7 +2,7 @@
  * The demo queues: an email queue whose sends fail now and then (retried with exponential backoff)
  * and always to a `bounce@…` address (so the job fails for good and lands in the dead-letter queue
  * `email-dlq`), and a report queue whose jobs report progress and write logs. `npm start` runs them locally
- * (infra/local/stack.ts) and the deployed demo workers run them on Lambda (functions/entries/).
+ * (infra/local/stack.ts) and the deployed demo workers run them on Lambda (entries/).
  */
 import type { ActiveJob, DeadLetterOptions, JobsOptions, Processor } from "../../core/index.ts";
 

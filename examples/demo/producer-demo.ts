@@ -5,7 +5,7 @@
  */
 import type { Redis } from "@upstash/redis";
 import { FlowProducer, Queue } from "../../core/index.ts";
-import { demoQueue } from "../../functions/demo/demo-queues.ts";
+import { demoQueue } from "./demo-queues.ts";
 
 const options = (name: string) => demoQueue(name).defaultJobOptions;
 

@@ -1,12 +1,13 @@
 /**
  * The Redis client a handler uses: the one given, or one built from UPSTASH_REDIS_REST_URL and the
  * token — UPSTASH_REDIS_REST_TOKEN, or the SSM parameter UPSTASH_REDIS_REST_TOKEN_PARAM names, read
- * before the first command (see config/secrets.ts). Each request's timeout follows the invocation's
- * remaining time (request-deadline.ts).
+ * before the first command (see secrets.ts). Each request's timeout follows the invocation's
+ * remaining time (request-deadline.ts). A missing URL or token is createRedis's error, which names
+ * the variable.
  */
-import { createRedis, type RedisPort, type UpstashRedisLike } from "../core/index.ts";
-import { parameterSuffix, type SecretOptions, secretFromEnv } from "./config/secrets.ts";
-import { requestTimeoutMs } from "./request-deadline.ts";
+import { createRedis, type RedisPort, type UpstashRedisLike } from "../../core/index.ts";
+import { requestTimeoutMs } from "../request-deadline.ts";
+import { parameterSuffix, type SecretOptions, secretFromEnv } from "./secrets.ts";
 
 const tokenVariable = "UPSTASH_REDIS_REST_TOKEN";
 

@@ -1,0 +1,41 @@
+/**
+ * The worker side of the registry the sweeper reads: each worker invocation registers itself in
+ * `{P}nq:workers` (until a time, so one that dies lapses) and removes itself when done, and with its
+ * registration records its batch size and concurrency in the queue's meta. The sweep reads both, so
+ * its fan-out counts the invocations already running and divides the backlog by the batch size the
+ * workers actually use, not by a second copy of it in the sweeper's configuration.
+ */
+import { decodeTrackWorker, trackWorker } from "../redis/generated/scripts.ts";
+import { queueKeys, workerRegistryKey } from "../redis/keys.ts";
+import type { RedisPort } from "../redis/redis-port.ts";
+import { runScript } from "../redis/scripts.ts";
+import type { WorkerSettings } from "./sweep.ts";
+
+/**
+ * Registers (expiresAt > 0) or removes (0) a running worker invocation of a queue; a registration
+ * with `settings` records them for the sweeper. One script call.
+ *
+ * @example
+ * await trackWorkerInvocation(port, "bull", "email", requestId, deadline, { batchSize: 50, concurrency: 10 });
+ */
+export async function trackWorkerInvocation(
+  port: RedisPort,
+  prefix: string,
+  queue: string,
+  invocation: string,
+  expiresAt: number,
+  settings?: WorkerSettings,
+): Promise<void> {
+  const reply = await runScript(
+    port,
+    trackWorker,
+    { workers: workerRegistryKey(prefix, queue), meta: queueKeys(prefix, queue).meta },
+    {
+      invocation,
+      expiresAt,
+      batchSize: settings?.batchSize ?? 0,
+      concurrency: settings?.concurrency ?? 0,
+    },
+  );
+  decodeTrackWorker(reply);
+}
