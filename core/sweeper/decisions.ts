@@ -1,7 +1,7 @@
 /**
  * The sweeper loop's decisions as plain functions of what a sweep read and the clock: how many worker
  * invocations to start, when the next pass is due, how long to sleep, and how long an invocation may
- * loop and hold the lock. Unit-tested without Redis (test/unit/sweep-decisions.test.ts).
+ * loop and hold the lock. Unit-tested without Redis (test/sweeper/sweep-decisions.test.ts).
  */
 import type { QueueSweep } from "./sweep.ts";
 

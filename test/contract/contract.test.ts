@@ -12,7 +12,7 @@ import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type ActiveJob, Worker } from "../../core/index.ts";
-import { type Answer, adminToken, type CallInit, makeApi } from "../http/http-kit.ts";
+import { type Answer, adminToken, type CallInit, makeApi } from "../support/http-app.ts";
 import { sharedRedis } from "../support/stack.ts";
 
 /** Redocly warnings the document keeps, each with why. Errors are never allowed. */

@@ -16,7 +16,7 @@ import openapiTS, { astToString, type OpenAPI3 } from "openapi-typescript";
 import ts from "typescript";
 import { afterAll, expect, it } from "vitest";
 import { type ActiveJob, Worker } from "../../core/index.ts";
-import { makeApi, userToken } from "../http/http-kit.ts";
+import { makeApi, userToken } from "../support/http-app.ts";
 import { sharedRedis } from "../support/stack.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -1,7 +1,7 @@
 /** `POST /queues/:queue/redrive`: admin only, checked body, the DLQ under the allow-list, and a kick. */
 import { describe, expect, it } from "vitest";
 import { Worker } from "../../core/index.ts";
-import { expectError, field, makeApi } from "../http/http-kit.ts";
+import { expectError, field, makeApi } from "../support/http-app.ts";
 import { sharedRedis } from "../support/stack.ts";
 
 async function failInto(

@@ -5,13 +5,13 @@
  */
 import { describe, expect, it } from "vitest";
 import { type DeadLetterData, Worker } from "../../core/index.ts";
-import { interopKits, waitFor } from "../interop/kit.ts";
+import { interopPeers, waitFor } from "../support/bullmq-peer.ts";
 
-const kit = interopKits();
+const peers = interopPeers();
 
 describe("dead letters with BullMQ", () => {
   it("a BullMQ Queue, QueueEvents and Worker see a dead letter as a normal job", async () => {
-    const io = kit();
+    const io = peers();
     const { log } = await io.events("dlq");
     const job = await io.queue("q").add("charge", "plain text data", { deadLetter: { queue: "dlq" } });
     const worker = new Worker(
@@ -54,7 +54,7 @@ describe("dead letters with BullMQ", () => {
   });
 
   it("a BullMQ Worker failing a job with opts.deadLetter ignores it: no dead letter", async () => {
-    const io = kit();
+    const io = peers();
     const job = await io.queue("q").add("x", { n: 1 }, { deadLetter: { queue: "dlq" } });
     const bullWorker = io.worker("q", () => {
       throw new Error("bull failure");

@@ -2,8 +2,8 @@
 import { describe, expect, it } from "vitest";
 import { bearerToken, sameBytes, secretsEqual, tokenChecker } from "../../functions/http/auth.ts";
 import { openApiDocument } from "../../functions/http/index.ts";
+import { makeApi } from "../support/http-app.ts";
 import { sharedRedis } from "../support/stack.ts";
-import { makeApi } from "./http-kit.ts";
 
 describe("constant-time comparison", () => {
   it("says equal only for equal secrets, whatever their lengths or contents", async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type ActiveJob, Worker } from "../../core/index.ts";
+import { adminToken, type CallInit, expectError, field, makeApi, redisPicture } from "../support/http-app.ts";
 import { directConnectionForFile, sharedRedis, startPrivateStack } from "../support/stack.ts";
-import { adminToken, type CallInit, expectError, field, makeApi, redisPicture } from "./http-kit.ts";
 
 const direct = directConnectionForFile();
 

@@ -5,9 +5,9 @@ import { serve } from "@hono/node-server";
 import { describe, expect, it } from "vitest";
 import { httpHandler, httpOptionsFromEnv } from "../../functions/http/index.ts";
 import { apiGatewayV2Event, lambdaContext } from "../support/aws-events.ts";
+import { adminToken, type CallInit, expectError, makeApi, userToken } from "../support/http-app.ts";
 import { keyspaceDigest } from "../support/keyspace.ts";
 import { directConnectionForFile, sharedRedis, uniquePrefix } from "../support/stack.ts";
-import { adminToken, type CallInit, expectError, makeApi, userToken } from "./http-kit.ts";
 
 const direct = directConnectionForFile();
 const context = lambdaContext({ functionName: "nimbusq-http" });

@@ -9,9 +9,9 @@ import { sweeperOptionsFromEnv } from "../../functions/config/sweeper-env.ts";
 import { workersFromEnv } from "../../functions/config/workers-env.ts";
 import { sqsProducer } from "../../functions/producers/index.ts";
 import { lambdaContext, sqsEvent } from "../support/aws-events.ts";
+import { adminToken, type CallInit, expectError, field, makeApi, redisPicture } from "../support/http-app.ts";
 import { keyspaceDigest } from "../support/keyspace.ts";
 import { directConnectionForFile, sharedRedis, silenceWarnings, uniquePrefix } from "../support/stack.ts";
-import { adminToken, type CallInit, expectError, field, makeApi, redisPicture } from "./http-kit.ts";
 
 const direct = directConnectionForFile();
 silenceWarnings();

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { httpHandler, httpOptionsFromEnv } from "../../functions/http/index.ts";
 import { apiGatewayV2Event, functionUrlEvent, lambdaContext } from "../support/aws-events.ts";
+import { adminToken, userToken } from "../support/http-app.ts";
 import { directConnectionForFile, sharedRedis, uniquePrefix } from "../support/stack.ts";
-import { adminToken, userToken } from "./http-kit.ts";
 
 const direct = directConnectionForFile();
 

@@ -2,9 +2,9 @@
 import { describe, expect, it } from "vitest";
 import { httpHandler } from "../../functions/http/index.ts";
 import { apiGatewayV2Event, lambdaContext } from "../support/aws-events.ts";
+import { expectError, field, makeApi, userToken } from "../support/http-app.ts";
 import { keyspaceDigest } from "../support/keyspace.ts";
 import { directConnectionForFile, sharedRedis, uniquePrefix } from "../support/stack.ts";
-import { expectError, field, makeApi, userToken } from "./http-kit.ts";
 
 const direct = directConnectionForFile();
 const secret = "s3cret-0f9e8d7c";

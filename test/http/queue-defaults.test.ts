@@ -9,8 +9,8 @@ import { describe, expect, it } from "vitest";
 import { ValidationError } from "../../core/index.ts";
 import { demoQueues } from "../../examples/demo/demo-queues.ts";
 import { createHttpApp, httpOptionsFromEnv } from "../../functions/http/index.ts";
+import { field, makeApi } from "../support/http-app.ts";
 import { sharedRedis } from "../support/stack.ts";
-import { field, makeApi } from "./http-kit.ts";
 
 const env = {
   UPSTASH_REDIS_REST_URL: "http://127.0.0.1:1",

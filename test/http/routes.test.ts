@@ -2,8 +2,8 @@
 import { Queue as BullQueue } from "bullmq";
 import { describe, expect, it } from "vitest";
 import { type ActiveJob, Queue, Worker } from "../../core/index.ts";
+import { field, makeApi } from "../support/http-app.ts";
 import { directConnectionForFile, sharedConnectionOptions, sharedRedis } from "../support/stack.ts";
-import { field, makeApi } from "./http-kit.ts";
 
 const direct = directConnectionForFile();
 

@@ -8,10 +8,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Queue, Worker } from "../../core/index.ts";
 import { httpHandler } from "../../functions/http/index.ts";
 import { maxWaitMs } from "../../functions/http/job-wait.ts";
-import { bullConnection, sleep } from "../interop/kit.ts";
 import { apiGatewayV2Event, lambdaContext } from "../support/aws-events.ts";
+import { bullConnection, sleep } from "../support/bullmq-peer.ts";
+import { expectError, field, makeApi, userToken } from "../support/http-app.ts";
 import { sharedRedis } from "../support/stack.ts";
-import { expectError, field, makeApi, userToken } from "./http-kit.ts";
 
 const closers: (() => Promise<unknown>)[] = [];
 afterEach(async () => {

@@ -6,7 +6,7 @@
  */
 import type { FlowJob as BullFlowJob } from "bullmq";
 import { describe, expect, it } from "vitest";
-import { type Interop, interopKits, sleep, waitFor } from "../interop/kit.ts";
+import { type Interop, interopPeers, sleep, waitFor } from "../support/bullmq-peer.ts";
 import {
   byJob,
   type EitherJob,
@@ -16,9 +16,9 @@ import {
   recordAll,
   type Side,
   sides,
-} from "./rig.ts";
+} from "../support/mixed-fleet.ts";
 
-const kit = interopKits();
+const peers = interopPeers();
 
 interface FlowJobHandle extends EitherJob {
   getChildrenValues(): Promise<Record<string, unknown>>;
@@ -68,7 +68,7 @@ async function runFlow(
   settled: (io: Interop) => Promise<boolean>,
   kidsFirst: boolean,
 ): Promise<FlowResult> {
-  const io = kit(side);
+  const io = peers(side);
   const parentLog = await recordAll(io, "parents");
   const kidLog = await recordAll(io, "kids");
   await io.bullFlow().add(tree);

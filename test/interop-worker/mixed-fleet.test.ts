@@ -5,16 +5,16 @@
  * sees a stall, and every job ends completed.
  */
 import { describe, expect, it } from "vitest";
-import { interopKits, sleep } from "../interop/kit.ts";
+import { interopPeers, sleep } from "../support/bullmq-peer.ts";
+import { nimbusWorker, runLoop } from "../support/mixed-fleet.ts";
 import { misplacedJobs } from "../support/state-walk.ts";
-import { nimbusWorker, runLoop } from "./rig.ts";
 
-const kit = interopKits();
+const peers = interopPeers();
 const total = 2000;
 
 describe("BullMQ and nimbusq workers on one queue", () => {
   it("2,000 jobs: each runs exactly once, none stalls, all complete", async () => {
-    const io = kit();
+    const io = peers();
     const { events } = await io.events("q");
     const stalledEvents: string[] = [];
     events.on("stalled", ({ jobId }) => stalledEvents.push(jobId));

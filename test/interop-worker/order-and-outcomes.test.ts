@@ -6,7 +6,7 @@
 import { type JobsOptions as BullJobsOptions, UnrecoverableError as BullUnrecoverableError } from "bullmq";
 import { describe, expect, it } from "vitest";
 import { UnrecoverableError } from "../../core/index.ts";
-import { interopKits, type RecordedEvent } from "../interop/kit.ts";
+import { interopPeers, type RecordedEvent } from "../support/bullmq-peer.ts";
 import {
   blurDue,
   byJob,
@@ -19,9 +19,9 @@ import {
   recordAll,
   type Side,
   sides,
-} from "./rig.ts";
+} from "../support/mixed-fleet.ts";
 
-const kit = interopKits();
+const peers = interopPeers();
 
 /** Fails the first attempt of "retry…" jobs, always fails "fails…" jobs, and so on by name. */
 async function processor(job: EitherJob): Promise<unknown> {
@@ -81,7 +81,7 @@ describe("nimbusq's Worker takes BullMQ's jobs in BullMQ's order, with BullMQ's 
     ];
     const results: Partial<Record<Side, Outcome>> = {};
     for (const side of sides) {
-      const io = kit(side);
+      const io = peers(side);
       const log = await recordAll(io, "q");
       const queue = io.bullQueue("q");
       const ids: string[] = [];
@@ -172,7 +172,7 @@ describe("nimbusq's Worker takes BullMQ's jobs in BullMQ's order, with BullMQ's 
     ];
     const results: Partial<Record<Side, Outcome>> = {};
     for (const side of sides) {
-      const io = kit(side);
+      const io = peers(side);
       const log = await recordAll(io, "q");
       const queue = io.bullQueue("q");
       for (const [name, opts] of set) await queue.add(name, { name }, opts);

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { type ActiveJob, UnrecoverableError } from "../../core/index.ts";
-import { interopKits, type RecordedEvent, sleep, waitFor } from "../interop/kit.ts";
+import { interopPeers, type RecordedEvent, sleep, waitFor } from "../support/bullmq-peer.ts";
 import {
   byJob,
   delivered,
@@ -18,9 +18,9 @@ import {
   runLoop,
   type Side,
   sides,
-} from "./rig.ts";
+} from "../support/mixed-fleet.ts";
 
-const kit = interopKits();
+const peers = interopPeers();
 
 async function processor(job: EitherJob): Promise<unknown> {
   if (job.name === "ok") {
@@ -39,7 +39,7 @@ describe("a real QueueEvents hears nimbusq's Worker", () => {
     const logs: Partial<Record<Side, RecordedEvent[]>> = {};
     const heard: Partial<Record<Side, string[]>> = {};
     for (const side of sides) {
-      const io = kit(side);
+      const io = peers(side);
       const log = await recordAll(io, "q");
       const { events } = await io.events("q");
       // Typed per-event listeners receive exactly the stream's fields.
@@ -93,7 +93,7 @@ describe("a real QueueEvents hears nimbusq's Worker", () => {
   });
 
   it("job.waitUntilFinished(queueEvents) settles with nimbusq's result or failedReason", async () => {
-    const io = kit();
+    const io = peers();
     const { events } = await io.events("q");
     const queue = io.bullQueue("q");
     const early = await queue.add("early", {});
@@ -123,7 +123,7 @@ describe("a real QueueEvents hears nimbusq's Worker", () => {
   });
 
   it("Queue.getJob and getJobLogs show what the nimbusq processor did", async () => {
-    const io = kit();
+    const io = peers();
     const queue = io.bullQueue("q");
     const done = await queue.add("report", { n: 1 }, { keepLogs: 3 });
     const failed = await queue.add("flaky", { n: 2 }, { attempts: 3, backoff: 10, stackTraceLimit: 2 });

@@ -6,10 +6,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { leaseBatch } from "../../core/worker/calls.ts";
-import { type Interop, interopKits, type RecordedEvent, sleep, waitFor } from "../interop/kit.ts";
-import { byJob, delivered, finished, nimbusWorker, outcomes, recordAll } from "./rig.ts";
+import { type Interop, interopPeers, type RecordedEvent, sleep, waitFor } from "../support/bullmq-peer.ts";
+import { byJob, delivered, finished, nimbusWorker, outcomes, recordAll } from "../support/mixed-fleet.ts";
 
-const kit = interopKits();
+const peers = interopPeers();
 
 /** Leases up to `count` jobs of queue "q" for a worker that then vanishes (never extends, never acks). */
 async function abandonLease(io: Interop, count: number, leaseMs: number): Promise<string[]> {
@@ -41,7 +41,7 @@ const jobEvents = (log: RecordedEvent[]) => byJob(log)["1"];
 describe("stalled jobs between nimbusq and BullMQ", () => {
   it("nimbusq abandons, BullMQ's stalled checker requeues and BullMQ runs; and the reverse; same stc and events", async () => {
     // nimbusq abandons two jobs; a third is ready.
-    const ours = kit("a");
+    const ours = peers("a");
     const oursLog = await recordAll(ours, "q");
     const oursQueue = ours.bullQueue("q");
     await oursQueue.addBulk([
@@ -70,7 +70,7 @@ describe("stalled jobs between nimbusq and BullMQ", () => {
 
     // The reverse: BullMQ abandons, nimbusq recovers (BullMQ's rule: a snapshot, then a check after
     // the lock is gone) and runs it.
-    const theirs = kit("b");
+    const theirs = peers("b");
     const theirsLog = await recordAll(theirs, "q");
     await theirs.bullQueue("q").add("abandoned", {});
     await bullAbandons(theirs, 400);
@@ -101,7 +101,7 @@ describe("stalled jobs between nimbusq and BullMQ", () => {
   });
 
   it("a job stalled once by each side passes maxStalledCount and is failed by the next nimbusq worker", async () => {
-    const io = kit();
+    const io = peers();
     const log = await recordAll(io, "q");
     await io.bullQueue("q").add("hot-potato", {}, { attempts: 3 });
     // 1. nimbusq leases and vanishes; BullMQ's checker requeues it (stc 1), takes it and hangs.

@@ -6,14 +6,14 @@
  */
 import { describe, expect, it } from "vitest";
 import { FlowProducer, Queue } from "../../core/index.ts";
-import { faultPort, InjectedFailure, kilobyteJobs } from "../core/atomic-adds-kit.ts";
-import { interopKits, sleep, waitFor } from "./kit.ts";
+import { faultPort, InjectedFailure, kilobyteJobs } from "../support/atomic-adds.ts";
+import { interopPeers, sleep, waitFor } from "../support/bullmq-peer.ts";
 
-const kit = interopKits();
+const peers = interopPeers();
 
 describe("a real BullMQ Worker and a staged add", () => {
   it("sees nothing of an add whose commit failed, then every job of the next one once", async () => {
-    const io = kit("atomic");
+    const io = peers("atomic");
     const worker = io.worker("q", undefined, { concurrency: 100 });
     await worker.idle();
     const failing = new Queue("q", {
@@ -55,7 +55,7 @@ describe("a real BullMQ Worker and a staged add", () => {
   }, 60_000);
 
   it("runs a staged flow's parent only after all of its 1,500 children", async () => {
-    const io = kit("atomic-flow");
+    const io = peers("atomic-flow");
     const children = io.worker("parts", async (job) => job.data.i, { concurrency: 100 });
     const parents = io.worker("parents", async (job) => Object.keys(await job.getChildrenValues()).length);
     const node = await new FlowProducer({ redis: io.redis, prefix: io.prefix }).add({

@@ -4,10 +4,10 @@
  * same as the equivalent jobs written by nimbusq.
  */
 import { describe, expect, it } from "vitest";
-import { interopKits } from "./kit.ts";
-import { bothJobs, populate, readBack } from "./populate.ts";
+import { interopPeers } from "../support/bullmq-peer.ts";
+import { bothJobs, populate, readBack } from "../support/bullmq-states.ts";
 
-const kit = interopKits();
+const peers = interopPeers();
 
 /** Fields that depend on the run's clock or on which producer ran, blanked for comparing two runs. */
 function blankRunFields(snapshot: Record<string, unknown>): Record<string, unknown> {
@@ -30,7 +30,7 @@ function blankRunFields(snapshot: Record<string, unknown>): Record<string, unkno
 
 describe("nimbusq reads BullMQ's jobs as BullMQ does", () => {
   it("getJob fields, getState, counts, list getters in BullMQ's order, children values, dependency counts", async () => {
-    const io = kit("b");
+    const io = peers("b");
     const base = await populate(io, "bullmq");
     await readBack(io);
 
@@ -96,8 +96,8 @@ describe("nimbusq reads BullMQ's jobs as BullMQ does", () => {
   });
 
   it("sees BullMQ's jobs exactly as the same jobs written by nimbusq", async () => {
-    const theirs = kit("b");
-    const ours = kit("n");
+    const theirs = peers("b");
+    const ours = peers("n");
     const base = Date.now() - 60_000;
     await populate(theirs, "bullmq", base);
     await populate(ours, "nimbusq", base);

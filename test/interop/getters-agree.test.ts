@@ -3,14 +3,14 @@
  * completed and failed), read the same through BullMQ 6.7.0's getters as through nimbusq's.
  */
 import { describe, expect, it } from "vitest";
-import { interopKits } from "./kit.ts";
-import { bothJobs, populate, readBack } from "./populate.ts";
+import { interopPeers } from "../support/bullmq-peer.ts";
+import { bothJobs, populate, readBack } from "../support/bullmq-states.ts";
 
-const kit = interopKits();
+const peers = interopPeers();
 
 describe("BullMQ's getters and nimbusq's agree on nimbusq's jobs", () => {
   it("getJob, getState, getJobCounts, every list getter, children values and dependency counts", async () => {
-    const io = kit();
+    const io = peers();
     const base = await populate(io, "nimbusq");
     const snapshot = await readBack(io);
     expect(snapshot.counts).toEqual({

@@ -3,13 +3,13 @@
  */
 import { describe, expect, it } from "vitest";
 import { JobLockedError } from "../../core/index.ts";
-import { type Interop, interopKits, producer, sleep, waitFor } from "./kit.ts";
+import { type Interop, interopPeers, producer, sleep, waitFor } from "../support/bullmq-peer.ts";
 
-const kit = interopKits();
+const peers = interopPeers();
 
 describe("pause and resume", () => {
   it("a queue paused by nimbusq starves a BullMQ worker until nimbusq resumes it", async () => {
-    const io = kit();
+    const io = peers();
     const queue = io.queue("p");
     const bull = io.bullQueue("p");
     const { log } = await io.events("p");
@@ -44,7 +44,7 @@ describe("pause and resume", () => {
   });
 
   it("agrees with BullMQ's pause and resume in both directions", async () => {
-    const io = kit();
+    const io = peers();
     const queue = io.queue("p");
     const bull = io.bullQueue("p");
     await bull.pause();
@@ -70,7 +70,7 @@ describe("pause and resume", () => {
 
 describe("job.remove()", () => {
   it("is refused while a BullMQ worker holds the job, and works once it let go", async () => {
-    const io = kit();
+    const io = peers();
     const queue = io.queue("r");
     const bull = io.bullQueue("r");
     let release = () => {};
@@ -97,7 +97,7 @@ describe("job.remove()", () => {
     const base = Date.now();
     const after: Record<string, unknown>[] = [];
     for (const which of ["nimbusq", "bullmq"] as const) {
-      const io = kit(which);
+      const io = peers(which);
       const p = producer(io, which);
       await p.add("r", "done", {});
       await p.add("r", "broken", {});

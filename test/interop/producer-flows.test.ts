@@ -4,13 +4,21 @@
  */
 import { describe, expect, it } from "vitest";
 import type { FlowJob } from "../../core/index.ts";
-import { bullFlowJob, type Interop, interopKits, type Seen, sleep, storedJob, waitFor } from "./kit.ts";
+import {
+  bullFlowJob,
+  type Interop,
+  interopPeers,
+  type Seen,
+  sleep,
+  storedJob,
+  waitFor,
+} from "../support/bullmq-peer.ts";
 
-const kit = interopKits();
+const peers = interopPeers();
 
 describe("a real BullMQ Worker runs nimbusq's flows", () => {
   it("runs the parent only after all its children, across queues, with their return values", async () => {
-    const io = kit();
+    const io = peers();
     const log: string[] = [];
     const node = await io.flow().add({
       name: "parent",
@@ -59,7 +67,7 @@ describe("a real BullMQ Worker runs nimbusq's flows", () => {
   });
 
   it("runs a three-level tree bottom-up", async () => {
-    const io = kit();
+    const io = peers();
     await io.flow().add({
       name: "root",
       queueName: "tree",
@@ -71,7 +79,7 @@ describe("a real BullMQ Worker runs nimbusq's flows", () => {
   });
 
   it("releases a prioritized parent into prioritized, in its priority's place", async () => {
-    const io = kit();
+    const io = peers();
     const queue = io.queue("rel");
     await queue.add("plain", {});
     await queue.add("p1", {}, { priority: 1 });
@@ -87,7 +95,7 @@ describe("a real BullMQ Worker runs nimbusq's flows", () => {
   });
 
   it("releases a delayed parent into delayed, due its delay after the last child finished", async () => {
-    const io = kit();
+    const io = peers();
     await io.queue("rel").add("plain", {});
     const node = await io.flow().add({
       name: "delayed-parent",
@@ -103,7 +111,7 @@ describe("a real BullMQ Worker runs nimbusq's flows", () => {
   });
 });
 
-/** Writes `flow` with one producer under a kit's prefix and runs it with BullMQ workers. */
+/** Writes `flow` with one producer under a peer set's prefix and runs it with BullMQ workers. */
 async function runPolicyFlow(io: Interop, producer: "nimbusq" | "bullmq", flow: FlowJob) {
   if (producer === "nimbusq") await io.flow().add(flow);
   else await io.bullFlow().add(bullFlowJob(flow));
@@ -157,7 +165,7 @@ describe("child-failure policies written by nimbusq are applied by BullMQ", () =
       const outcomes = [];
       let seenBad: Seen | undefined;
       for (const producer of ["nimbusq", "bullmq"] as const) {
-        const io = kit(producer);
+        const io = peers(producer);
         const { parents, kids } = await runPolicyFlow(io, producer, shape);
         await kids.started(1);
         await waitFor(async () => (await io.queue("kids").getJob("bad"))?.finishedOn, "the child's failure");
@@ -205,7 +213,7 @@ describe("child-failure policies written by nimbusq are applied by BullMQ", () =
   }
 
   it("continueParentOnFailure starts the parent while another child is still pending", async () => {
-    const io = kit();
+    const io = peers();
     await io.flow().add({
       name: "parent",
       queueName: "parents",
@@ -250,8 +258,8 @@ describe("nimbusq's flows are stored as BullMQ's", () => {
       ],
     });
     const timestamp = Date.now() - 1000;
-    const ours = kit("n");
-    const theirs = kit("b");
+    const ours = peers("n");
+    const theirs = peers("b");
     await ours.flow().add(flow(timestamp));
     await theirs.bullFlow().add(bullFlowJob(flow(timestamp)));
     const snapshot = async (io: Interop) => {

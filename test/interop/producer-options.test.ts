@@ -3,9 +3,9 @@
  * keep/remove on finish, custom ids and their duplicates, and every deduplication mode.
  */
 import { describe, expect, it } from "vitest";
-import { interopKits, readable, sleep, waitFor } from "./kit.ts";
+import { interopPeers, readable, sleep, waitFor } from "../support/bullmq-peer.ts";
 
-const kit = interopKits();
+const peers = interopPeers();
 
 const fail = () => {
   throw new Error("boom");
@@ -13,7 +13,7 @@ const fail = () => {
 
 describe("attempts and backoff", () => {
   it("retries a numeric (fixed) backoff the given number of times, spaced by the delay", async () => {
-    const io = kit();
+    const io = peers();
     const queue = io.queue("retry");
     const job = await queue.add("r", { n: 1 }, { attempts: 3, backoff: 200 });
     const { started } = io.worker("retry", fail);
@@ -30,7 +30,7 @@ describe("attempts and backoff", () => {
   });
 
   it("doubles an exponential backoff and retries at once without one", async () => {
-    const io = kit();
+    const io = peers();
     const queue = io.queue("retry");
     await queue.add("exp", {}, { attempts: 3, backoff: { type: "exponential", delay: 150 } });
     const { started } = io.worker("retry", fail);
@@ -51,7 +51,7 @@ describe("attempts and backoff", () => {
 
 describe("removeOnComplete / removeOnFail", () => {
   it("true removes at once, false and undefined keep, a number keeps the newest N", async () => {
-    const io = kit();
+    const io = peers();
     const queue = io.queue("keep");
     const gone = await queue.add("gone", {}, { removeOnComplete: true });
     const kept = await queue.add("kept", {}, { removeOnComplete: false });
@@ -89,7 +89,7 @@ describe("removeOnComplete / removeOnFail", () => {
   });
 
   it("an age keeps a finished job at most that many seconds", async () => {
-    const io = kit();
+    const io = peers();
     const queue = io.queue("age");
     const first = await queue.add("first", {}, { removeOnComplete: { age: 1 } });
     const { started } = io.worker("age");
@@ -105,7 +105,7 @@ describe("removeOnComplete / removeOnFail", () => {
 
 describe("custom ids", () => {
   it("a duplicate custom id is one job, run once with the first data, also after it completed", async () => {
-    const io = kit();
+    const io = peers();
     const queue = io.queue("custom");
     const first = await queue.add("custom", { n: 5 }, { jobId: "my-job" });
     const again = await queue.add("custom", { n: 6 }, { jobId: "my-job" });
@@ -126,7 +126,7 @@ describe("custom ids", () => {
 
 describe("deduplication", () => {
   it("simple: one job while the owner lives; a new window once a BullMQ worker finished it", async () => {
-    const io = kit();
+    const io = peers();
     const queue = io.queue("dedup");
     const a = await queue.add("a", { n: 1 }, { deduplication: { id: "d" } });
     const b = await queue.add("b", { n: 2 }, { deduplication: { id: "d" } });
@@ -144,7 +144,7 @@ describe("deduplication", () => {
   });
 
   it("ttl: the window outlives the job and ends with the ttl", async () => {
-    const io = kit();
+    const io = peers();
     const queue = io.queue("dedup");
     const a = await queue.add("a", {}, { deduplication: { id: "t", ttl: 500 } });
     const { started, seen } = io.worker("dedup");
@@ -160,7 +160,7 @@ describe("deduplication", () => {
   });
 
   it("ttl + extend: each duplicate restarts the window", async () => {
-    const io = kit();
+    const io = peers();
     const queue = io.queue("dedup");
     const dedup = { id: "x", ttl: 500, extend: true };
     const a = await queue.add("a", {}, { delay: 5000, deduplication: dedup });
@@ -175,7 +175,7 @@ describe("deduplication", () => {
   });
 
   it("replace: a delayed owner is replaced by the newest job, which a BullMQ worker runs once", async () => {
-    const io = kit();
+    const io = peers();
     const queue = io.queue("dedup");
     const dedup = { id: "r", ttl: 5000, replace: true };
     const a = await queue.add("a", { v: 1 }, { delay: 400, deduplication: dedup });

@@ -4,13 +4,13 @@
  */
 import { describe, expect, it } from "vitest";
 import type { JobsOptions } from "../../core/index.ts";
-import { bullOpts, interopKits, storedJob } from "./kit.ts";
+import { bullOpts, interopPeers, storedJob } from "../support/bullmq-peer.ts";
 
-const kit = interopKits();
+const peers = interopPeers();
 
 describe("a real BullMQ Worker takes nimbusq's jobs in BullMQ's order", () => {
   it("FIFO for standard adds, single and bulk", async () => {
-    const io = kit();
+    const io = peers();
     const queue = io.queue("fifo");
     await queue.add("a", { n: 1 });
     await queue.addBulk([
@@ -29,7 +29,7 @@ describe("a real BullMQ Worker takes nimbusq's jobs in BullMQ's order", () => {
   });
 
   it("LIFO jobs jump the line, newest first, exactly as BullMQ's own adds", async () => {
-    const io = kit();
+    const io = peers();
     const adds: [string, JobsOptions][] = [
       ["a1", {}],
       ["a2", {}],
@@ -48,7 +48,7 @@ describe("a real BullMQ Worker takes nimbusq's jobs in BullMQ's order", () => {
   });
 
   it("standard jobs before prioritized ones, lower priority first, FIFO within a priority", async () => {
-    const io = kit();
+    const io = peers();
     const queue = io.queue("prio");
     await queue.add("p5a", {}, { priority: 5 });
     await queue.add("std1", {});
@@ -65,7 +65,7 @@ describe("a real BullMQ Worker takes nimbusq's jobs in BullMQ's order", () => {
   });
 
   it("delayed jobs run in due order and never before they are due (timestamp counts)", async () => {
-    const io = kit();
+    const io = peers();
     const { started, idle } = io.worker("later");
     await idle();
     const queue = io.queue("later");
@@ -92,7 +92,7 @@ describe("a real BullMQ Worker takes nimbusq's jobs in BullMQ's order", () => {
 
 describe("the marker wakes a blocked BullMQ Worker at once", () => {
   it("starts a standard, a prioritized, a lifo and a flow job within 100 ms of nimbusq's add", async () => {
-    const io = kit();
+    const io = peers();
     const { started, idle } = io.worker("wake");
     // Warm up: the first call loads the script into Redis (NOSCRIPT, then EVAL) and opens the HTTP socket.
     await io.queue("warm-up").add("warm-up", {});
@@ -146,7 +146,7 @@ describe("BullMQ decodes nimbusq's jobs as it decodes its own", () => {
   ];
 
   it("stores the same hash as BullMQ's Queue.add for every kind of option", async () => {
-    const io = kit();
+    const io = peers();
     const nimbus = io.queue("n");
     const bull = io.bullQueue("b");
     for (const [name, opts] of cases) {
@@ -162,7 +162,7 @@ describe("BullMQ decodes nimbusq's jobs as it decodes its own", () => {
   });
 
   it("gives the processor the same data and opts (backoff expanded, short keys decoded)", async () => {
-    const io = kit();
+    const io = peers();
     const nimbus = io.queue("n");
     const bull = io.bullQueue("b");
     for (const [name, opts] of cases) {

@@ -4,9 +4,16 @@
  * names and ids) and the two recorded event logs must be equal.
  */
 import { describe, expect, it } from "vitest";
-import { type Interop, interopKits, type Producer, producer, type RecordedEvent, waitFor } from "./kit.ts";
+import {
+  type Interop,
+  interopPeers,
+  type Producer,
+  producer,
+  type RecordedEvent,
+  waitFor,
+} from "../support/bullmq-peer.ts";
 
-const kit = interopKits();
+const peers = interopPeers();
 
 /**
  * Runs `scenario` through both producers and returns both event logs of `queue`, each up to the
@@ -18,7 +25,7 @@ async function bothLogs(
 ): Promise<{ nimbusq: RecordedEvent[]; bullmq: RecordedEvent[] }> {
   const logs: Record<string, RecordedEvent[]> = {};
   for (const which of ["nimbusq", "bullmq"] as const) {
-    const io = kit(which);
+    const io = peers(which);
     const { log } = await io.events(queue);
     const p = producer(io, which);
     await scenario(p, io);

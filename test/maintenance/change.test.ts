@@ -4,12 +4,20 @@
  */
 import { describe, expect, it } from "vitest";
 import { JobNotFoundError, JobNotInStateError, ValidationError } from "../../core/index.ts";
-import { interopKits, waitFor } from "../interop/kit.ts";
+import { interopPeers, waitFor } from "../support/bullmq-peer.ts";
 import { keysUnder } from "../support/stack.ts";
-import { direct, eventsSince, lastEventId, pictures, sides, twins, useTwins } from "./twins.ts";
+import {
+  direct,
+  eventsSince,
+  lastEventId,
+  pictures,
+  sides,
+  twins,
+  useTwins,
+} from "../support/twin-queues.ts";
 
 useTwins();
-const kit = interopKits();
+const peers = interopPeers();
 
 describe("Job.changeDelay does what BullMQ's job.changeDelay does", () => {
   it("reschedules a delayed job from now, with a delayed event and the marker at the earliest job", async () => {
@@ -75,7 +83,7 @@ describe("Job.changeDelay does what BullMQ's job.changeDelay does", () => {
   });
 
   it("lets a real BullMQ Worker run a job whose delay went to 0 at once", async () => {
-    const io = kit("cd");
+    const io = peers("cd");
     const queue = io.queue("q");
     const { started, idle } = io.worker("q");
     await idle();
@@ -127,7 +135,7 @@ describe("Job.changePriority does what BullMQ's job.changePriority does", () => 
   });
 
   it("changes the order a real BullMQ Worker takes jobs in", async () => {
-    const io = kit("cp");
+    const io = peers("cp");
     const queue = io.queue("q");
     const jobs = await queue.addBulk(
       ["low", "mid", "high", "plain"].map((name) => ({ name, data: {}, opts: { priority: 10 } })),

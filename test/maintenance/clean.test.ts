@@ -16,7 +16,7 @@ import {
   sides,
   twins,
   useTwins,
-} from "./twins.ts";
+} from "../support/twin-queues.ts";
 
 useTwins();
 

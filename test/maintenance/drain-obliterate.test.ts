@@ -12,7 +12,7 @@ import {
   ValidationError,
   Worker,
 } from "../../core/index.ts";
-import { bullConnection } from "../interop/kit.ts";
+import { bullConnection } from "../support/bullmq-peer.ts";
 import { keysUnder, sharedRedis } from "../support/stack.ts";
 import {
   direct,
@@ -27,7 +27,7 @@ import {
   type Twins,
   twins,
   useTwins,
-} from "./twins.ts";
+} from "../support/twin-queues.ts";
 
 useTwins();
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Queue, Worker } from "../../core/index.ts";
 import { openApiDocument } from "../../functions/http/openapi.ts";
-import { expectError, makeApi, redisPicture } from "../http/http-kit.ts";
+import { expectError, makeApi, redisPicture } from "../support/http-app.ts";
 import { directConnectionForFile, sharedRedis } from "../support/stack.ts";
 
 const direct = directConnectionForFile();

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FlowProducer, Queue, Worker } from "../../core/index.ts";
 import { type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
-import { scanQueue } from "./twins.ts";
+import { scanQueue } from "../support/twin-queues.ts";
 
 let stack: PrivateStack;
 beforeAll(async () => {

@@ -4,7 +4,7 @@
  * sets, ascending and descending, across several types and from a start past the first page.
  */
 import { describe, expect, it } from "vitest";
-import { twins, useTwins } from "./twins.ts";
+import { twins, useTwins } from "../support/twin-queues.ts";
 
 useTwins();
 

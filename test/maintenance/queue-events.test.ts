@@ -3,13 +3,13 @@
  * same fields, that BullMQ's own operations write.
  */
 import { describe, expect, it } from "vitest";
-import { interopKits, waitFor } from "../interop/kit.ts";
+import { interopPeers, waitFor } from "../support/bullmq-peer.ts";
 
-const kit = interopKits();
+const peers = interopPeers();
 
 describe("a BullMQ QueueEvents listening to nimbusq's maintenance", () => {
   it("hears cleaned, removed, waiting prev delayed and delayed with its due time", async () => {
-    const io = kit("qe");
+    const io = peers("qe");
     const queue = io.queue("q");
     const { log } = await io.events("q", io.prefix, ["cleaned", "removed", "waiting", "delayed"]);
     const [first, second, later] = await queue.addBulk([

@@ -23,7 +23,7 @@ import {
   type Twins,
   twins,
   useTwins,
-} from "./twins.ts";
+} from "../support/twin-queues.ts";
 
 useTwins();
 

@@ -12,7 +12,7 @@ import {
   ValidationError,
   Worker,
 } from "../../core/index.ts";
-import { bullConnection } from "../interop/kit.ts";
+import { bullConnection } from "../support/bullmq-peer.ts";
 import { keysUnder, sharedRedis, startPrivateStack, uniquePrefix } from "../support/stack.ts";
 import {
   direct,
@@ -24,7 +24,7 @@ import {
   sleep,
   twins,
   useTwins,
-} from "./twins.ts";
+} from "../support/twin-queues.ts";
 
 useTwins();
 

@@ -6,9 +6,9 @@
 import { Worker as BullWorker } from "bullmq";
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "../../core/index.ts";
-import { bullConnection } from "../interop/kit.ts";
+import { bullConnection } from "../support/bullmq-peer.ts";
 import { keysUnder } from "../support/stack.ts";
-import { direct, sleep, twins, useTwins } from "./twins.ts";
+import { direct, sleep, twins, useTwins } from "../support/twin-queues.ts";
 
 useTwins();
 

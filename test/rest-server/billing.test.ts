@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startRestServer } from "../../infra/rest-server/server.ts";
-import { type RestStack, startRestStack } from "./rest-stack.ts";
+import { type RestStack, startRestStack } from "../support/rest-server.ts";
 
 let stack: RestStack;
 

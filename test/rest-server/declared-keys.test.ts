@@ -11,7 +11,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createRedis } from "../../core/redis/client.ts";
 import { canConnect, freePort } from "../../infra/redis-server.ts";
 import { type RestServer, startRestServer } from "../../infra/rest-server/server.ts";
-import { type RestStack, startRestStack } from "./rest-stack.ts";
+import { type RestStack, startRestStack } from "../support/rest-server.ts";
 
 const FLAG = "#!lua flags=allow-key-locking";
 const DYNAMIC =

@@ -4,7 +4,7 @@
  */
 import { errors } from "@upstash/redis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type RestStack, startRestStack } from "./rest-stack.ts";
+import { type RestStack, startRestStack } from "../support/rest-server.ts";
 
 let stack: RestStack;
 

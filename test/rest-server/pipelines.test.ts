@@ -4,7 +4,7 @@
  */
 import { errors } from "@upstash/redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLIENT_MODES, modeName, type RestStack, startRestStack } from "./rest-stack.ts";
+import { CLIENT_MODES, modeName, type RestStack, startRestStack } from "../support/rest-server.ts";
 
 let stack: RestStack;
 

@@ -6,7 +6,7 @@
 import { errors } from "@upstash/redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRestServer } from "../../infra/rest-server/server.ts";
-import { type RestStack, startRestStack } from "./rest-stack.ts";
+import { type RestStack, startRestStack } from "../support/rest-server.ts";
 
 let stack: RestStack;
 

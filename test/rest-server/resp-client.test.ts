@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedisServer } from "../../infra/redis-server.ts";
 import { RespConnection, RespParser, type RespReply } from "../../infra/rest-server/resp-client.ts";
 import { startRestServer } from "../../infra/rest-server/server.ts";
-import { type RestStack, startRestStack } from "./rest-stack.ts";
+import { type RestStack, startRestStack } from "../support/rest-server.ts";
 
 let stack: RestStack;
 

@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { errors } from "@upstash/redis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startRestServer } from "../../infra/rest-server/server.ts";
-import { CLIENT_MODES, modeName, type RestStack, startRestStack } from "./rest-stack.ts";
+import { CLIENT_MODES, modeName, type RestStack, startRestStack } from "../support/rest-server.ts";
 
 let stack: RestStack;
 

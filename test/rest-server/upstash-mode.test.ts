@@ -10,7 +10,7 @@ import type { Redis } from "@upstash/redis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { REDIS62_MARK } from "../../infra/rest-server/redis62.ts";
 import { type RestServer, startRestServer } from "../../infra/rest-server/server.ts";
-import { type RestStack, startRestStack } from "./rest-stack.ts";
+import { type RestStack, startRestStack } from "../support/rest-server.ts";
 import { FORMS, type Form, luaCall, SIX_TWO_FORMS } from "./upstash-forms.ts";
 
 const FLAG = "#!lua flags=allow-key-locking";

@@ -6,13 +6,13 @@
 import type { Job as BullJob, RepeatOptions as BullRepeatOptions } from "bullmq";
 import { describe, expect, it } from "vitest";
 import type { ActiveJob, RepeatOptions } from "../../core/index.ts";
-import { interopKits, waitFor } from "../interop/kit.ts";
-import { nimbusWorker, runLoop } from "../interop-worker/rig.ts";
+import { interopPeers, waitFor } from "../support/bullmq-peer.ts";
+import { nimbusWorker, runLoop } from "../support/mixed-fleet.ts";
 
-const kit = interopKits();
+const peers = interopPeers();
 
 /** A scheduler hash and its pending iteration as stored, clock-dependent values blanked. */
-async function stored(io: ReturnType<typeof kit>, queue: string, id: string) {
+async function stored(io: ReturnType<typeof peers>, queue: string, id: string) {
   const scheduler = await io.raw.hgetall(io.key(queue, `repeat:${id}`));
   const next = await io.raw.zscore(io.key(queue, "repeat"), id);
   const job = await io.raw.hgetall(io.key(queue, `repeat:${id}:${next}`));
@@ -34,7 +34,7 @@ describe("one definition, one layout", () => {
   it.each(definitions)(
     "%s: nimbusq writes what BullMQ writes, and each reads the other's alike",
     async (id, repeat) => {
-      const io = kit("sched-io");
+      const io = peers("sched-io");
       const template = {
         name: "report",
         data: { to: "ops" },
@@ -54,7 +54,7 @@ describe("one definition, one layout", () => {
   );
 
   it("both compute the same first run across daylight-saving switches (New York, Berlin)", async () => {
-    const io = kit("sched-dst");
+    const io = peers("sched-dst");
     const cases: [string, BullRepeatOptions, string][] = [
       [
         "ny",
@@ -101,7 +101,7 @@ const run = (job: ActiveJob | BullJob): Run => ({
   count: ((job.opts as Record<string, unknown>).repeat as { count?: number } | undefined)?.count,
 });
 
-function nimbusRuns(io: ReturnType<typeof kit>, queue: string) {
+function nimbusRuns(io: ReturnType<typeof peers>, queue: string) {
   const runs: Run[] = [];
   const loop = runLoop(
     io,
@@ -112,7 +112,7 @@ function nimbusRuns(io: ReturnType<typeof kit>, queue: string) {
   return { runs, stop: loop.stop };
 }
 
-function bullRuns(io: ReturnType<typeof kit>, queue: string) {
+function bullRuns(io: ReturnType<typeof peers>, queue: string) {
   const runs: Run[] = [];
   const recording = io.worker(queue, (job) => {
     runs.push(run(job));
@@ -120,7 +120,12 @@ function bullRuns(io: ReturnType<typeof kit>, queue: string) {
   return { runs, stop: () => recording.worker.close() };
 }
 
-const upsert = (io: ReturnType<typeof kit>, side: "bullmq" | "nimbusq", id: string, repeat: RepeatOptions) =>
+const upsert = (
+  io: ReturnType<typeof peers>,
+  side: "bullmq" | "nimbusq",
+  id: string,
+  repeat: RepeatOptions,
+) =>
   side === "bullmq"
     ? io.bullQueue("q").upsertJobScheduler(id, repeat as BullRepeatOptions, { data: { side } })
     : io.queue("q").upsertJobScheduler(id, repeat, { data: { side } });
@@ -133,7 +138,7 @@ describe("a schedule goes on whichever worker takes its iterations", () => {
   it.each(pairs)(
     "made by %s, every 500 ms, taken by %s: the same millis, one run each",
     async (maker, taker) => {
-      const io = kit("sched-run");
+      const io = peers("sched-run");
       const start = Math.ceil((Date.now() + 700) / 500) * 500;
       await upsert(io, maker, "tick", { every: 500, startDate: start });
       const worker = taker === "nimbusq" ? nimbusRuns(io, "q") : bullRuns(io, "q");
@@ -153,7 +158,7 @@ describe("a schedule goes on whichever worker takes its iterations", () => {
   );
 
   it.each(pairs)("made by %s, cron every second, taken by %s: consecutive seconds", async (maker, taker) => {
-    const io = kit("sched-cron");
+    const io = peers("sched-cron");
     await upsert(io, maker, "secs", { pattern: "*/1 * * * * *" });
     const worker = taker === "nimbusq" ? nimbusRuns(io, "q") : bullRuns(io, "q");
     await waitFor(() => worker.runs.length >= 3, "three iterations", 10_000);
@@ -168,7 +173,7 @@ describe("a schedule goes on whichever worker takes its iterations", () => {
   });
 
   it("hands over between a BullMQ worker and nimbusq's, both ways, without a gap or a repeat", async () => {
-    const io = kit("sched-hand");
+    const io = peers("sched-hand");
     const start = Math.ceil((Date.now() + 700) / 1000) * 1000;
     await upsert(io, "bullmq", "tick", { every: 1000, startDate: start });
     const runs: Run[] = [];

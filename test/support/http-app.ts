@@ -1,12 +1,12 @@
 /**
- * The HTTP suites' rig: an app over the shared REST server with a fresh prefix, a `call` that goes
+ * The HTTP suites' harness: an app over the shared REST server with a fresh prefix, a `call` that goes
  * through `app.request()` and decodes the JSON answer, and a full picture of the prefix's Redis
  * contents (every key's DUMP) to show that a refused request changed nothing.
  */
 import type { Redis as IORedis } from "ioredis";
 import { expect } from "vitest";
 import { createHttpApp, type HttpOptions } from "../../functions/http/index.ts";
-import { keysUnder, sharedRedis, uniquePrefix } from "../support/stack.ts";
+import { keysUnder, sharedRedis, uniquePrefix } from "./stack.ts";
 
 export const userToken = "user-7c1e0b9a";
 export const adminToken = "admin-52d4f18e";

@@ -8,8 +8,8 @@ import { Queue as BullQueue } from "bullmq";
 import type { Redis as IORedis } from "ioredis";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { Queue } from "../../core/index.ts";
-import { bullConnection } from "../interop/kit.ts";
-import { keysUnder, sharedConnection, sharedRedis, uniquePrefix } from "../support/stack.ts";
+import { bullConnection } from "./bullmq-peer.ts";
+import { keysUnder, sharedConnection, sharedRedis, uniquePrefix } from "./stack.ts";
 
 export let direct: IORedis;
 const closers: (() => Promise<unknown>)[] = [];

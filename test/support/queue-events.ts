@@ -5,7 +5,7 @@
  */
 import { QueueEvents as BullQueueEvents } from "bullmq";
 import { QueueEvents, type QueueEventsOptions } from "../../core/index.ts";
-import { bullConnection, type Interop } from "../interop/kit.ts";
+import { bullConnection, type Interop } from "./bullmq-peer.ts";
 
 /** Every event of BullMQ's QueueEventsListener but `error` (and ioredis's own). */
 export const allEventNames = [

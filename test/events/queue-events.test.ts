@@ -6,9 +6,8 @@
 import { QueueEventsProducer } from "bullmq";
 import { describe, expect, it } from "vitest";
 import { Queue, QueueEvents, ValidationError } from "../../core/index.ts";
-import { bullConnection, interopKits, sleep, waitFor } from "../interop/kit.ts";
-import { nimbusWorker, runLoop } from "../interop-worker/rig.ts";
-import { sharedRedis } from "../support/stack.ts";
+import { bullConnection, interopPeers, sleep, waitFor } from "../support/bullmq-peer.ts";
+import { nimbusWorker, runLoop } from "../support/mixed-fleet.ts";
 import {
   allEventNames,
   bullEvents,
@@ -17,12 +16,13 @@ import {
   nimbusEvents,
   record,
   through,
-} from "./queue-events-kit.ts";
+} from "../support/queue-events.ts";
+import { sharedRedis } from "../support/stack.ts";
 
-const kit = interopKits();
+const peers = interopPeers();
 
 /** Waits until both logs reach the stream's current end, then returns them cut there. */
-async function bothThrough(io: ReturnType<typeof kit>, queue: string, nimbus: Heard[], bull: Heard[]) {
+async function bothThrough(io: ReturnType<typeof peers>, queue: string, nimbus: Heard[], bull: Heard[]) {
   const last = await newestId(io, queue);
   await waitFor(
     () => through(nimbus, last).length > 0 && through(bull, last).length > 0,
@@ -33,7 +33,7 @@ async function bothThrough(io: ReturnType<typeof kit>, queue: string, nimbus: He
 
 describe("QueueEvents hears a real BullMQ producer and Worker as BullMQ's QueueEvents does", () => {
   it("every event with BullMQ's payloads, order and ids; per-job events; custom events", async () => {
-    const io = kit("qe");
+    const io = peers("qe");
     const custom = ["custom-thing"];
     const nimbus = nimbusEvents(io, "q", { lastEventId: "0-0" });
     const bull = bullEvents(io, "q");
@@ -131,7 +131,7 @@ describe("QueueEvents hears a real BullMQ producer and Worker as BullMQ's QueueE
   });
 
   it("starts at the stream's end by default ($), and resumes after a saved lastEventId", async () => {
-    const io = kit("qe");
+    const io = peers("qe");
     const queue = io.bullQueue("q");
     await queue.add("before", {});
     const first = nimbusEvents(io, "q");
@@ -159,7 +159,7 @@ describe("QueueEvents hears a real BullMQ producer and Worker as BullMQ's QueueE
 describe("QueueEvents hears nimbusq's own Worker", () => {
   for (const level of ["all", "final"] as const) {
     it(`as BullMQ's QueueEvents does (events ${level})`, async () => {
-      const io = kit("qe");
+      const io = peers("qe");
       const nimbus = nimbusEvents(io, "q", { lastEventId: "0-0", events: level });
       const bull = bullEvents(io, "q");
       const nimbusLog = record(nimbus, allEventNames);

@@ -16,11 +16,11 @@ import {
   ValidationError,
   Worker,
 } from "../../core/index.ts";
-import { type Interop, interopKits, sleep, waitFor } from "../interop/kit.ts";
-import { nimbusWorker, runLoop } from "../interop-worker/rig.ts";
-import { bullEvents, nimbusEvents, record } from "./queue-events-kit.ts";
+import { type Interop, interopPeers, sleep, waitFor } from "../support/bullmq-peer.ts";
+import { nimbusWorker, runLoop } from "../support/mixed-fleet.ts";
+import { bullEvents, nimbusEvents, record } from "../support/queue-events.ts";
 
-const kit = interopKits();
+const peers = interopPeers();
 
 async function bullProcessor(job: BullJob): Promise<unknown> {
   if (job.name === "slow") await sleep(300);
@@ -46,7 +46,7 @@ async function nimbusJob(io: Interop, id: string): Promise<Job> {
 
 describe("waitUntilFinished with a real BullMQ producer and Worker", () => {
   it("resolves with the return value or rejects with the failedReason, as BullMQ's does", async () => {
-    const io = kit("wuf");
+    const io = peers("wuf");
     const events = nimbusEvents(io, "q");
     const bullQueueEvents = bullEvents(io, "q");
     await Promise.all([events.waitUntilReady(), bullQueueEvents.waitUntilReady()]);
@@ -79,7 +79,7 @@ describe("waitUntilFinished with a real BullMQ producer and Worker", () => {
   });
 
   it("settles for a job that finished before the call (the events are already past)", async () => {
-    const io = kit("wuf");
+    const io = peers("wuf");
     const queue = io.bullQueue("q");
     const done = await queue.add("quick", { n: 3 });
     const failed = await queue.add("bad", { n: 4 });
@@ -103,7 +103,7 @@ describe("waitUntilFinished with a real BullMQ producer and Worker", () => {
   });
 
   it("a job removed when it completed: resolves when the wait began first, else JobNotFoundError", async () => {
-    const io = kit("wuf");
+    const io = peers("wuf");
     const events = nimbusEvents(io, "q");
     await events.waitUntilReady();
     const queue = io.bullQueue("q");
@@ -124,7 +124,7 @@ describe("waitUntilFinished with a real BullMQ producer and Worker", () => {
   });
 
   it("a job removed on completion after the reader's last read: found through its event, not called gone", async () => {
-    const io = kit("wuf");
+    const io = peers("wuf");
     // Reads far apart: after the first one, the next comes only when a wait asks to catch up.
     const events = nimbusEvents(io, "q", { poll: { minMs: 20_000, maxMs: 20_000 } });
     await events.waitUntilReady();
@@ -137,7 +137,7 @@ describe("waitUntilFinished with a real BullMQ producer and Worker", () => {
   });
 
   it("rejects after ttl with a TimeoutError naming the job and queue; 0 means no limit", async () => {
-    const io = kit("wuf");
+    const io = peers("wuf");
     const events = nimbusEvents(io, "q");
     const job = await io.queue("q").add("never-processed", {});
     const error = await job.waitUntilFinished(events, 200).catch((e: unknown) => e);
@@ -154,7 +154,7 @@ describe("waitUntilFinished with a real BullMQ producer and Worker", () => {
   });
 
   it("rejects pending waits with a ClosedError when the QueueEvents closes", async () => {
-    const io = kit("wuf");
+    const io = peers("wuf");
     const events = nimbusEvents(io, "q");
     const job = await io.queue("q").add("never-processed", {});
     const waiting = job.waitUntilFinished(events).catch((error: unknown) => error);
@@ -168,7 +168,7 @@ describe("waitUntilFinished with a real BullMQ producer and Worker", () => {
 
 describe("waitUntilFinished with nimbusq's Worker", () => {
   it("settles on nimbusq's completed and failed events (events final is enough)", async () => {
-    const io = kit("wuf");
+    const io = peers("wuf");
     const events = nimbusEvents(io, "q", { events: "final" });
     const queue = new Queue("q", { redis: io.redis, prefix: io.prefix, events: "final" });
     const ok = await queue.add("ok", { n: 7 });

@@ -17,20 +17,20 @@ import {
 } from "../../core/index.ts";
 import { createHttpApp } from "../../functions/http/index.ts";
 import {
-  directConnectionForFile,
-  keysUnder,
-  sharedConnectionOptions,
-  sharedRedis,
-  uniquePrefix,
-} from "../support/stack.ts";
-import {
   digestWithoutCounters,
   type FaultRule,
   faultPort,
   InjectedFailure,
   keysWithTtl,
   kilobyteJobs,
-} from "./atomic-adds-kit.ts";
+} from "../support/atomic-adds.ts";
+import {
+  directConnectionForFile,
+  keysUnder,
+  sharedConnectionOptions,
+  sharedRedis,
+  uniquePrefix,
+} from "../support/stack.ts";
 
 const direct = directConnectionForFile();
 

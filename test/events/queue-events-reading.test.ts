@@ -6,9 +6,9 @@
 import type { Redis as IORedis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { ClosedError, QueueEvents, type RedisPort, toRedisPort } from "../../core/index.ts";
-import { sleep, waitFor } from "../interop/kit.ts";
+import { sleep, waitFor } from "../support/bullmq-peer.ts";
+import { type Heard, record } from "../support/queue-events.ts";
 import { directConnectionForFile, sharedRedis, startPrivateStack, uniquePrefix } from "../support/stack.ts";
-import { type Heard, record } from "./queue-events-kit.ts";
 
 const direct: IORedis = directConnectionForFile();
 const opened: QueueEvents[] = [];

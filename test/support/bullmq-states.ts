@@ -6,7 +6,7 @@
 import type { Job as BullJob, JobType as BullJobType } from "bullmq";
 import { expect } from "vitest";
 import type { Job, JobType } from "../../core/index.ts";
-import { bullView, type Interop, producer, waitFor } from "./kit.ts";
+import { bullView, type Interop, producer, waitFor } from "./bullmq-peer.ts";
 
 /** Every job id `populate` writes to queue `g`, by the state it ends in. */
 export const populated = {

@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { FlowProducer, ParentConflictError, Queue, Worker } from "../../core/index.ts";
+import { digestWithoutCounters, type FaultRule, faultPort, InjectedFailure } from "../support/atomic-adds.ts";
 import { directConnectionForFile, keysUnder, sharedRedis, uniquePrefix } from "../support/stack.ts";
-import { digestWithoutCounters, type FaultRule, faultPort, InjectedFailure } from "./atomic-adds-kit.ts";
 
 const direct = directConnectionForFile();
 const pad = "x".repeat(1000);

@@ -1,7 +1,7 @@
 /**
  * Shared rig for the interop suite: nimbusq over the REST server on one side, the real bullmq@6.7.0
  * over TCP to the same redis-server on the other, both under one fresh prefix per test. Every BullMQ
- * object made through a kit is closed (and its connections dropped) after the test.
+ * object made through a peers is closed (and its connections dropped) after the test.
  */
 import {
   FlowProducer as BullFlowProducer,
@@ -15,7 +15,7 @@ import {
 import type { Redis as IORedis } from "ioredis";
 import { afterEach } from "vitest";
 import { type FlowJob, FlowProducer, type Job, type JobsOptions, Queue } from "../../core/index.ts";
-import { sharedConnection, sharedConnectionOptions, sharedRedis, uniquePrefix } from "../support/stack.ts";
+import { sharedConnection, sharedConnectionOptions, sharedRedis, uniquePrefix } from "./stack.ts";
 
 /** Connection options for BullMQ, which then makes (and closes) its own ioredis connections. */
 export function bullConnection() {
@@ -147,7 +147,7 @@ export class Interop {
     return flow;
   }
 
-  /** Runs `close` with the kit's own closers (newest first) after the test. */
+  /** Runs `close` with the peers's own closers (newest first) after the test. */
   defer(close: () => Promise<unknown>): void {
     this.closers.push(close);
   }
@@ -234,7 +234,7 @@ export class Interop {
     };
   }
 
-  /** Closes every BullMQ object and connection this kit made, newest first. */
+  /** Closes every BullMQ object and connection this peers made, newest first. */
   async close(): Promise<void> {
     for (const close of this.closers.splice(0).reverse()) {
       try {
@@ -246,7 +246,7 @@ export class Interop {
   }
 }
 
-/** The same producer operations through nimbusq (HTTP) or BullMQ (TCP), under one kit's prefix. */
+/** The same producer operations through nimbusq (HTTP) or BullMQ (TCP), under one peers's prefix. */
 export interface Producer {
   add(queue: string, name: string, data: unknown, opts?: JobsOptions): Promise<string>;
   flow(tree: FlowJob): Promise<void>;
@@ -289,16 +289,16 @@ export function producer(io: Interop, which: "nimbusq" | "bullmq"): Producer {
   };
 }
 
-/** Registers an afterEach that closes every kit made by the returned factory. */
-export function interopKits(): (label?: string) => Interop {
-  const kits: Interop[] = [];
+/** Registers an afterEach that closes every peers made by the returned factory. */
+export function interopPeers(): (label?: string) => Interop {
+  const peerSets: Interop[] = [];
   afterEach(async () => {
-    for (const kit of kits.splice(0)) await kit.close();
+    for (const peers of peerSets.splice(0)) await peers.close();
   });
   return (label) => {
-    const kit = new Interop(label);
-    kits.push(kit);
-    return kit;
+    const peers = new Interop(label);
+    peerSets.push(peers);
+    return peers;
   };
 }
 

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import type { Redis as IORedis } from "ioredis";
 import { type RedisPort, toRedisPort } from "../../core/index.ts";
 import * as generated from "../../core/redis/generated/scripts.ts";
-import { keysUnder, sharedRedis } from "../support/stack.ts";
+import { keysUnder, sharedRedis } from "./stack.ts";
 
 const scripts = Object.values(generated).filter(
   (value): value is { name: string; sha1: string; source: string } & typeof value => "sha1" in value,

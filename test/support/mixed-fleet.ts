@@ -5,7 +5,7 @@
  */
 import type { Job as BullJob } from "bullmq";
 import { type ActiveJob, Worker, type WorkerOptions } from "../../core/index.ts";
-import { type Interop, type RecordedEvent, waitFor, workerEventNames } from "../interop/kit.ts";
+import { type Interop, type RecordedEvent, waitFor, workerEventNames } from "./bullmq-peer.ts";
 
 export type Side = "nimbusq" | "bullmq";
 export const sides: readonly Side[] = ["bullmq", "nimbusq"];
