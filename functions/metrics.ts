@@ -4,23 +4,15 @@
  * dimension `Queue` — no PutMetricData call, no extra latency. serverless.yml's alarms use exactly
  * these names.
  */
-import type { DrainSummary } from "../core/index.ts";
+import type { DrainSummary, QueueMetrics } from "../core/index.ts";
 
 export const metricsNamespace = "nimbusq";
 
 type Unit = "Count" | "Seconds" | "Milliseconds" | "None";
 
-/** A queue's state as the sweeper reads it (see core/queue/queue-metrics.ts). */
-export interface QueueMetricValues {
-  waiting: number;
-  prioritized: number;
-  delayed: number;
-  active: number;
-  failed: number;
-  paused: boolean;
-  deadLetterDepth: number;
-  /** When the oldest waiting job was added (ms), undefined when none waits. */
-  oldestWaitingAt?: number;
+/** A queue's state as the sweeper reads it (core's QueueMetrics), with its counts since the last pass. */
+export interface QueueMetricValues
+  extends Omit<QueueMetrics, "queue" | "completedSinceLastRead" | "failedSinceLastRead"> {
   completedSinceLastPass: number;
   failedSinceLastPass: number;
   stalledRecovered: number;
