@@ -9,6 +9,7 @@
  */
 import { parseArgs } from "node:util";
 import { createRedis, defaultPrefix, Queue, ValidationError } from "../core/index.ts";
+import { prefixFromEnv } from "../functions/config/prefix-env.ts";
 import { type Command, type Context, type Flags, UsageError } from "./command.ts";
 import { clean } from "./commands/clean.ts";
 import { job } from "./commands/job.ts";
@@ -127,7 +128,9 @@ async function main(argv: string[], env: Env): Promise<number> {
     if (args.length < min || args.length > max)
       throw new UsageError(`wrong number of arguments\nusage: nimbusq ${command.usage}`);
     const prefix =
-      typeof parsed.values.prefix === "string" ? parsed.values.prefix : (env.NIMBUSQ_PREFIX ?? defaultPrefix);
+      typeof parsed.values.prefix === "string"
+        ? parsed.values.prefix
+        : (prefixFromEnv(env, "nimbusq") ?? defaultPrefix);
     if (prefix === "") throw new UsageError("--prefix (or NIMBUSQ_PREFIX) must not be empty");
     const redis = connect(env);
     const context: Context = {

@@ -1,5 +1,12 @@
-export { type DeadLetterData, deadLetterId } from "./dead-letter/dead-letter.ts";
-export { defaultDeadLetterQueue, type RedriveOptions, type RedriveResult } from "./dead-letter/redrive.ts";
+/** nimbusq: BullMQ 6 job-queue semantics over Upstash Redis's HTTP API. Each room's index says what it offers. */
+
+export {
+  type DeadLetterData,
+  deadLetterId,
+  defaultDeadLetterQueue,
+  type RedriveOptions,
+  type RedriveResult,
+} from "./dead-letter/index.ts";
 export {
   ClosedError,
   DelayedError,
@@ -23,71 +30,86 @@ export {
 } from "./errors.ts";
 export {
   type AnyQueueEvents,
+  JobFailedError,
   QueueEvents,
   type QueueEventsJobListener,
   type QueueEventsListener,
   type QueueEventsOptions,
-} from "./events/queue-events.ts";
-export { JobFailedError } from "./events/wait-until-finished.ts";
-export { ActiveJob } from "./job/active-job.ts";
-export type { BackoffStrategy } from "./job/backoff.ts";
-export { Job, type RetryOptions } from "./job/job.ts";
-export type { ChangePriorityOptions, RemoveOptions } from "./job/job-moves.ts";
-export { JobIdInFlightError, StagedAddExpiredError } from "./queue/add-calls.ts";
-export type { AddedJob } from "./queue/add-jobs.ts";
-export type { AddOutcome } from "./queue/add-types.ts";
-export { FlowProducer, type FlowProducerOptions, type JobNode } from "./queue/flow-producer.ts";
-export type {
-  CleanState,
-  ObliterateOptions,
-  PromoteJobsOptions,
-  RetryJobsOptions,
-} from "./queue/maintenance.ts";
-export { Queue } from "./queue/queue.ts";
-export { type MetricsQueue, type QueueMetrics, readQueueMetrics } from "./queue/queue-metrics.ts";
-export type { QueueOptions } from "./queue/queue-options.ts";
-export type { Metrics } from "./queue/queue-settings.ts";
-export { type CreateRedisOptions, createRedis } from "./redis/client.ts";
-export { defaultPrefix } from "./redis/keys.ts";
-export type { StreamEntry } from "./redis/redis-port.ts";
-export { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis/redis-port.ts";
-export type { ForwardedEvent, PublishEvents } from "./sweeper/forwarding.ts";
-export type { QueueEvent, WorkerSettings } from "./sweeper/sweep.ts";
+} from "./events/index.ts";
+export {
+  ActiveJob,
+  type BackoffStrategy,
+  type ChangePriorityOptions,
+  Job,
+  type RemoveOptions,
+  type RetryOptions,
+} from "./job/index.ts";
+export {
+  type AddedJob,
+  type AddOutcome,
+  type CleanState,
+  FlowProducer,
+  type FlowProducerOptions,
+  JobIdInFlightError,
+  type JobNode,
+  type Metrics,
+  type MetricsQueue,
+  type ObliterateOptions,
+  type PromoteJobsOptions,
+  Queue,
+  type QueueMetrics,
+  type QueueOptions,
+  type RetryJobsOptions,
+  readQueueMetrics,
+  StagedAddExpiredError,
+} from "./queue/index.ts";
+export {
+  type CreateRedisOptions,
+  createRedis,
+  defaultPrefix,
+  type RedisPort,
+  type StreamEntry,
+  toRedisPort,
+  type UpstashRedisLike,
+} from "./redis/index.ts";
+export { type CronParser, CronParserMissingError, registerCronParser } from "./schedulers/index.ts";
 export {
   createSweeper,
+  type ForwardedEvent,
+  type PublishEvents,
+  type QueueEvent,
   type QueueReport,
   type Sweeper,
   type SweeperPorts,
   type SweeperResult,
   type SweeperSettings,
   type SweptQueue,
-} from "./sweeper/sweeper.ts";
+  type WorkerSettings,
+} from "./sweeper/index.ts";
 export {
-  type Attributes as TelemetryAttributeValues,
   type ContextManager,
   type Span,
   SpanKind,
   type Telemetry,
   TelemetryAttributes,
+  type TelemetryAttributeValues,
   type Tracer,
-} from "./telemetry/telemetry.ts";
+} from "./telemetry/index.ts";
 export type * from "./types.ts";
 export {
   createFunctionWorker,
+  type DrainOptions,
+  type DrainSummary,
   type FunctionInvocationResult,
   type FunctionWorker,
   type FunctionWorkerOptions,
   type FunctionWorkerPorts,
   type FunctionWorkerResult,
   type InvocationRequest,
-} from "./worker/function-worker.ts";
-export type { NextStep } from "./worker/invocation.ts";
-export {
-  type DrainOptions,
-  type DrainSummary,
+  type NextStep,
   type Processor,
   type StopReason,
   Worker,
   type WorkerEvents,
   type WorkerOptions,
-} from "./worker/worker.ts";
+} from "./worker/index.ts";

@@ -90,6 +90,9 @@ export async function readJsonBody(request: Request, limit: number, required: bo
   const field = nonFiniteNumberAt(value);
   if (field !== undefined)
     throw invalid(field, `${field} is a number JSON cannot carry (too large: it would be stored as null)`);
+  // A literal null is no body the API takes (every body is an object, or an array of jobs); an
+  // optional body is left out, not null.
+  if (value === null) throw invalid("body", "the request body must be a JSON object, not null");
   return value;
 }
 

@@ -83,6 +83,22 @@ describe("core/", () => {
     );
   });
 
+  it("gives each room an index that core/index.ts re-exports, and no core module imports a room's index", () => {
+    const rooms = Object.keys(allowedImports).filter((room) => room !== "root");
+    const entry = specifiers(join("core", "index.ts"));
+    expect(
+      entry.filter((s) => !/^\.\/[a-z-]+\/index\.ts$/.test(s) && s !== "./errors.ts" && s !== "./types.ts"),
+    ).toEqual([]);
+    expect(rooms.filter((room) => !entry.includes(`./${room}/index.ts`))).toEqual([]);
+    const offenders: string[] = [];
+    for (const [file, targets] of importGraph("core")) {
+      if (file === join("core", "index.ts")) continue;
+      for (const target of targets)
+        if (/^core\/[a-z-]+\/index\.ts$/.test(target)) offenders.push(`${file} -> ${target}`);
+    }
+    expect(offenders).toEqual([]);
+  });
+
   it("lets each room import only the rooms docs/architecture.md allows", () => {
     const offenders: string[] = [];
     for (const [file, targets] of importGraph("core")) {

@@ -3,6 +3,7 @@
  * front of it (one metering billed commands, one not, for timings), a direct TCP connection for
  * `INFO commandstats` and bulk loading, BullMQ's connection options, and small statistics helpers.
  */
+import { readFileSync } from "node:fs";
 import type { Redis } from "@upstash/redis";
 import { Redis as IORedis } from "ioredis";
 import { createRedis } from "../../core/index.ts";
@@ -121,4 +122,70 @@ let counter = 0;
 export function unique(label: string): string {
   counter += 1;
   return `${label}-${Date.now().toString(36)}-${counter}`;
+}
+
+/**
+ * Where one thread's time went, from Linux's /proc: what tells a script that worked for its whole
+ * duration from one that sat off the CPU (preempted, or its vCPU stolen by the host) or in page faults.
+ */
+export interface ThreadCounters {
+  /** Time on a CPU (ns; stolen time excluded, as the kernel accounts paravirtual steal). */
+  cpuNs: number;
+  /** Time runnable but waiting for a CPU (ns). */
+  waitNs: number;
+  /** Times the scheduler took the CPU away while the thread could still run. */
+  involuntarySwitches: number;
+  minorFaults: number;
+  majorFaults: number;
+  /** Machine-wide time the hypervisor gave the vCPUs to others (clock ticks, all CPUs). */
+  stealTicks: number;
+}
+
+/**
+ * The counters of thread `tid` of process `pid` (the main thread when `tid` is left out); null where
+ * /proc does not have them (not Linux, or the process is gone).
+ */
+export function threadCounters(pid: number, tid = pid): ThreadCounters | null {
+  try {
+    const dir = `/proc/${pid}/task/${tid}`;
+    const [cpuNs, waitNs] = readFileSync(`${dir}/schedstat`, "utf8").trim().split(/\s+/).map(Number);
+    const status = readFileSync(`${dir}/status`, "utf8");
+    const involuntary = /^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1];
+    // Fields after the parenthesised command name, from field 3 (state): minflt is 10, majflt 12.
+    const stat = readFileSync(`${dir}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const cpuLine = readFileSync("/proc/stat", "utf8").split("\n", 1)[0] ?? "";
+    return {
+      cpuNs: cpuNs ?? Number.NaN,
+      waitNs: waitNs ?? Number.NaN,
+      involuntarySwitches: Number(involuntary),
+      minorFaults: Number(fields[7]),
+      majorFaults: Number(fields[9]),
+      stealTicks: Number(cpuLine.split(/\s+/)[8]),
+    };
+  } catch {
+    return null;
+  }
+}
+
+/** `after - before`, field by field; null when either is missing. */
+export function counterDelta(
+  before: ThreadCounters | null,
+  after: ThreadCounters | null,
+): ThreadCounters | null {
+  if (!before || !after) return null;
+  return {
+    cpuNs: after.cpuNs - before.cpuNs,
+    waitNs: after.waitNs - before.waitNs,
+    involuntarySwitches: after.involuntarySwitches - before.involuntarySwitches,
+    minorFaults: after.minorFaults - before.minorFaults,
+    majorFaults: after.majorFaults - before.majorFaults,
+    stealTicks: after.stealTicks - before.stealTicks,
+  };
+}
+
+/** The pid of the redis-server behind `direct` (from INFO server). */
+export async function redisPid(direct: IORedis): Promise<number> {
+  const info = await direct.info("server");
+  return Number(/^process_id:(\d+)/m.exec(info)?.[1]);
 }

@@ -55,6 +55,7 @@ const cases: Case[] = [
     { json: { name: "a", data: 1, opts: options } },
     202,
   ],
+  ["addJobs", "a null body", "post", "/queues/q/jobs", { json: null }, 400],
   [
     "addJobs",
     "an array",
@@ -193,6 +194,7 @@ const cases: Case[] = [
   ["getQueue", "a name with a colon", "get", "/queues/a%3Ab", {}, 400],
   ["pauseQueue", "no body", "post", "/queues/q/pause", admin(), 200],
   ["pauseQueue", "a field", "post", "/queues/q/pause", admin({ json: { now: true } }), 400],
+  ["pauseQueue", "a null body", "post", "/queues/q/pause", admin({ json: null }), 400],
   ["pauseQueue", "a user token", "post", "/queues/q/pause", {}, 403],
   ["resumeQueue", "{}", "post", "/queues/q/resume", admin({ json: {} }), 200],
   ["resumeQueue", "a text body", "post", "/queues/q/resume", admin(text("go")), 415],

@@ -1,7 +1,7 @@
 /**
  * Issue 17, point 4: a generator can use the document. The types are generated from the live
- * `/openapi.json` with openapi-typescript (into generated/nimbusq-api.ts, written each run so they are
- * always the document's), a strict TypeScript client (typed-client.ts) type-checks against them, and
+ * `/openapi.json` with openapi-typescript (into generated/nimbusq-api.ts: rewritten locally when the
+ * document changed, a failure in CI when the committed copy is stale), a strict TypeScript client (typed-client.ts) type-checks against them, and
  * runs over real HTTP: it adds a job with attempts, backoff, priority and a job id, a real nimbusq
  * Worker (started by the API's kick, as on Lambda) processes it, the client polls it to completion and
  * reads a typed error.
@@ -84,7 +84,11 @@ it("generates types from /openapi.json, type-checks a strict client against them
 
   const document = (await (await fetch(`${baseUrl}/openapi.json`)).json()) as OpenAPI3;
   const generated = formatted(astToString(await openapiTS(document)));
-  if (readFileSync(generatedFile, "utf8") !== generated) writeFileSync(generatedFile, generated);
+  // Locally a changed document rewrites the committed types; in CI a stale copy fails instead.
+  if (readFileSync(generatedFile, "utf8") !== generated) {
+    if (process.env.CI) expect.fail(`${generatedFile} is stale: run this test locally and commit the file`);
+    writeFileSync(generatedFile, generated);
+  }
   expect(typeErrors(clientFile)).toEqual([]);
 
   const { addAndAwait } = await import("./typed-client.ts");

@@ -38,6 +38,7 @@ const cases: Case[] = [
   ],
   ["an empty body", "POST", "/queues/q/jobs", raw(""), 400, "invalid_json", "body"],
   ["a number for a body", "POST", "/queues/q/jobs", json(42), 400, "invalid_request", "body"],
+  ["a null body", "POST", "/queues/q/jobs", raw("null"), 400, "invalid_request", "body"],
   ["a job without a name", "POST", "/queues/q/jobs", json({ data: {} }), 400, "invalid_request", "name"],
   ["a job with a number name", "POST", "/queues/q/jobs", json({ name: 7 }), 400, "invalid_request", "name"],
   [

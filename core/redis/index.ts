@@ -1,0 +1,5 @@
+/** The Redis side: the port core talks through, the Upstash client, the default prefix. */
+export { type CreateRedisOptions, createRedis } from "./client.ts";
+export { defaultPrefix } from "./keys.ts";
+export type { StreamEntry } from "./redis-port.ts";
+export { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
