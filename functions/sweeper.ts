@@ -31,7 +31,7 @@ export interface SweeperOptions extends SweeperSettings {
   publish?: Publish;
 }
 
-export function sweeperHandler(options: SweeperOptions) {
+export function sweeperHandler(options: SweeperOptions = {} as SweeperOptions) {
   const log = options.output ? createLogger({ output: options.output }) : logger;
   const emit = options.output ?? ((line: string) => process.stdout.write(`${line}\n`));
   const sweeper = createSweeper(

@@ -33,15 +33,15 @@ type WorkerContext = Pick<Context, "getRemainingTimeInMillis" | "functionName" |
 export function workerHandler<TData = unknown, TResult = unknown>(
   options: WorkerHandlerOptions<TData, TResult>,
 ) {
-  const { queue } = options;
-  const log = options.output ? createLogger({ output: options.output }) : logger;
-  const emit = options.output ?? ((line: string) => process.stdout.write(`${line}\n`));
-  const invoke = options.invoke ?? createLambdaInvoker();
   const worker = createFunctionWorker(options, {
     connect: () => ({ redis: redisOrEnv(options.redis), events: options.events ?? eventsFromEnv() }),
     onRegisterError: (error) =>
       log.warn("nimbusq worker: could not register the invocation", { queue, ...errorFields(error) }),
   });
+  const { queue } = options;
+  const log = options.output ? createLogger({ output: options.output }) : logger;
+  const emit = options.output ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const invoke = options.invoke ?? createLambdaInvoker();
 
   return async (event: WorkerEvent | undefined, context: WorkerContext): Promise<WorkerHandlerResult> => {
     worker.accept(event);

@@ -14,11 +14,13 @@
  * });
  * await sweeper.run({ token: requestId, remainingMs: 60_000 });
  */
+
 import { type QueueMetrics, readQueueMetrics } from "../queue/queue-metrics.ts";
 import { defaultPrefix } from "../redis/keys.ts";
 import { type RedisPort, toRedisPort, type UpstashRedisLike } from "../redis/redis-port.ts";
 import { fanOutBatchSize, nextDueAt, passWindow, sleepBeforeNextPass, workersToStart } from "./decisions.ts";
 import { forwardBatch, forwardEvents, type PublishEvents } from "./forwarding.ts";
+import { checkSweeperSettings } from "./settings-check.ts";
 import { type QueueSweep, releaseSweeperLock, sweep } from "./sweep.ts";
 
 export interface SweptQueue {
@@ -107,6 +109,7 @@ const startedCountsFor = 15_000;
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export function createSweeper(settings: SweeperSettings, ports: SweeperPorts): Sweeper {
+  checkSweeperSettings(settings, ports);
   const queues = settings.queues.map((q): SweptQueue => (typeof q === "string" ? { name: q } : q));
   const clock = settings.clock ?? Date.now;
   const prefix = settings.prefix ?? defaultPrefix;

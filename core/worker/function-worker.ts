@@ -6,6 +6,7 @@
  * `maxChain`), or a fix ("too-short": the function's timeout is below a job's, chaining would only
  * pass the problem on).
  */
+import { Checker, checkQueueName } from "../validate.ts";
 import { drainInvocation, type NextStep, nextStep } from "./invocation.ts";
 import type { DrainSummary, Processor } from "./types.ts";
 import { Worker, type WorkerOptions } from "./worker.ts";
@@ -78,12 +79,15 @@ export function createFunctionWorker<TData, TResult>(
   options: FunctionWorkerOptions<TData, TResult>,
   ports: FunctionWorkerPorts,
 ): FunctionWorker {
+  checkFunctionWorker(options, ports);
   const { queue } = options;
   const jobTimeoutMs = options.jobTimeoutMs ?? 30_000;
   const safetyMarginMs = options.safetyMarginMs ?? 3000;
   let worker: Worker<TData, TResult> | undefined;
 
   function accept(request: InvocationRequest | undefined): void {
+    if (request?.queue !== undefined && typeof request.queue !== "string")
+      new Checker(`worker for queue "${queue}"`).fail("event.queue", "a queue name", request.queue);
     if (request?.queue !== undefined && request.queue !== queue) {
       throw new Error(`worker for queue "${queue}" was invoked for queue "${request.queue}"`);
     }
@@ -126,4 +130,22 @@ export function createFunctionWorker<TData, TResult>(
   }
 
   return { accept, run };
+}
+
+/** What createFunctionWorker needs before its first invocation; the Worker checks its own options then. */
+function checkFunctionWorker(options: unknown, ports: unknown): void {
+  const check = new Checker("createFunctionWorker");
+  if (typeof options !== "object" || options === null || Array.isArray(options))
+    check.fail("options", "an object with queue and processor", options);
+  const given = options as Record<string, unknown>;
+  checkQueueName(given.queue, "createFunctionWorker", "queue");
+  if (typeof given.processor !== "function")
+    check.fail("processor", "a function (job) => result", given.processor);
+  for (const field of ["jobTimeoutMs", "safetyMarginMs", "maxChain", "waitForDelayedMs"])
+    if (given[field] !== undefined) check.integer(field, given[field], 0);
+  if (given.onWorker !== undefined && typeof given.onWorker !== "function")
+    check.fail("onWorker", "a function", given.onWorker);
+  const port = check.object("ports", ports, ["connect", "onRegisterError"]);
+  for (const field of ["connect", "onRegisterError"])
+    if (typeof port[field] !== "function") check.fail(`ports.${field}`, "a function", port[field]);
 }

@@ -6,6 +6,7 @@
  * to an allowed origin (errors included) carries `Access-Control-Allow-Origin`.
  */
 import type { Context, MiddlewareHandler } from "hono";
+import { ValidationError } from "../../core/index.ts";
 import { errorCodes, HttpError } from "./http-errors.ts";
 import type { AppEnv } from "./queue-access.ts";
 
@@ -28,20 +29,22 @@ export const corsExposeHeaders = "Location, Allow, WWW-Authenticate";
 
 const originPattern = /^https?:\/\/[a-z0-9.-]+(:\d{1,5})?$/;
 
-/** The checked settings; throws TypeError (at cold start) for an origin that is not `scheme://host[:port]`. */
+/** The checked settings; throws ValidationError (at cold start) for an origin that is not `scheme://host[:port]`. */
 export function resolveCors(options: CorsOptions | undefined): CorsSettings | undefined {
   if (options === undefined) return undefined;
   const maxAge = options.maxAge ?? 600;
   if (!Number.isInteger(maxAge) || maxAge < 0 || maxAge > 86_400)
-    throw new TypeError("createHttpApp: cors.maxAge must be an integer from 0 to 86400 (seconds)");
+    throw new ValidationError("cors.maxAge", "an integer from 0 to 86400 (seconds)", "createHttpApp");
   if (options.origins === "*") return { origins: "*", maxAge };
   if (!Array.isArray(options.origins) || options.origins.length === 0)
-    throw new TypeError('createHttpApp: cors.origins must be "*" or a non-empty list of origins');
+    throw new ValidationError("cors.origins", '"*" or a non-empty list of origins', "createHttpApp");
   const origins = options.origins.map((origin) => {
     const lower = typeof origin === "string" ? origin.toLowerCase() : "";
     if (!originPattern.test(lower))
-      throw new TypeError(
-        `createHttpApp: cors origin "${String(origin)}" must be scheme://host[:port], without a path`,
+      throw new ValidationError(
+        "cors.origins",
+        "origins as scheme://host[:port], without a path",
+        "createHttpApp",
       );
     return lower;
   });

@@ -125,17 +125,19 @@ function checkServers(servers: ApiServer[] | undefined): ApiServer[] | undefined
 }
 
 export function resolveHttpOptions(options: HttpOptions): HttpSettings {
+  if (!Array.isArray(options.tokens))
+    throw new ValidationError("tokens", "an array of tokens", "createHttpApp");
   const tokens = (options.tokens as (ApiToken | string)[]).map((entry) =>
     typeof entry === "string" ? { token: entry, admin: false } : { token: entry.token, admin: !!entry.admin },
   );
-  if (tokens.length === 0) throw new TypeError("createHttpApp: tokens must hold at least one token");
+  if (tokens.length === 0) throw new ValidationError("tokens", "at least one token", "createHttpApp");
   for (const { token } of tokens) {
     if (typeof token !== "string" || token.trim() === "" || token !== token.trim())
-      throw new TypeError("createHttpApp: every token must be a non-empty string without outer spaces");
+      throw new ValidationError("tokens", "non-empty strings without outer spaces", "createHttpApp");
   }
   const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes;
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1)
-    throw new TypeError("createHttpApp: maxBodyBytes must be a positive integer");
+    throw new ValidationError("maxBodyBytes", "a positive integer (NIMBUSQ_MAX_BODY_BYTES)", "createHttpApp");
   return {
     redis: options.redis,
     prefix: checkPrefix(options.prefix ?? defaultPrefix, "createHttpApp"),
