@@ -1,20 +1,44 @@
 /**
- * The producer side of a queue: adds jobs and reads them, with BullMQ's names and semantics, over a
- * Redis HTTP client. Every write is one atomic script call that is safe to replay.
+ * A queue, as BullMQ's Queue: adds jobs, reads them (getters with BullMQ's names and orders; a large
+ * range in pages of short calls) and maintains the queue (clean, drain, obliterate, retryJobs,
+ * promoteJobs, rate limit, global concurrency, metrics), over a Redis HTTP client. Every write is one
+ * atomic script call that is safe to replay; the methods are thin calls into the room's modules, so
+ * the class stays one class, as BullMQ's, rather than split to meet a line count.
  */
-
 import { type RedriveOptions, redrive } from "../dead-letter/redrive.ts";
+import { NotSupportedError, UnexpectedReplyError } from "../errors.ts";
 import { Job } from "../job/job.ts";
 import { type RemoveOptions, removeJobWithChildren } from "../job/job-moves.ts";
-import { decodePauseQueue, decodeTrimEvents, pauseQueue, trimEvents } from "../redis/generated/scripts.ts";
+import { readJobPages } from "../job/job-pages.ts";
+import { defaultJobTypes, jobStructures, pendingJobTypes } from "../job/job-structures.ts";
+import {
+  decodeGetJobCounts,
+  decodeGetJobLogs,
+  decodeGetJobStates,
+  decodePauseQueue,
+  decodeTrimEvents,
+  getJobCounts,
+  getJobLogs,
+  getJobStates,
+  pauseQueue,
+  trimEvents,
+} from "../redis/generated/scripts.ts";
 import { checkJobTargets } from "../redis/hash-slot.ts";
-import { defaultPrefix, queueKeys, queueQualifiedName } from "../redis/keys.ts";
+import { defaultPrefix, jobKey, jobSubKeys, queueKeys, queueQualifiedName } from "../redis/keys.ts";
 import { Lifecycle, redisPortFrom } from "../redis/lifecycle.ts";
+import type { QueueContext } from "../redis/queue-context.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
 import { runScript } from "../redis/scripts.ts";
 import * as schedulers from "../schedulers/job-schedulers.ts";
 import { tracedAdd } from "../telemetry/telemetry.ts";
-import type { BulkJob, JobSchedulerTemplate, JobsOptions, RepeatOptions } from "../types.ts";
+import type {
+  BulkJob,
+  JobSchedulerTemplate,
+  JobState,
+  JobsOptions,
+  JobType,
+  RepeatOptions,
+} from "../types.ts";
 import {
   Checker,
   checkJobName,
@@ -26,8 +50,9 @@ import {
 } from "../validate.ts";
 import { type AddedJob, placementOf, writeJobs, writeSettings } from "./add-jobs.ts";
 import type { AddOutcome, NewJob } from "./add-types.ts";
+import * as maintenance from "./maintenance.ts";
 import type { QueueOptions } from "./queue-options.ts";
-import { QueueReads } from "./queue-reads.ts";
+import * as settings from "./queue-settings.ts";
 
 /**
  * A queue in BullMQ 6's layout.
@@ -36,16 +61,17 @@ import { QueueReads } from "./queue-reads.ts";
  * const queue = new Queue("email", { redis: createRedis() });
  * await queue.add("welcome", { to: "a@example.com" }, { attempts: 3, backoff: { type: "exponential", delay: 1000 } });
  */
-export class Queue<TData = unknown> extends QueueReads<TData> {
-  override readonly name: string;
-  override readonly prefix: string;
-  override readonly keys: ReturnType<typeof queueKeys>;
-  protected override readonly port: RedisPort;
+export class Queue<TData = unknown> {
+  readonly name: string;
+  readonly prefix: string;
+  readonly keys: ReturnType<typeof queueKeys>;
+  private readonly port: RedisPort;
   private readonly options: QueueOptions;
   private readonly lifecycle: Lifecycle;
+  /** @internal Where the queue's jobs live. */
+  private readonly location: QueueContext;
 
   constructor(name: string, options: QueueOptions) {
-    super();
     this.name = checkQueueName(name);
     this.lifecycle = new Lifecycle(`Queue "${this.name}"`);
     const port = redisPortFrom(options, `Queue "${this.name}"`);
@@ -237,5 +263,257 @@ export class Queue<TData = unknown> extends QueueReads<TData> {
   /** The close under way or done, undefined while open (BullMQ's `closing`). */
   get closing(): Promise<void> | undefined {
     return this.lifecycle.closing;
+  }
+
+  /** Reads a job; undefined when it does not exist. */
+  async getJob(id: string): Promise<Job<TData> | undefined> {
+    const flat = await this.port.hgetall(jobKey(this.prefix, this.name, id));
+    return Job.fromFlat<TData>(this.location, id, flat);
+  }
+
+  /** A job and its state, read together in one call so they agree; undefined when it does not exist. */
+  getJobWithState(id: string): Promise<{ job: Job<TData>; state: JobState } | undefined> {
+    return Job.readWithState<TData>(this.location, id);
+  }
+
+  /**
+   * Counts by type, keyed by the type names asked for (BullMQ keeps `wait` as `wait`); with no types,
+   * BullMQ 6's default set (no `paused`).
+   */
+  async getJobCounts(...types: JobType[]): Promise<Record<string, number>> {
+    const structures = jobStructures(
+      this.keys,
+      types.length > 0 ? types : defaultJobTypes,
+      `Queue "${this.name}": getJobCounts`,
+      true,
+    );
+    const { counts } = decodeGetJobCounts(
+      await runScript(
+        this.port,
+        getJobCounts,
+        { structures: structures.map((s) => ({ key: s.key })) },
+        { structures: structures.map((s) => ({ kind: s.kind })) },
+      ),
+    );
+    if (counts.length !== structures.length)
+      throw new UnexpectedReplyError(`getJobCounts of queue "${this.name}": unexpected reply`);
+    return Object.fromEntries(structures.map((s, i) => [s.type, counts[i] as number]));
+  }
+
+  /**
+   * Total of the given types; with none, of the jobs still to be processed (waiting, delayed,
+   * prioritized, waiting-children), as BullMQ's `count()`.
+   */
+  async count(...types: JobType[]): Promise<number> {
+    const counts = await this.getJobCounts(...(types.length > 0 ? types : pendingJobTypes));
+    return Object.values(counts).reduce((sum, n) => sum + n, 0);
+  }
+
+  /**
+   * Jobs of the given types; `start`/`end` index each type's range, `asc` lists lists in processing
+   * order and sets by ascending score, as BullMQ's `getJobs`. A large range is read in pages, each one
+   * short script call (core/job/job-pages.ts).
+   */
+  async getJobs(types: JobType | JobType[] = [], start = 0, end = -1, asc = false): Promise<Job<TData>[]> {
+    const list = typeof types === "string" ? [types] : types.length > 0 ? types : defaultJobTypes;
+    const check = new Checker(`Queue "${this.name}": getJobs`);
+    check.integer("start", start, 0);
+    check.integer("end", end, -1);
+    const structures = jobStructures(this.keys, list as string[], `Queue "${this.name}": getJobs`);
+    return await readJobPages<TData>(this.location, structures, start, end, asc);
+  }
+
+  /** BullMQ's `getJobCountByTypes`: the total of the given types, as `count(...types)`. */
+  getJobCountByTypes(...types: JobType[]): Promise<number> {
+    return this.count(...(types.length > 0 ? types : defaultJobTypes));
+  }
+  /** BullMQ's one-type counts, each one call. */
+  getWaitingCount(): Promise<number> {
+    return this.count("waiting");
+  }
+  getActiveCount(): Promise<number> {
+    return this.count("active");
+  }
+  getDelayedCount(): Promise<number> {
+    return this.count("delayed");
+  }
+  getPrioritizedCount(): Promise<number> {
+    return this.count("prioritized");
+  }
+  getCompletedCount(): Promise<number> {
+    return this.count("completed");
+  }
+  getFailedCount(): Promise<number> {
+    return this.count("failed");
+  }
+  getWaitingChildrenCount(): Promise<number> {
+    return this.count("waiting-children");
+  }
+
+  getWaiting(start = 0, end = -1): Promise<Job<TData>[]> {
+    return this.getJobs(["waiting"], start, end, true);
+  }
+  getActive(start = 0, end = -1): Promise<Job<TData>[]> {
+    return this.getJobs(["active"], start, end, true);
+  }
+  getDelayed(start = 0, end = -1): Promise<Job<TData>[]> {
+    return this.getJobs(["delayed"], start, end, true);
+  }
+  getPrioritized(start = 0, end = -1): Promise<Job<TData>[]> {
+    return this.getJobs(["prioritized"], start, end, true);
+  }
+  getCompleted(start = 0, end = -1): Promise<Job<TData>[]> {
+    return this.getJobs(["completed"], start, end, false);
+  }
+  getFailed(start = 0, end = -1): Promise<Job<TData>[]> {
+    return this.getJobs(["failed"], start, end, false);
+  }
+  getWaitingChildren(start = 0, end = -1): Promise<Job<TData>[]> {
+    return this.getJobs(["waiting-children"], start, end, true);
+  }
+
+  /**
+   * A job's state (BullMQ's `getJobState`): completed, failed, delayed, prioritized, active,
+   * waiting, waiting-children, or unknown when there is no such job.
+   */
+  async getJobState(id: string): Promise<JobState> {
+    const check = new Checker(`Queue "${this.name}": getJobState`);
+    check.string("id", id);
+    const { states } = decodeGetJobStates(
+      await runScript(this.port, getJobStates, this.keys, { prefix: "", jobs: [{ id }] }),
+      ["states"],
+    );
+    if (states.length !== 1)
+      throw new UnexpectedReplyError(`getJobState of job "${id}" in queue "${this.name}": unexpected reply`);
+    return states[0] as JobState;
+  }
+
+  /**
+   * A job's log lines from `start` to `end` (inclusive, -1 for the last), oldest first unless `asc` is
+   * false, and how many it has in all — BullMQ's `getJobLogs`.
+   *
+   * @example
+   * const { logs, count } = await queue.getJobLogs("42", 0, 9); // the first ten lines
+   */
+  async getJobLogs(id: string, start = 0, end = -1, asc = true): Promise<{ logs: string[]; count: number }> {
+    const check = new Checker(`Queue "${this.name}": getJobLogs`);
+    check.string("id", id);
+    check.integer("start", start, 0);
+    check.integer("end", end, -1);
+    // Newest first reads the same range counted from the end, then reverses it (as BullMQ does).
+    const [from, to] = asc ? [start, end] : [-(end + 1), -(start + 1)];
+    const { lines, total } = decodeGetJobLogs(
+      await runScript(
+        this.port,
+        getJobLogs,
+        { logs: jobSubKeys(jobKey(this.prefix, this.name, id)).logs },
+        { from, to },
+      ),
+    );
+    return { logs: asc ? lines : lines.reverse(), count: total };
+  }
+
+  /**
+   * Not available: BullMQ lists workers from Redis's CLIENT LIST, and nimbusq's workers hold no Redis
+   * connection (every call is an HTTP request). The sweeper's registry knows the serverless workers.
+   */
+  getWorkers(): Promise<never> {
+    return Promise.reject(
+      new NotSupportedError(
+        `Queue "${this.name}": getWorkers reads Redis client connections (CLIENT LIST); nimbusq's workers talk HTTP and hold none`,
+      ),
+    );
+  }
+
+  /** Not available, as `getWorkers`. */
+  getWorkersCount(): Promise<never> {
+    return this.getWorkers();
+  }
+
+  /**
+   * Deletes the jobs of one state whose time (finishedOn, else processedOn, else timestamp) is at
+   * least `grace` ms old, at most `limit` (0 for all), in bounded steps, and returns their ids; a
+   * scheduler's current iteration and active jobs a worker holds stay. One `cleaned {count}` event.
+   *
+   * @example
+   * await queue.clean(24 * 3600_000, 0, "completed"); // completed more than a day ago
+   */
+  clean(grace: number, limit: number, state: maintenance.CleanState = "completed"): Promise<string[]> {
+    return maintenance.clean(this.location, grace, limit, state);
+  }
+
+  /**
+   * Deletes every waiting and prioritized job (and delayed ones with `delayed`), but a job
+   * scheduler's current iteration; no events. Returns how many went.
+   */
+  drain(delayed = false): Promise<number> {
+    return maintenance.drain(this.location, delayed);
+  }
+
+  /**
+   * Pauses the queue and deletes it with all its jobs and keys. Refused (QueueStateError) while jobs
+   * are active unless `force`.
+   */
+  obliterate(opts?: maintenance.ObliterateOptions): Promise<void> {
+    return maintenance.obliterate(this.location, opts);
+  }
+
+  /** Retries every failed (or completed) job, back to wait; returns how many. */
+  retryJobs(opts?: maintenance.RetryJobsOptions): Promise<number> {
+    return maintenance.retryJobs(this.location, opts);
+  }
+
+  /** Makes every delayed job ready now; returns how many. */
+  promoteJobs(opts?: maintenance.PromoteJobsOptions): Promise<number> {
+    return maintenance.promoteJobs(this.location, opts);
+  }
+
+  /** Holds every worker of the queue back for `ms` ms (BullMQ's manual rate limit). */
+  rateLimit(ms: number): Promise<void> {
+    return settings.rateLimit(this.location, ms);
+  }
+
+  /** The ms the rate limit still holds (see BullMQ's `getRateLimitTtl`). */
+  getRateLimitTtl(maxJobs?: number): Promise<number> {
+    return settings.getRateLimitTtl(this.location, maxJobs);
+  }
+
+  setGlobalConcurrency(concurrency: number): Promise<void> {
+    return settings.setGlobalConcurrency(this.location, concurrency);
+  }
+
+  removeGlobalConcurrency(): Promise<void> {
+    return settings.removeGlobalConcurrency(this.location);
+  }
+
+  getGlobalConcurrency(): Promise<number | null> {
+    return settings.getGlobalConcurrency(this.location);
+  }
+
+  setGlobalRateLimit(max: number, duration: number): Promise<void> {
+    return settings.setGlobalRateLimit(this.location, max, duration);
+  }
+
+  removeGlobalRateLimit(): Promise<void> {
+    return settings.removeGlobalRateLimit(this.location);
+  }
+
+  getGlobalRateLimit(): Promise<{ max: number; duration: number } | null> {
+    return settings.getGlobalRateLimit(this.location);
+  }
+
+  /** The id of the job that owns a deduplication window, or null. */
+  getDeduplicationJobId(id: string): Promise<string | null> {
+    return settings.getDeduplicationJobId(this.location, id);
+  }
+
+  /** Ends a deduplication window, whichever job owns it; 1 when there was one. */
+  removeDeduplicationKey(id: string): Promise<number> {
+    return settings.removeDeduplicationKey(this.location, id);
+  }
+
+  /** What BullMQ workers with `metrics` on recorded for completed or failed jobs. */
+  getMetrics(type: "completed" | "failed", start = 0, end = -1): Promise<settings.Metrics> {
+    return settings.getMetrics(this.location, type, start, end);
   }
 }
