@@ -1,12 +1,9 @@
-/** nimbusq: BullMQ 6 job-queue semantics over Upstash Redis's HTTP API. Each room's index says what it offers. */
+/**
+ * nimbusq: BullMQ 6 job-queue semantics over Upstash Redis's HTTP API. The package's public API is
+ * what each room's index offers, plus the errors and the shared types.
+ */
 
-export {
-  type DeadLetterData,
-  deadLetterId,
-  defaultDeadLetterQueue,
-  type RedriveOptions,
-  type RedriveResult,
-} from "./dead-letter/index.ts";
+export * from "./dead-letter/index.ts";
 export {
   ClosedError,
   DelayedError,
@@ -28,88 +25,12 @@ export {
   ValidationError,
   WaitingChildrenError,
 } from "./errors.ts";
-export {
-  type AnyQueueEvents,
-  JobFailedError,
-  QueueEvents,
-  type QueueEventsJobListener,
-  type QueueEventsListener,
-  type QueueEventsOptions,
-} from "./events/index.ts";
-export {
-  ActiveJob,
-  type BackoffStrategy,
-  type ChangePriorityOptions,
-  Job,
-  type RemoveOptions,
-  type RetryOptions,
-} from "./job/index.ts";
-export {
-  type AddedJob,
-  type AddOutcome,
-  type CleanState,
-  FlowProducer,
-  type FlowProducerOptions,
-  JobIdInFlightError,
-  type JobNode,
-  type Metrics,
-  type MetricsQueue,
-  type ObliterateOptions,
-  type PromoteJobsOptions,
-  Queue,
-  type QueueMetrics,
-  type QueueOptions,
-  type RetryJobsOptions,
-  readQueueMetrics,
-  StagedAddExpiredError,
-} from "./queue/index.ts";
-export {
-  type CreateRedisOptions,
-  createRedis,
-  defaultPrefix,
-  type RedisPort,
-  type StreamEntry,
-  toRedisPort,
-  type UpstashRedisLike,
-} from "./redis/index.ts";
-export { type CronParser, CronParserMissingError, registerCronParser } from "./schedulers/index.ts";
-export {
-  createSweeper,
-  type ForwardedEvent,
-  type PublishEvents,
-  type QueueEvent,
-  type QueueReport,
-  type Sweeper,
-  type SweeperPorts,
-  type SweeperResult,
-  type SweeperSettings,
-  type SweptQueue,
-  type WorkerSettings,
-} from "./sweeper/index.ts";
-export {
-  type ContextManager,
-  type Span,
-  SpanKind,
-  type Telemetry,
-  TelemetryAttributes,
-  type TelemetryAttributeValues,
-  type Tracer,
-} from "./telemetry/index.ts";
+export * from "./events/index.ts";
+export * from "./job/index.ts";
+export * from "./queue/index.ts";
+export * from "./redis/index.ts";
+export * from "./schedulers/index.ts";
+export * from "./sweeper/index.ts";
+export * from "./telemetry/index.ts";
 export type * from "./types.ts";
-export {
-  createFunctionWorker,
-  type DrainOptions,
-  type DrainSummary,
-  type FunctionInvocationResult,
-  type FunctionWorker,
-  type FunctionWorkerOptions,
-  type FunctionWorkerPorts,
-  type FunctionWorkerResult,
-  type InvocationRequest,
-  type NextStep,
-  type Processor,
-  type StopReason,
-  Worker,
-  type WorkerEvents,
-  type WorkerOptions,
-} from "./worker/index.ts";
+export * from "./worker/index.ts";

@@ -1,17 +1,10 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { filesEndingWith } from "../support/source-files.ts";
 import { cycles, importGraph, specifiers } from "./import-graph.ts";
 
-function files(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory()
-      ? files(join(dir, entry.name))
-      : entry.name.endsWith(".ts")
-        ? [join(dir, entry.name)]
-        : [],
-  );
-}
+const files = (dir: string): string[] => filesEndingWith(dir, ".ts");
 
 /**
  * The rooms of core/ and the rooms each may import (docs/architecture.md draws the same). "root" is

@@ -1,16 +1,10 @@
 /** The import graph of a folder of TypeScript modules, for the architecture tests. */
-import { readdirSync, readFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { readFileSync } from "node:fs";
+import { dirname, relative, resolve } from "node:path";
+import { filesEndingWith } from "../support/source-files.ts";
 
-export function tsFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory()
-      ? tsFiles(join(dir, entry.name))
-      : entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts")
-        ? [join(dir, entry.name)]
-        : [],
-  );
-}
+export const tsFiles = (dir: string): string[] =>
+  filesEndingWith(dir, ".ts").filter((file) => !file.endsWith(".d.ts"));
 
 /** Every module specifier a file names (static, type-only and dynamic imports, re-exports). */
 export function specifiers(file: string): string[] {

@@ -3,21 +3,14 @@
  * generated `as const` objects (core/redis/generated/codes.ts). A bare negative number compared with
  * or switched on in core/ is a code written a second time, or a reply read by hand.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { filesEndingWith } from "../support/source-files.ts";
 
-function files(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory()
-      ? entry.name === "generated"
-        ? []
-        : files(join(dir, entry.name))
-      : entry.name.endsWith(".ts")
-        ? [join(dir, entry.name)]
-        : [],
-  );
-}
+/** Core's TypeScript, without the generated modules. */
+const files = (dir: string): string[] =>
+  filesEndingWith(dir, ".ts").filter((file) => !file.split("/").includes("generated"));
 
 /** `x === -1`, `x < -2`, `-9 !== x`, `case -3:` (not `=> -1`, not `a - 1 > b`). */
 const comparedNegative = [

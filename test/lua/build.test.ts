@@ -1,5 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import {
   buildAllScripts,
@@ -9,16 +8,9 @@ import {
   generateModule,
 } from "../../infra/lua-build/generate.ts";
 import { HeaderError, parseHeader } from "../../infra/lua-build/header.ts";
+import { filesEndingWith } from "../support/source-files.ts";
 
-function luaFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory()
-      ? luaFiles(join(dir, entry.name))
-      : entry.name.endsWith(".lua")
-        ? [join(dir, entry.name)]
-        : [],
-  );
-}
+const luaFiles = (dir: string): string[] => filesEndingWith(dir, ".lua");
 
 describe("the Lua build", () => {
   it("has an up-to-date generated module (run `npm run build:lua` when this fails)", () => {

@@ -3,8 +3,7 @@
  * and a bad value is a ValidationError that names the variable. The prefix reader is the one every
  * consumer of NIMBUSQ_PREFIX goes through.
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "../../core/index.ts";
 import { httpOptionsFromEnv } from "../../functions/config/http-env.ts";
@@ -15,6 +14,7 @@ import { sweeperOptionsFromEnv } from "../../functions/config/sweeper-env.ts";
 import { workerKickFromEnv } from "../../functions/config/workers-env.ts";
 import { createHttpApp } from "../../functions/http/app.ts";
 import { createLogger } from "../../functions/log.ts";
+import { filesEndingWith } from "../support/source-files.ts";
 
 const redisEnv = { UPSTASH_REDIS_REST_URL: "http://127.0.0.1:9", UPSTASH_REDIS_REST_TOKEN: "t" };
 
@@ -29,15 +29,7 @@ function validationError(read: () => unknown): ValidationError {
   throw new Error("expected a ValidationError, nothing was thrown");
 }
 
-function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory()
-      ? sources(join(dir, entry.name))
-      : entry.name.endsWith(".ts")
-        ? [join(dir, entry.name)]
-        : [],
-  );
-}
+const sources = (dir: string): string[] => filesEndingWith(dir, ".ts");
 
 describe("where functions/ reads the environment", () => {
   it("reads process.env only in functions/config/", () => {
