@@ -1,5 +1,9 @@
 --[[
 pauseQueue: Pauses or resumes a queue as BullMQ 6 does: only meta.paused changes, jobs stay in wait.
+A resume first moves a legacy (5.x) paused list into wait, at most 40,000 entries a call, newest
+first onto the end of wait that workers take from, so that the oldest end up first in line. The queue
+stays paused until the last entry has moved (no worker takes a job in between, so the order holds
+across calls); the caller repeats the call while `left` is above 0.
 
 KEYS
   meta  {P}meta
@@ -12,37 +16,40 @@ KEYS
 ARGV
   pause  "1" to pause, "0" to resume
 REPLY
-  changed  int  1 when the state changed, 0 when it already was as asked
+  changed  int  1 when the state changed, 0 when it already was as asked or a resume is not done yet
+  left  int  entries still in the legacy paused list (a resume to repeat while above 0)
 EVENTS
   paused or resumed
 ]]
 -- @include setDelayedMarker
 local paused = redis.call("HEXISTS", KEYS[KEY.meta], "paused") == 1
 if ARGV[ARG.pause] == "1" then
-  if paused then return 0 end
+  if paused then return { 0, 0 } end
   redis.call("HSET", KEYS[KEY.meta], "paused", 1)
   redis.call("DEL", KEYS[KEY.marker])
   redis.call("XADD", KEYS[KEY.events], "*", "event", "paused")
-  return 1
+  return { 1, 0 }
 end
-if not paused then return 0 end
-redis.call("HDEL", KEYS[KEY.meta], "paused")
+if not paused then return { 0, 0 } end
 if redis.call("EXISTS", KEYS[KEY.legacyPaused]) == 1 then
   if redis.call("EXISTS", KEYS[KEY.wait]) == 0 then
     redis.call("RENAME", KEYS[KEY.legacyPaused], KEYS[KEY.wait])
   else
-    local moved = redis.call("LRANGE", KEYS[KEY.legacyPaused], -4000, -1)
-    while #moved > 0 do
+    for _ = 1, 10 do
+      local moved = redis.call("LRANGE", KEYS[KEY.legacyPaused], 0, 3999)
+      if #moved == 0 then break end
       redis.call("RPUSH", KEYS[KEY.wait], unpack(moved))
-      redis.call("LTRIM", KEYS[KEY.legacyPaused], 0, -1 - #moved)
-      moved = redis.call("LRANGE", KEYS[KEY.legacyPaused], -4000, -1)
+      redis.call("LTRIM", KEYS[KEY.legacyPaused], #moved, -1)
     end
+    local left = redis.call("LLEN", KEYS[KEY.legacyPaused])
+    if left > 0 then return { 0, left } end
   end
 end
+redis.call("HDEL", KEYS[KEY.meta], "paused")
 if redis.call("LLEN", KEYS[KEY.wait]) + redis.call("ZCARD", KEYS[KEY.prioritized]) > 0 then
   redis.call("ZADD", KEYS[KEY.marker], 0, "0")
 else
   setDelayedMarker(KEYS[KEY.delayed], KEYS[KEY.marker])
 end
 redis.call("XADD", KEYS[KEY.events], "*", "event", "resumed")
-return 1
+return { 1, 0 }

@@ -220,8 +220,11 @@ export class Queue<TData = unknown> {
     decodePauseQueue(await runScript(this.port, pauseQueue, this.keys, { pause: "1" }));
   }
 
+  /** Resumes the queue; a legacy (5.x) paused list moves into wait first, one bounded call at a time. */
   async resume(): Promise<void> {
-    decodePauseQueue(await runScript(this.port, pauseQueue, this.keys, { pause: "0" }));
+    let left = 1;
+    while (left > 0)
+      left = decodePauseQueue(await runScript(this.port, pauseQueue, this.keys, { pause: "0" })).left;
   }
 
   async isPaused(): Promise<boolean> {

@@ -8,7 +8,9 @@
  * The bound to keep: no script over 20 ms.
  *
  * On a shared 2-core VM the slowest of thousands of steps says as much about the machine as about the
- * script, so two witnesses run alongside. Around every call the bench reads the redis-server main
+ * script. So the redis-server gets a core of its own at real-time priority, as on a server that runs
+ * nothing but Redis (unless `--shared`, or the machine does not allow it: the report says which), and
+ * two witnesses run alongside. Around every call the bench reads the redis-server main
  * thread's /proc counters (time on a CPU, time waiting for one, preemptions, page faults, machine-wide
  * steal), so each call over the bound shows whether it worked or waited. And after every step a control
  * script does the same amount of CPU work (the step's, in rounds of the same kinds of commands) on three
@@ -16,10 +18,12 @@
  * machine, not from the structures the step walks. Reported per operation: median, p99, p99.9, max and
  * calls over 20 ms of the steps and of their controls, the steps' CPU time, and the slow calls. With
  * `--bullmq`, BullMQ 6.7.0's drain and clean on the same data are measured alongside (from SLOWLOG at
- * a 0.5 ms threshold).
+ * a 0.5 ms threshold). Besides the bounded operations: removing single waiting jobs (one LREM over the
+ * whole list), a clean whose old jobs lie in the middle of the list (the farthest from both ends a
+ * list's LREM has to walk), and a resume that moves a legacy paused list as long as the queue.
  *
- *   npx tsx test/bench/maintenance-scale.ts [jobs] [--bullmq] [--json FILE]   (default 100000; not part
- *   of `npm test`)
+ *   npx tsx test/bench/maintenance-scale.ts [jobs] [--bullmq] [--shared] [--json FILE]   (default
+ *   100000; not part of `npm test`)
  */
 import { writeFile } from "node:fs/promises";
 import { loadavg } from "node:os";
@@ -28,7 +32,7 @@ import { Redis as IORedis } from "ioredis";
 import { createRedis, type JobsOptions, Queue, type RedisPort, toRedisPort } from "../../core/index.ts";
 import { startRedisServer } from "../../infra/redis-server.ts";
 import { startRestServer } from "../../infra/rest-server/server.ts";
-import { counterDelta, median, redisPid, threadCounters } from "./common.ts";
+import { counterDelta, isolateRedis, median, redisPid, threadCounters } from "./common.ts";
 import {
   type CallSample,
   type LatencyEvent,
@@ -39,6 +43,7 @@ import {
 
 const jobs = Number(process.argv[2]?.startsWith("--") ? 100_000 : (process.argv[2] ?? 100_000));
 const withBull = process.argv.includes("--bullmq");
+const shared = process.argv.includes("--shared");
 /** `--json FILE`: also write every sampled call there, for a closer look. */
 const jsonPath = process.argv.includes("--json")
   ? process.argv[process.argv.indexOf("--json") + 1]
@@ -124,7 +129,8 @@ async function main(): Promise<void> {
     // Redis's own latency monitor, reset around each operation: events of 10 ms or more, scripts or
     // not (a "fast-command" taking that long is the machine's doing).
     await direct.config("SET", "latency-monitor-threshold", "10");
-    console.error(`redis-server pid ${pid}: ${await serverSettings(direct)}`);
+    const isolation = shared ? "not isolated (--shared)" : isolateRedis(pid);
+    console.log(`redis-server pid ${pid}, ${isolation}; ${await serverSettings(direct)}`);
 
     await direct.hset(controlKeys[0] as string, "rjk", "", "timestamp", "1", "processedOn", "1");
     await direct.zadd(controlKeys[1] as string, 1, "m");
@@ -258,17 +264,39 @@ async function main(): Promise<void> {
     );
     await measure("clean(0, 0, 'wait')", (q) => q.clean(0, 0, "wait"), "clean-wait");
 
-    // Young jobs at the right end of wait and old ones pushed on the left (as retryJobs and promoteJobs
-    // push): the clean walks past every young job before it deletes, far from the right end.
-    await fill("clean-deep", () => undefined);
-    const old = Date.now() - 2 * 3_600_000;
+    // Old jobs in the middle of wait, half of the young ones on either side (as retryJobs and
+    // promoteJobs leave them, pushing old jobs on the left while adds go on): a list's LREM walks from
+    // the nearer end, here past half of the list.
+    const young = Math.ceil(jobs / 2);
     const deep = Math.ceil(jobs / 10);
-    await fill("clean-deep", () => ({ timestamp: old }), deep);
+    await fill("clean-deep", () => undefined, young);
+    await fill("clean-deep", () => ({ timestamp: Date.now() - 2 * 3_600_000 }), deep);
+    await fill("clean-deep", () => undefined, young);
     await measure(
-      `clean(1 h, 0, 'wait'), ${deep} old jobs behind the young`,
+      `clean(1 h, 0, 'wait'), ${deep} old jobs in the middle of ${2 * young} young`,
       (q) => q.clean(3_600_000, 0, "wait"),
       "clean-deep",
     );
+    // Single waiting jobs removed (one LREM over the whole list, as BullMQ's), from the next in line
+    // to the newest (the ids count from the right end; the old ones in the middle are gone).
+    const ids = [1, Math.ceil(young / 2), young, young + deep + Math.ceil(young / 2), 2 * young + deep];
+    await measure(
+      `remove(id) of ${ids.length} waiting jobs`,
+      async (q) => {
+        for (const id of ids) await q.remove(String(id));
+      },
+      "clean-deep",
+    );
+
+    // A 5.x paused list as long as the queue, next to a wait that is not empty: resume moves it.
+    const legacy = `${prefix}:legacy:`;
+    for (let from = 0; from < jobs; from += 10_000) {
+      const ids = Array.from({ length: Math.min(10_000, jobs - from) }, (_, k) => String(from + k + 1));
+      await direct.lpush(`${legacy}paused`, ...ids);
+    }
+    await direct.lpush(`${legacy}wait`, "w1", "w2");
+    await direct.hset(`${legacy}meta`, "paused", "1");
+    await measure(`resume(), ${jobs} jobs in a legacy paused list`, (q) => q.resume(), "legacy");
 
     await fill("retry", () => undefined);
     await finish("retry", "failed");

@@ -2,7 +2,7 @@
  * nimbusq's pause/resume/isPaused and job.remove() against a real BullMQ 6.7.0 Queue and Worker.
  */
 import { describe, expect, it } from "vitest";
-import { JobLockedError } from "../../core/index.ts";
+import { JobLockedError, Queue, type RedisPort, toRedisPort } from "../../core/index.ts";
 import { type Interop, interopPeers, producer, sleep, waitFor } from "../support/bullmq-peer.ts";
 
 const peers = interopPeers();
@@ -65,6 +65,48 @@ describe("pause and resume", () => {
     expect(await queue.isPaused()).toBe(false);
     const all = await started(2);
     expect(all.map((s) => s.name)).toEqual(["while-bull-paused", "while-nimbusq-paused"]);
+  });
+});
+
+describe("a legacy (5.x) paused list", () => {
+  it("moves into wait in bounded calls on resume, oldest first in line, the queue paused until all moved", async () => {
+    const io = peers();
+    const bull = io.bullQueue("legacy");
+    const ids = Array.from({ length: 100_001 }, (_, i) => `p${i}`);
+    // 5.x LPUSHed onto paused, so its oldest job (p0) is at the right end.
+    for (let from = 0; from < ids.length; from += 10_000) {
+      await io.raw.lpush(io.key("legacy", "paused"), ...ids.slice(from, from + 10_000));
+    }
+    await io.raw.lpush(io.key("legacy", "wait"), "w0", "w1");
+    await io.raw.hset(io.key("legacy", "meta"), "paused", "1");
+    const pausedAfterCall: boolean[] = [];
+    const inner = toRedisPort(io.redis);
+    const watched: RedisPort = {
+      ...inner,
+      evalsha: async (sha, keys, args) => {
+        const reply = await inner.evalsha(sha, keys, args);
+        pausedAfterCall.push((await io.raw.hexists(io.key("legacy", "meta"), "paused")) === 1);
+        return reply;
+      },
+    };
+    await new Queue("legacy", { redis: watched, prefix: io.prefix }).resume();
+    // 40,000 entries a call: two calls leave the queue paused, the third moves the rest and resumes.
+    expect(pausedAfterCall).toEqual([true, true, false]);
+    expect(await io.raw.exists(io.key("legacy", "paused"))).toBe(0);
+    expect(await io.raw.llen(io.key("legacy", "wait"))).toBe(100_003);
+    expect(await io.raw.lrange(io.key("legacy", "wait"), 0, 2)).toEqual(["w1", "w0", "p100000"]);
+    expect(await io.raw.lrange(io.key("legacy", "wait"), 39_998, 40_003)).toEqual([
+      "p60004",
+      "p60003",
+      "p60002",
+      "p60001",
+      "p60000",
+      "p59999",
+    ]);
+    expect(await io.raw.lrange(io.key("legacy", "wait"), -3, -1)).toEqual(["p2", "p1", "p0"]);
+    expect(await bull.isPaused()).toBe(false);
+    const events = await io.raw.xrange(io.key("legacy", "events"), "-", "+");
+    expect(events.map(([, fields]) => fields[1])).toEqual(["resumed"]);
   });
 });
 

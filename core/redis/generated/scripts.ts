@@ -1784,7 +1784,7 @@ export interface PauseQueueArgs {
 }
 
 /**
- * Pauses or resumes a queue as BullMQ 6 does: only meta.paused changes, jobs stay in wait.
+ * Pauses or resumes a queue as BullMQ 6 does: only meta.paused changes, jobs stay in wait. A resume first moves a legacy (5.x) paused list into wait, at most 40,000 entries a call, newest first onto the end of wait that workers take from, so that the oldest end up first in line. The queue stays paused until the last entry has moved (no worker takes a job in between, so the order holds across calls); the caller repeats the call while `left` is above 0.
  *
  * Reply: see decodePauseQueue.
  *
@@ -1792,20 +1792,22 @@ export interface PauseQueueArgs {
  */
 export const pauseQueue: ScriptDef<PauseQueueKeys, PauseQueueArgs> = {
   name: "pauseQueue",
-  sha1: "a6dc986648486a406cb0387fcb6ec90abe72f014",
+  sha1: "7283108faddfbacb711935c74332aef41a6d25d5",
   keyLocking: false,
   keys: { fixed: ["meta","marker","events","wait","legacyPaused","prioritized","delayed"] },
   argv: { fixed: ["pause"] },
-  source: "-- nimbusq:pauseQueue (generated from lua/pauseQueue.lua; do not edit)\nlocal KEY = { meta = 1, marker = 2, events = 3, wait = 4, legacyPaused = 5, prioritized = 6, delayed = 7 }\nlocal ARG = { pause = 1 }\n-- Points the marker's member \"1\" at the earliest delayed job's due time (its score / 4096), which is\n-- what an idle BullMQ worker blocks until.\nlocal function setDelayedMarker(delayedKey, markerKey)\n  local first = redis.call(\"ZRANGE\", delayedKey, 0, 0, \"WITHSCORES\")\n  if first[2] then\n    redis.call(\"ZADD\", markerKey, tonumber(first[2]) / 4096, \"1\")\n  end\nend\nlocal paused = redis.call(\"HEXISTS\", KEYS[KEY.meta], \"paused\") == 1\nif ARGV[ARG.pause] == \"1\" then\n  if paused then return 0 end\n  redis.call(\"HSET\", KEYS[KEY.meta], \"paused\", 1)\n  redis.call(\"DEL\", KEYS[KEY.marker])\n  redis.call(\"XADD\", KEYS[KEY.events], \"*\", \"event\", \"paused\")\n  return 1\nend\nif not paused then return 0 end\nredis.call(\"HDEL\", KEYS[KEY.meta], \"paused\")\nif redis.call(\"EXISTS\", KEYS[KEY.legacyPaused]) == 1 then\n  if redis.call(\"EXISTS\", KEYS[KEY.wait]) == 0 then\n    redis.call(\"RENAME\", KEYS[KEY.legacyPaused], KEYS[KEY.wait])\n  else\n    local moved = redis.call(\"LRANGE\", KEYS[KEY.legacyPaused], -4000, -1)\n    while #moved > 0 do\n      redis.call(\"RPUSH\", KEYS[KEY.wait], unpack(moved))\n      redis.call(\"LTRIM\", KEYS[KEY.legacyPaused], 0, -1 - #moved)\n      moved = redis.call(\"LRANGE\", KEYS[KEY.legacyPaused], -4000, -1)\n    end\n  end\nend\nif redis.call(\"LLEN\", KEYS[KEY.wait]) + redis.call(\"ZCARD\", KEYS[KEY.prioritized]) > 0 then\n  redis.call(\"ZADD\", KEYS[KEY.marker], 0, \"0\")\nelse\n  setDelayedMarker(KEYS[KEY.delayed], KEYS[KEY.marker])\nend\nredis.call(\"XADD\", KEYS[KEY.events], \"*\", \"event\", \"resumed\")\nreturn 1\n",
+  source: "-- nimbusq:pauseQueue (generated from lua/pauseQueue.lua; do not edit)\nlocal KEY = { meta = 1, marker = 2, events = 3, wait = 4, legacyPaused = 5, prioritized = 6, delayed = 7 }\nlocal ARG = { pause = 1 }\n-- Points the marker's member \"1\" at the earliest delayed job's due time (its score / 4096), which is\n-- what an idle BullMQ worker blocks until.\nlocal function setDelayedMarker(delayedKey, markerKey)\n  local first = redis.call(\"ZRANGE\", delayedKey, 0, 0, \"WITHSCORES\")\n  if first[2] then\n    redis.call(\"ZADD\", markerKey, tonumber(first[2]) / 4096, \"1\")\n  end\nend\nlocal paused = redis.call(\"HEXISTS\", KEYS[KEY.meta], \"paused\") == 1\nif ARGV[ARG.pause] == \"1\" then\n  if paused then return { 0, 0 } end\n  redis.call(\"HSET\", KEYS[KEY.meta], \"paused\", 1)\n  redis.call(\"DEL\", KEYS[KEY.marker])\n  redis.call(\"XADD\", KEYS[KEY.events], \"*\", \"event\", \"paused\")\n  return { 1, 0 }\nend\nif not paused then return { 0, 0 } end\nif redis.call(\"EXISTS\", KEYS[KEY.legacyPaused]) == 1 then\n  if redis.call(\"EXISTS\", KEYS[KEY.wait]) == 0 then\n    redis.call(\"RENAME\", KEYS[KEY.legacyPaused], KEYS[KEY.wait])\n  else\n    for _ = 1, 10 do\n      local moved = redis.call(\"LRANGE\", KEYS[KEY.legacyPaused], 0, 3999)\n      if #moved == 0 then break end\n      redis.call(\"RPUSH\", KEYS[KEY.wait], unpack(moved))\n      redis.call(\"LTRIM\", KEYS[KEY.legacyPaused], #moved, -1)\n    end\n    local left = redis.call(\"LLEN\", KEYS[KEY.legacyPaused])\n    if left > 0 then return { 0, left } end\n  end\nend\nredis.call(\"HDEL\", KEYS[KEY.meta], \"paused\")\nif redis.call(\"LLEN\", KEYS[KEY.wait]) + redis.call(\"ZCARD\", KEYS[KEY.prioritized]) > 0 then\n  redis.call(\"ZADD\", KEYS[KEY.marker], 0, \"0\")\nelse\n  setDelayedMarker(KEYS[KEY.delayed], KEYS[KEY.marker])\nend\nredis.call(\"XADD\", KEYS[KEY.events], \"*\", \"event\", \"resumed\")\nreturn { 1, 0 }\n",
 };
 
 export type PauseQueueReply =
   | {
-    /** 1 when the state changed, 0 when it already was as asked */
+    /** 1 when the state changed, 0 when it already was as asked or a resume is not done yet */
     changed: number;
+    /** entries still in the legacy paused list (a resume to repeat while above 0) */
+    left: number;
   };
 
-const pauseQueueReply: ReplySpec = { script: "pauseQueue", codes: [], forms: [{"fields":[{"name":"changed","type":"int"}]}] };
+const pauseQueueReply: ReplySpec = { script: "pauseQueue", codes: [], forms: [{"fields":[{"name":"changed","type":"int"},{"name":"left","type":"int"}]}] };
 
 /**
  * Checks pauseQueue's reply against the REPLY of lua/pauseQueue.lua and names its parts;
