@@ -135,6 +135,34 @@ describe("job.remove()", () => {
     await worker.close();
   });
 
+  it("takes waiting jobs out from the end of wait nearer their time, the rest left in order", async () => {
+    const io = peers();
+    const queue = io.queue("w");
+    const bull = io.bullQueue("w");
+    const base = Date.now() - 60_000;
+    const jobs = [];
+    for (let i = 0; i < 9; i++) jobs.push(await queue.add(`j${i}`, {}, { timestamp: base + i * 1000 }));
+    // A lifo job jumps to the right end although its time is the newest: the guess is wrong, the
+    // walk longer, the job goes all the same.
+    const lifo = await queue.add("lifo", {}, { lifo: true, timestamp: base + 100_000 });
+    const ids = jobs.map((job) => job.id);
+    for (const job of [jobs[8], jobs[0], jobs[4], lifo]) await job?.remove();
+    const wait = io.key("w", "wait");
+    expect(await io.raw.lrange(wait, 0, -1)).toEqual([7, 6, 5, 3, 2, 1].map((i) => ids[i]));
+    expect((await bull.getWaiting()).map((job) => job.name)).toEqual(["j1", "j2", "j3", "j5", "j6", "j7"]);
+    // The direction shows with an id planted twice: a new job's nearer (left) copy goes, an old one's
+    // right copy.
+    await io.raw.rpush(wait, ids[7] as string);
+    await io.raw.lpush(wait, ids[1] as string);
+    await jobs[7]?.remove();
+    await jobs[1]?.remove();
+    expect(await io.raw.lrange(wait, 0, -1)).toEqual([1, 6, 5, 3, 2, 7].map((i) => ids[i]));
+    const events = await io.raw.xrange(io.key("w", "events"), "-", "+");
+    const removed = events.filter(([, fields]) => fields[1] === "removed").map(([, fields]) => fields);
+    expect(removed).toHaveLength(6);
+    for (const fields of removed) expect(fields.slice(4)).toEqual(["prev", "wait"]);
+  });
+
   it("removes jobs in every state as BullMQ does, releasing a parent whose last child goes", async () => {
     const base = Date.now();
     const after: Record<string, unknown>[] = [];
