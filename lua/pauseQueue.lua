@@ -1,6 +1,6 @@
 --[[
 pauseQueue: Pauses or resumes a queue as BullMQ 6 does: only meta.paused changes, jobs stay in wait.
-A resume first moves a legacy (5.x) paused list into wait, at most 40,000 entries a call, newest
+A resume first moves a legacy (5.x) paused list into wait, at most 20,000 entries a call, newest
 first onto the end of wait that workers take from, so that the oldest end up first in line. The queue
 stays paused until the last entry has moved (no worker takes a job in between, so the order holds
 across calls); the caller repeats the call while `left` is above 0.
@@ -35,7 +35,7 @@ if redis.call("EXISTS", KEYS[KEY.legacyPaused]) == 1 then
   if redis.call("EXISTS", KEYS[KEY.wait]) == 0 then
     redis.call("RENAME", KEYS[KEY.legacyPaused], KEYS[KEY.wait])
   else
-    for _ = 1, 10 do
+    for _ = 1, 5 do
       local moved = redis.call("LRANGE", KEYS[KEY.legacyPaused], 0, 3999)
       if #moved == 0 then break end
       redis.call("RPUSH", KEYS[KEY.wait], unpack(moved))
