@@ -6,8 +6,8 @@ window: each unit a command or two), so a step's time follows the work done; it 
 last processed or created at or before `cutoff` (drain: all of them) the bulk way — unlinked hard
 from their parents, dedup windows ended, keys deleted —, except a job scheduler's current iteration
 and, in active, jobs a worker holds. Safe to replay: a replayed step returns its first answer.
-In a list, taking deleted entries out also walks from the nearer end of the list to them: past the
-kept entries when those are the fewer, a step's only cost that grows with the list.
+In a list, taking deleted entries out walks it from the nearer end to them (LREM, ~150 entries a unit):
+a step deleting far from both ends stops when its work and that walk reach `cap` (after 30 units).
 
 KEYS
   source  the structure: {P}wait, {P}paused, {P}active, {P}delayed, {P}prioritized, {P}completed or
@@ -22,6 +22,7 @@ ARGV
   offset  entries earlier steps looked at and kept, skipped from the oldest end
   take  most entries this step reads
   budget  units of work after which the step stops
+  cap  units a step that deletes may spend, a list's walk included
   limit  most jobs this step deletes, 0 for no limit but `take`
   total  jobs earlier steps of this clean deleted
   emit  "1" to write `cleaned {count}` when this step finishes the clean
@@ -41,7 +42,7 @@ EVENTS
 -- @include isSchedulerIteration
 -- @include deleteJob
 -- @include checkIntegerArgs
-checkIntegerArgs("cleanJobs", { "offset", "take", "budget", "limit", "total", "guardTtl" })
+checkIntegerArgs("cleanJobs", { "offset", "take", "budget", "cap", "limit", "total", "guardTtl" })
 local replayed = replayedResult(KEYS[KEY.replayGuard])
 if replayed then return replayed end
 local source, prefix, state = KEYS[KEY.source], ARGV[ARG.prefix], ARGV[ARG.state]
@@ -62,39 +63,47 @@ end
 -- timestamp (delayed); timestamp (prioritized). Finished sets are ranged by their score instead.
 local firstTimeField = isList and 5 or (state == "delayed" and 6 or 7)
 local deleted, kept, work, looked = {}, 0, 0, 0
--- Deletes the job when it is due; answers the work done (1 when it was kept).
-local function deleteIfDue(id)
+local function dueFields(id) -- the fields of a job to delete; nil for a job kept
   local f = redis.call("HMGET", prefix .. id, "rjk", "parentKey", "parent", "deid", "finishedOn", "processedOn",
     "timestamp")
   if not finishedSet then
-    if isSchedulerIteration(id, f[1], KEYS[KEY.schedulers]) then return 1 end
-    if state == "active" and redis.call("EXISTS", prefix .. id .. ":lock") == 1 then return 1 end
+    if isSchedulerIteration(id, f[1], KEYS[KEY.schedulers]) then return nil end
+    if state == "active" and redis.call("EXISTS", prefix .. id .. ":lock") == 1 then return nil end
     if cutoff then
       for i = firstTimeField, 7 do
         if f[i] then
-          if (tonumber(f[i]) or 0) > cutoff then return 1 end
+          if (tonumber(f[i]) or 0) > cutoff then return nil end
           break
         end
       end
     end
   end
-  deleteJob(prefix, id, f[2], f[3], f[4])
-  deleted[#deleted + 1] = id
-  return 3 + (f[2] and 4 or 0) + (f[4] and 2 or 0)
+  return f
 end
 local n = #entries
+-- Work a deleting step may do besides the LREM walk to its window (from the nearer end).
+local deleting = tonumber(ARGV[ARG.cap])
+if isList then
+  local walk = math.min(offset + n, redis.call("LLEN", source) - offset)
+  deleting = math.max(30, deleting - math.floor(walk / 150))
+end
 for step = 1, n do
-  if (limit > 0 and #deleted >= limit) or work >= budget then break end
-  looked = step
+  if (limit > 0 and #deleted >= limit) or work >= budget or (#deleted > 0 and work >= deleting) then break end
   -- A list's oldest entries are at its right end.
   local i = isList and n - step + 1 or step
-  local before = #deleted
-  work = work + deleteIfDue(entries[i])
-  if #deleted == before then
+  local f = dueFields(entries[i])
+  -- A job to delete that would take the step past its room waits for the next step.
+  if f and work >= deleting then break end
+  looked = step
+  if not f then
     kept = kept + 1
-  elseif isList then
+    work = work + 1
+  else
+    deleteJob(prefix, entries[i], f[2], f[3], f[4])
+    deleted[#deleted + 1] = entries[i]
+    work = work + 3 + (f[2] and 4 or 0) + (f[4] and 2 or 0)
     -- Marked now, dropped below in one LREM, so the indexes of the entries still to look at hold.
-    redis.call("LSET", source, -(offset + n - i + 1), "")
+    if isList then redis.call("LSET", source, -(offset + n - i + 1), "") end
   end
 end
 if #deleted > 0 then

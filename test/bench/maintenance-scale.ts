@@ -266,14 +266,14 @@ async function main(): Promise<void> {
 
     // Old jobs in the middle of wait, half of the young ones on either side (as retryJobs and
     // promoteJobs leave them, pushing old jobs on the left while adds go on): a list's LREM walks from
-    // the nearer end, here past half of the list.
-    const young = Math.ceil(jobs / 2);
+    // the nearer end, here to the middle of the list, so these steps delete fewer jobs each.
     const deep = Math.ceil(jobs / 10);
+    const young = Math.ceil((jobs - deep) / 2);
     await fill("clean-deep", () => undefined, young);
     await fill("clean-deep", () => ({ timestamp: Date.now() - 2 * 3_600_000 }), deep);
     await fill("clean-deep", () => undefined, young);
     await measure(
-      `clean(1 h, 0, 'wait'), ${deep} old jobs in the middle of ${2 * young} young`,
+      `clean(1 h, 0, 'wait'), ${deep} old jobs in the middle of ${2 * young + deep}`,
       (q) => q.clean(3_600_000, 0, "wait"),
       "clean-deep",
     );

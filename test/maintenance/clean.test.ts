@@ -4,7 +4,10 @@
  * what BullMQ cannot show — steps past 1,000 jobs, one `cleaned` event, replays — and bad input.
  */
 import { describe, expect, it } from "vitest";
-import { FlowProducer, ValidationError, Worker } from "../../core/index.ts";
+import { FlowProducer, toRedisPort, ValidationError, Worker } from "../../core/index.ts";
+import { cleanJobs, decodeCleanJobs } from "../../core/redis/generated/scripts.ts";
+import { queueKeyPrefix, queueKeys } from "../../core/redis/keys.ts";
+import { runScript } from "../../core/redis/scripts.ts";
 import { keysUnder, sharedRedis, startPrivateStack, uniquePrefix } from "../support/stack.ts";
 import {
   direct,
@@ -175,6 +178,58 @@ describe("Queue.clean in steps", () => {
       ["event", "cleaned", "count", String(2600 - young - 1500)],
     ]);
     expect(await direct.exists(t.key("n", "1"))).toBe(0);
+  });
+
+  it("deletes fewer jobs in a step that must walk far into a list to take them out (cap)", async () => {
+    const prefix = uniquePrefix("walk");
+    const p = `${prefix}:n:`;
+    const now = Date.now();
+    // 1,200 young jobs on the right of wait, 600 old ones, 1,200 young on the left.
+    const ids = Array.from({ length: 3000 }, (_, i) => String(i + 1));
+    const isOld = (id: string) => Number(id) > 1200 && Number(id) <= 1800;
+    const pipe = direct.pipeline();
+    for (const id of ids) pipe.hset(`${p}${id}`, "timestamp", isOld(id) ? now - 5 * hour : now);
+    await pipe.exec();
+    await direct.lpush(`${p}wait`, ...ids);
+    const keys = queueKeys(prefix, "n");
+    const step = (offset: number, cap: number, n: number) =>
+      runScript(
+        toRedisPort(sharedRedis()),
+        cleanJobs,
+        { source: keys.wait, schedulers: keys.repeat, events: keys.events, replayGuard: `${p}guard:${n}` },
+        {
+          prefix: queueKeyPrefix(prefix, "n"),
+          state: "wait",
+          cutoff: now - hour,
+          offset,
+          take: 600,
+          budget: 600,
+          cap,
+          limit: 0,
+          total: 0,
+          emit: "",
+          listIds: "",
+          guardTtl: 60_000,
+        },
+      ).then(decodeCleanJobs);
+    // Two steps keep the young jobs on the right (they delete nothing, so walk nothing).
+    expect(await step(0, 40, 1)).toEqual({ finished: 0, kept: 600, deleted: 0, ids: [] });
+    expect(await step(600, 40, 2)).toEqual({ finished: 0, kept: 600, deleted: 0, ids: [] });
+    // At 1,200 entries from the right (and 1,800 from the left) the walk is 12 units of a cap of 40:
+    // the step stops at 30 units of its own work, 10 deletions.
+    const walking = [];
+    for (let n = 3; n < 8; n++) walking.push((await step(1200, 40, n)).deleted);
+    expect(walking).toEqual([10, 10, 10, 10, 10]);
+    // With room for the walk, a step deletes up to its budget (200 jobs).
+    expect((await step(1200, 3300, 8)).deleted).toBe(200);
+    let offset = 1200;
+    for (let n = 9; n < 20; n++) {
+      const answer = await step(offset, 3300, n);
+      offset += answer.kept;
+      if (answer.finished) break;
+    }
+    expect(await direct.lrange(`${p}wait`, 0, -1)).toEqual(ids.filter((id) => !isOld(id)).reverse());
+    expect(await direct.exists(`${p}1500`)).toBe(0);
   });
 
   it("answers a replayed step with its first answer, writing one cleaned event", async () => {
