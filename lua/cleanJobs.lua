@@ -6,7 +6,7 @@ window: each unit a command or two), so a step's time follows the work done; it 
 last processed or created at or before `cutoff` (drain: all of them) the bulk way — unlinked hard
 from their parents, dedup windows ended, keys deleted —, except a job scheduler's current iteration
 and, in active, jobs a worker holds. Safe to replay: a replayed step returns its first answer.
-In a list, taking deleted entries out walks it from the nearer end to them (LREM, ~150 entries a unit):
+In a list, taking deleted entries out walks it from the nearer end to them (LREM, ~120 entries a unit):
 a step deleting far from both ends stops when its work and that walk reach `cap` (after 30 units).
 
 KEYS
@@ -85,7 +85,7 @@ local n = #entries
 local deleting = tonumber(ARGV[ARG.cap])
 if isList then
   local walk = math.min(offset + n, redis.call("LLEN", source) - offset)
-  deleting = math.max(30, deleting - math.floor(walk / 150))
+  deleting = math.max(30, deleting - math.floor(walk / 120))
 end
 for step = 1, n do
   if (limit > 0 and #deleted >= limit) or work >= budget or (#deleted > 0 and work >= deleting) then break end

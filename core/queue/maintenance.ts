@@ -37,9 +37,9 @@ import { Checker } from "../validate.ts";
 const cleanBudget = 600;
 /**
  * The units a step of clean that deletes may spend, the walk of a list to the entries it deletes
- * included (~150 entries a unit): 3,300 units held Redis ~17 ms on a core of its own (same
- * measurement), so a step deleting far from both ends of a long list deletes fewer jobs instead of
- * holding Redis longer.
+ * included (~120 entries a unit, a margin over the ~150 measured): 3,300 units held Redis ~17 ms on
+ * a core of its own (same measurement), so a step deleting far from both ends of a long list deletes
+ * fewer jobs instead of holding Redis longer.
  */
 const cleanCap = 3300;
 /** Most jobs one step of obliterate, retryJobs or promoteJobs handles, unless told otherwise (BullMQ's default). */

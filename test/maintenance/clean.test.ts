@@ -215,8 +215,8 @@ describe("Queue.clean in steps", () => {
     // Two steps keep the young jobs on the right (they delete nothing, so walk nothing).
     expect(await step(0, 40, 1)).toEqual({ finished: 0, kept: 600, deleted: 0, ids: [] });
     expect(await step(600, 40, 2)).toEqual({ finished: 0, kept: 600, deleted: 0, ids: [] });
-    // At 1,200 entries from the right (and 1,800 from the left) the walk is 12 units of a cap of 40:
-    // the step stops at 30 units of its own work, 10 deletions.
+    // Its window lies 1,200 to 1,800 entries from either end: taking a job out walks up to 1,800
+    // entries, 15 units of a cap of 40, so the step stops at 30 units of its own work: 10 deletions.
     const walking = [];
     for (let n = 3; n < 8; n++) walking.push((await step(1200, 40, n)).deleted);
     expect(walking).toEqual([10, 10, 10, 10, 10]);
