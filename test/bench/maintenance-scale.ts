@@ -110,6 +110,10 @@ async function sampleCall<T>(
 
 async function main(): Promise<void> {
   const server = await startRedisServer();
+  // A run stopped half-way (Ctrl-C, kill) leaves no redis-server behind.
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => void server.stop().finally(() => process.exit(1)));
+  }
   // No billing meter and none of the test-time checks (declared keys, Redis 6.2 forms), whose Lua
   // prelude would be timed inside every script: Upstash runs the script as it is.
   const rest = await startRestServer({
