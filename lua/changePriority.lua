@@ -30,13 +30,18 @@ EVENTS
 -- @include checkIntegerArgs
 -- @include isQueuePausedOrMaxed
 -- @include startGuardedMove
+-- @include removeFromList
 -- The job leaves wait or prioritized before its new score is computed from `priority`.
 checkIntegerArgs("changePriority", { "priority", "guardTtl" })
 local jobKey, jobId = KEYS[KEY.jobKey], ARGV[ARG.jobId]
 local refused = startGuardedMove(KEYS[KEY.replayGuard], ARGV[ARG.guardTtl], "0", jobKey, nil, jobId)
 if refused then return refused end
 local priority, lifo = tonumber(ARGV[ARG.priority]), ARGV[ARG.lifo] == "1"
-if redis.call("ZREM", KEYS[KEY.prioritized], jobId) > 0 or redis.call("LREM", KEYS[KEY.wait], -1, jobId) > 0 then
+local function leaveWait()
+  local prefix = string.sub(jobKey, 1, #jobKey - #jobId)
+  return removeFromList(KEYS[KEY.wait], prefix, jobId, redis.call("HGET", jobKey, "timestamp")) > 0
+end
+if redis.call("ZREM", KEYS[KEY.prioritized], jobId) > 0 or leaveWait() then
   local ready = true
   if priority == 0 then
     redis.call(lifo and "RPUSH" or "LPUSH", KEYS[KEY.wait], jobId)

@@ -29,18 +29,13 @@ import { runScript } from "../redis/scripts.ts";
 import { Checker } from "../validate.ts";
 
 /**
- * The work one step of clean or drain does before it stops (lua/cleanJobs.lua's units: an entry kept
- * 1, a job deleted 3 or more), and the entries it reads. Measured with
- * test/bench/maintenance-scale.ts at 1,000,000 jobs: a step of 300 deletions took 5–7 ms (median) and
- * up to ~21 ms on a busy machine, so a step stops at 200 deletions, keeping a margin under 20 ms.
+ * A step of clean or drain (lua/cleanJobs.lua's units: an entry kept 1, a job deleted 3 or more; a
+ * list's walk to the entries it deletes ~120 entries, a margin over the ~150 measured) reads
+ * `cleanBudget` entries and stops after that many units, or once deleting after `cleanCap` with the
+ * walk. test/bench/maintenance-scale.ts at 1,000,000 jobs, Redis on a core of its own: 600 units held
+ * Redis 3–5 ms, 3,300 ~17 ms, so a step deleting far from both ends of a long list deletes fewer jobs.
  */
 const cleanBudget = 600;
-/**
- * The units a step of clean that deletes may spend, the walk of a list to the entries it deletes
- * included (~120 entries a unit, a margin over the ~150 measured): 3,300 units held Redis ~17 ms on
- * a core of its own (same measurement), so a step deleting far from both ends of a long list deletes
- * fewer jobs instead of holding Redis longer.
- */
 const cleanCap = 3300;
 /** Most jobs one step of obliterate, retryJobs or promoteJobs handles, unless told otherwise (BullMQ's default). */
 const defaultStepCount = 1000;

@@ -150,13 +150,14 @@ describe("job.remove()", () => {
     const wait = io.key("w", "wait");
     expect(await io.raw.lrange(wait, 0, -1)).toEqual([7, 6, 5, 3, 2, 1].map((i) => ids[i]));
     expect((await bull.getWaiting()).map((job) => job.name)).toEqual(["j1", "j2", "j3", "j5", "j6", "j7"]);
-    // The direction shows with an id planted twice: a new job's nearer (left) copy goes, an old one's
-    // right copy.
-    await io.raw.rpush(wait, ids[7] as string);
-    await io.raw.lpush(wait, ids[1] as string);
+    // The direction shows with an id planted twice, one entry in from the far end: the newest job's
+    // left copy goes, then the oldest job's right one.
+    await io.raw.linsert(wait, "BEFORE", ids[1] as string, ids[7] as string);
     await jobs[7]?.remove();
+    expect(await io.raw.lrange(wait, 0, -1)).toEqual([6, 5, 3, 2, 7, 1].map((i) => ids[i]));
+    await io.raw.linsert(wait, "AFTER", ids[6] as string, ids[1] as string);
     await jobs[1]?.remove();
-    expect(await io.raw.lrange(wait, 0, -1)).toEqual([1, 6, 5, 3, 2, 7].map((i) => ids[i]));
+    expect(await io.raw.lrange(wait, 0, -1)).toEqual([6, 1, 5, 3, 2, 7].map((i) => ids[i]));
     const events = await io.raw.xrange(io.key("w", "events"), "-", "+");
     const removed = events.filter(([, fields]) => fields[1] === "removed").map(([, fields]) => fields);
     expect(removed).toHaveLength(6);

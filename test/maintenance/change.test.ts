@@ -150,6 +150,25 @@ describe("Job.changePriority does what BullMQ's job.changePriority does", () => 
     await waitFor(async () => (await io.bullQueue("q").getJobCounts("completed")).completed === 4, "done");
   });
 
+  it("takes a waiting job out of wait from the end nearer its time", async () => {
+    const io = peers("cpw");
+    const queue = io.queue("q");
+    const base = Date.now() - 60_000;
+    const jobs = [];
+    for (let i = 0; i < 5; i++) jobs.push(await queue.add(`j${i}`, {}, { timestamp: base + i * 1000 }));
+    const ids = jobs.map((job) => job.id);
+    const wait = io.key("q", "wait");
+    // An id planted twice, one entry in from the far end, shows the direction: the newest job's left
+    // copy goes, then the oldest job's right one.
+    await io.raw.linsert(wait, "BEFORE", ids[0] as string, ids[4] as string);
+    await jobs[4]?.changePriority({ priority: 2 });
+    expect(await io.raw.lrange(wait, 0, -1)).toEqual([3, 2, 1, 4, 0].map((i) => ids[i]));
+    await io.raw.linsert(wait, "AFTER", ids[3] as string, ids[0] as string);
+    await jobs[0]?.changePriority({ priority: 1 });
+    expect(await io.raw.lrange(wait, 0, -1)).toEqual([3, 0, 2, 1, 4].map((i) => ids[i]));
+    expect(await io.raw.zrange(io.key("q", "prioritized"), 0, -1)).toEqual([ids[0], ids[4]]);
+  });
+
   it("refuses bad options and a missing job, writing nothing", async () => {
     const t = twins();
     const queue = t.queue("n");
