@@ -18,9 +18,10 @@
  * machine, not from the structures the step walks. Reported per operation: median, p99, p99.9, max and
  * calls over 20 ms of the steps and of their controls, the steps' CPU time, and the slow calls. With
  * `--bullmq`, BullMQ 6.7.0's drain and clean on the same data are measured alongside (from SLOWLOG at
- * a 0.5 ms threshold). Besides the bounded operations: removing single waiting jobs (one LREM over the
- * whole list), a clean whose old jobs lie in the middle of the list (the farthest from both ends a
- * list's LREM has to walk), and a resume that moves a legacy paused list as long as the queue.
+ * a 0.5 ms threshold). Besides the bounded operations: removing single waiting jobs (one LREM from the
+ * end of wait nearer the job's time), a clean whose old jobs lie in the middle of the list (the
+ * farthest from both ends a list's LREM has to walk), and a resume that moves a legacy paused list as
+ * long as the queue.
  *
  *   npx tsx test/bench/maintenance-scale.ts [jobs] [--bullmq] [--shared] [--json FILE]   (default
  *   100000; not part of `npm test`)
@@ -281,8 +282,9 @@ async function main(): Promise<void> {
       (q) => q.clean(3_600_000, 0, "wait"),
       "clean-deep",
     );
-    // Single waiting jobs removed (one LREM over the whole list, as BullMQ's), from the next in line
-    // to the newest (the ids count from the right end; the old ones in the middle are gone).
+    // Single waiting jobs removed (one LREM from the end nearer the job's time; BullMQ's reads the
+    // whole list), from the next in line to the newest (the ids count from the right end; the old ones
+    // in the middle are gone).
     const ids = [1, Math.ceil(young / 2), young, young + deep + Math.ceil(young / 2), 2 * young + deep];
     await measure(
       `remove(id) of ${ids.length} waiting jobs`,
