@@ -1,9 +1,8 @@
 --[[
 upsertJobScheduler: Creates or updates a job scheduler in BullMQ 6.7.0's layout: the `repeat` ZSET entry
 (score: the pending iteration's millis), the `repeat:<id>` hash (rewritten, `ic` kept) and the iteration
-job `repeat:<id>:<millis>`. A previous iteration still pending (delayed, prioritized or waiting) is
-replaced; an `every` schedule then keeps its millis unless `every` changed. `every` schedules are timed
-here from the stored previous run; cron schedules arrive timed.
+job `repeat:<id>:<millis>`. A pending previous iteration (delayed, prioritized, waiting) is replaced; an
+`every` schedule keeps its millis unless `every` changed, timed here from its previous run (cron: timed).
 
 KEYS
   schedulers  {P}repeat
@@ -50,6 +49,7 @@ EVENTS
 -- @include storeIteration
 -- @include flushQueue
 -- @include removeJobKeys
+-- @include removeFromList
 -- @include checkIntegerArgs
 -- Placing the new iteration (after the old one is gone) reads these as numbers.
 checkIntegerArgs("upsertJobScheduler", { "now", "priority", "maxLenEvents" })
@@ -93,7 +93,7 @@ while taken(jobId) do
   jobId = "repeat:" .. id .. ":" .. next
 end
 if pendingIn == KEY.wait then
-  redis.call("LREM", KEYS[KEY.wait], 1, prevId)
+  removeFromList(KEYS[KEY.wait], prefix, prevId, redis.call("HGET", prefix .. prevId, "timestamp"))
 elseif pendingIn then
   redis.call("ZREM", KEYS[pendingIn], prevId)
 end
