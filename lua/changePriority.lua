@@ -38,8 +38,7 @@ local refused = startGuardedMove(KEYS[KEY.replayGuard], ARGV[ARG.guardTtl], "0",
 if refused then return refused end
 local priority, lifo = tonumber(ARGV[ARG.priority]), ARGV[ARG.lifo] == "1"
 local function leaveWait()
-  local prefix = string.sub(jobKey, 1, #jobKey - #jobId)
-  return removeFromList(KEYS[KEY.wait], prefix, jobId, redis.call("HGET", jobKey, "timestamp")) > 0
+  return removeFromList(KEYS[KEY.wait], string.sub(jobKey, 1, #jobKey - #jobId), jobId) > 0
 end
 if redis.call("ZREM", KEYS[KEY.prioritized], jobId) > 0 or leaveWait() then
   local ready = true

@@ -2,8 +2,9 @@
 pauseQueue: Pauses or resumes a queue as BullMQ 6 does: only meta.paused changes, jobs stay in wait.
 A resume first moves a legacy (5.x) paused list into wait, at most 20,000 entries a call, newest
 first onto the end of wait that workers take from, so that the oldest end up first in line. The queue
-stays paused until the last entry has moved (no worker takes a job in between, so the order holds
-across calls); the caller repeats the call while `left` is above 0.
+stays paused until the last entry has moved (no worker takes a job in between, so the moved entries
+keep their order across calls); the caller goes on ("2") while `left` is above 0, and stops when a
+pause came in between (meta `nq:resuming` gone).
 
 KEYS
   meta  {P}meta
@@ -14,7 +15,7 @@ KEYS
   prioritized  {P}prioritized
   delayed  {P}delayed
 ARGV
-  pause  "1" to pause, "0" to resume
+  pause  "1" to pause, "0" to resume, "2" to go on with a resume that answered `left` above 0
 REPLY
   changed  int  1 when the state changed, 0 when it already was as asked or a resume is not done yet
   left  int  entries still in the legacy paused list (a resume to repeat while above 0)
@@ -24,6 +25,8 @@ EVENTS
 -- @include setDelayedMarker
 local paused = redis.call("HEXISTS", KEYS[KEY.meta], "paused") == 1
 if ARGV[ARG.pause] == "1" then
+  -- A pause ends a resume still moving a legacy list: the queue stays paused.
+  redis.call("HDEL", KEYS[KEY.meta], "nq:resuming")
   if paused then return { 0, 0 } end
   redis.call("HSET", KEYS[KEY.meta], "paused", 1)
   redis.call("DEL", KEYS[KEY.marker])
@@ -31,6 +34,8 @@ if ARGV[ARG.pause] == "1" then
   return { 1, 0 }
 end
 if not paused then return { 0, 0 } end
+local goOn = ARGV[ARG.pause] == "2"
+if goOn and redis.call("HEXISTS", KEYS[KEY.meta], "nq:resuming") == 0 then return { 0, 0 } end
 if redis.call("EXISTS", KEYS[KEY.legacyPaused]) == 1 then
   if redis.call("EXISTS", KEYS[KEY.wait]) == 0 then
     redis.call("RENAME", KEYS[KEY.legacyPaused], KEYS[KEY.wait])
@@ -42,10 +47,13 @@ if redis.call("EXISTS", KEYS[KEY.legacyPaused]) == 1 then
       redis.call("LTRIM", KEYS[KEY.legacyPaused], #moved, -1)
     end
     local left = redis.call("LLEN", KEYS[KEY.legacyPaused])
-    if left > 0 then return { 0, left } end
+    if left > 0 then
+      redis.call("HSET", KEYS[KEY.meta], "nq:resuming", 1)
+      return { 0, left }
+    end
   end
 end
-redis.call("HDEL", KEYS[KEY.meta], "paused")
+redis.call("HDEL", KEYS[KEY.meta], "paused", "nq:resuming")
 if redis.call("LLEN", KEYS[KEY.wait]) + redis.call("ZCARD", KEYS[KEY.prioritized]) > 0 then
   redis.call("ZADD", KEYS[KEY.marker], 0, "0")
 else

@@ -64,7 +64,7 @@ if prev then
     pendingIn = KEY.delayed
   elseif redis.call("ZSCORE", KEYS[KEY.prioritized], prevId) then
     pendingIn = KEY.prioritized
-  elseif redis.call("LPOS", KEYS[KEY.wait], prevId) then
+  elseif redis.call("LPOS", KEYS[KEY.wait], prevId, "RANK", nearerEnd(KEYS[KEY.wait], prefix, prevId)) then
     pendingIn = KEY.wait
   end
 end
@@ -93,7 +93,7 @@ while taken(jobId) do
   jobId = "repeat:" .. id .. ":" .. next
 end
 if pendingIn == KEY.wait then
-  removeFromList(KEYS[KEY.wait], prefix, prevId, redis.call("HGET", prefix .. prevId, "timestamp"))
+  removeFromList(KEYS[KEY.wait], prefix, prevId)
 elseif pendingIn then
   redis.call("ZREM", KEYS[pendingIn], prevId)
 end

@@ -220,11 +220,14 @@ export class Queue<TData = unknown> {
     decodePauseQueue(await runScript(this.port, pauseQueue, this.keys, { pause: "1" }));
   }
 
-  /** Resumes the queue; a legacy (5.x) paused list moves into wait first, one bounded call at a time. */
+  /**
+   * Resumes the queue; a legacy (5.x) paused list moves into wait first, one bounded call at a time
+   * (a pause meanwhile ends it, the queue paused).
+   */
   async resume(): Promise<void> {
-    let left = 1;
-    while (left > 0)
-      left = decodePauseQueue(await runScript(this.port, pauseQueue, this.keys, { pause: "0" })).left;
+    let reply = decodePauseQueue(await runScript(this.port, pauseQueue, this.keys, { pause: "0" }));
+    while (reply.left > 0)
+      reply = decodePauseQueue(await runScript(this.port, pauseQueue, this.keys, { pause: "2" }));
   }
 
   async isPaused(): Promise<boolean> {

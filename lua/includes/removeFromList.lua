@@ -1,15 +1,18 @@
--- Takes a job id out of wait or paused, where adds push on the left and the oldest jobs are on the
--- right, with one LREM from the end nearer the job's creation time `created` (ms; nil: from the
--- right) judged by the creation times of the jobs at both ends. A list holds a job id once, and LREM
--- walks from its end to the id, so a job near either end costs little in a list of any length.
--- Answers how many entries went (0 or 1).
+-- Wait and paused get adds on the left and hold the oldest jobs on the right: which end of such a list
+-- is nearer a job, by its creation time `created` (ms; read from its hash when nil or false) against
+-- the times of the jobs at both ends. LREM and LPOS walk from an end to the id, so a job near either
+-- end costs little in a list of any length. Answers 1 (from the left) or -1 (from the right).
+local function nearerEnd(key, prefix, jobId, created)
+  local time = tonumber(created or redis.call("HGET", prefix .. jobId, "timestamp"))
+  if not time then return -1 end
+  local newest, oldest = redis.call("LINDEX", key, 0), redis.call("LINDEX", key, -1)
+  newest = newest and tonumber(redis.call("HGET", prefix .. newest, "timestamp"))
+  oldest = oldest and tonumber(redis.call("HGET", prefix .. oldest, "timestamp"))
+  if newest and oldest and newest - time < time - oldest then return 1 end
+  return -1
+end
+-- Takes a job id out of such a list from the nearer end; a list holds a job id once (every path that
+-- pushes an id takes it out of its previous structure first). Answers how many entries went (0 or 1).
 local function removeFromList(key, prefix, jobId, created)
-  local count, time = -1, tonumber(created)
-  if time then
-    local newest, oldest = redis.call("LINDEX", key, 0), redis.call("LINDEX", key, -1)
-    newest = newest and tonumber(redis.call("HGET", prefix .. newest, "timestamp"))
-    oldest = oldest and tonumber(redis.call("HGET", prefix .. oldest, "timestamp"))
-    if newest and oldest and newest - time < time - oldest then count = 1 end
-  end
-  return redis.call("LREM", key, count, jobId)
+  return redis.call("LREM", key, nearerEnd(key, prefix, jobId, created), jobId)
 end

@@ -110,6 +110,45 @@ describe("a legacy (5.x) paused list", () => {
   });
 });
 
+describe("a legacy (5.x) paused list, paused again half-way", () => {
+  it("stays paused when a pause comes between two calls of a resume, and a later resume finishes", async () => {
+    const io = peers();
+    const paused = io.key("legacy", "paused");
+    const ids = Array.from({ length: 50_000 }, (_, i) => `p${i}`);
+    for (let from = 0; from < ids.length; from += 10_000)
+      await io.raw.lpush(paused, ...ids.slice(from, from + 10_000));
+    await io.raw.lpush(io.key("legacy", "wait"), "w0");
+    await io.raw.hset(io.key("legacy", "meta"), "paused", "1");
+    const other = io.queue("legacy");
+    const inner = toRedisPort(io.redis);
+    let calls = 0;
+    const interrupted: RedisPort = {
+      ...inner,
+      evalsha: async (sha, keys, args) => {
+        const reply = await inner.evalsha(sha, keys, args);
+        // After the first call moved 20,000 entries, somebody pauses the queue.
+        if (++calls === 1) await other.pause();
+        return reply;
+      },
+    };
+    await new Queue("legacy", { redis: interrupted, prefix: io.prefix }).resume();
+    // The resume's second call found the move ended by the pause, and stopped.
+    expect(calls).toBe(2);
+    expect(await other.isPaused()).toBe(true);
+    expect(await io.raw.llen(paused)).toBe(30_000);
+    expect(await io.raw.hexists(io.key("legacy", "meta"), "nq:resuming")).toBe(0);
+    const events = async () =>
+      (await io.raw.xrange(io.key("legacy", "events"), "-", "+")).map(([, fields]) => fields[1]);
+    expect(await events()).toEqual([]);
+    await other.resume();
+    expect(await other.isPaused()).toBe(false);
+    expect(await io.raw.exists(paused)).toBe(0);
+    expect(await io.raw.lrange(io.key("legacy", "wait"), -2, -1)).toEqual(["p1", "p0"]);
+    expect(await io.raw.llen(io.key("legacy", "wait"))).toBe(50_001);
+    expect(await events()).toEqual(["resumed"]);
+  });
+});
+
 describe("job.remove()", () => {
   it("is refused while a BullMQ worker holds the job, and works once it let go", async () => {
     const io = peers();
@@ -151,7 +190,8 @@ describe("job.remove()", () => {
     expect(await io.raw.lrange(wait, 0, -1)).toEqual([7, 6, 5, 3, 2, 1].map((i) => ids[i]));
     expect((await bull.getWaiting()).map((job) => job.name)).toEqual(["j1", "j2", "j3", "j5", "j6", "j7"]);
     // The direction shows with an id planted twice, one entry in from the far end: the newest job's
-    // left copy goes, then the oldest job's right one.
+    // left copy goes, then the oldest job's right one. (No path pushes an id twice; the copy left
+    // behind here is the planted one's twin.)
     await io.raw.linsert(wait, "BEFORE", ids[1] as string, ids[7] as string);
     await jobs[7]?.remove();
     expect(await io.raw.lrange(wait, 0, -1)).toEqual([6, 5, 3, 2, 7, 1].map((i) => ids[i]));

@@ -184,8 +184,8 @@ describe("Queue.clean in steps", () => {
     const prefix = uniquePrefix("walk");
     const p = `${prefix}:n:`;
     const now = Date.now();
-    // 1,200 young jobs on the right of wait, 600 old ones, 1,200 young on the left.
-    const ids = Array.from({ length: 3000 }, (_, i) => String(i + 1));
+    // 1,200 young jobs on the right of wait, 600 old ones, 2,400 young on the left.
+    const ids = Array.from({ length: 4200 }, (_, i) => String(i + 1));
     const isOld = (id: string) => Number(id) > 1200 && Number(id) <= 1800;
     const pipe = direct.pipeline();
     for (const id of ids) pipe.hset(`${p}${id}`, "timestamp", isOld(id) ? now - 5 * hour : now);
@@ -215,15 +215,18 @@ describe("Queue.clean in steps", () => {
     // Two steps keep the young jobs on the right (they delete nothing, so walk nothing).
     expect(await step(0, 40, 1)).toEqual({ finished: 0, kept: 600, deleted: 0, ids: [] });
     expect(await step(600, 40, 2)).toEqual({ finished: 0, kept: 600, deleted: 0, ids: [] });
-    // Its window lies 1,200 to 1,800 entries from either end: taking a job out walks up to 1,800
-    // entries, 15 units of a cap of 40, so the step stops at 30 units of its own work: 10 deletions.
+    // Its window lies 1,200 to 1,800 entries from the right end and 2,400 to 3,000 from the left:
+    // taking a job out walks up to 1,800 entries from the right, 15 units of a cap of 60, so the step
+    // stops at 45 units of its own work: 15 deletions.
     const walking = [];
-    for (let n = 3; n < 8; n++) walking.push((await step(1200, 40, n)).deleted);
-    expect(walking).toEqual([10, 10, 10, 10, 10]);
+    for (let n = 3; n < 8; n++) walking.push((await step(1200, 60, n)).deleted);
+    expect(walking).toEqual([15, 15, 15, 15, 15]);
+    // Where the walk takes the whole cap, a step still deletes 10 jobs (30 units).
+    expect((await step(1200, 10, 8)).deleted).toBe(10);
     // With room for the walk, a step deletes up to its budget (200 jobs).
-    expect((await step(1200, 3300, 8)).deleted).toBe(200);
+    expect((await step(1200, 3300, 9)).deleted).toBe(200);
     let offset = 1200;
-    for (let n = 9; n < 20; n++) {
+    for (let n = 10; n < 20; n++) {
       const answer = await step(offset, 3300, n);
       offset += answer.kept;
       if (answer.finished) break;
