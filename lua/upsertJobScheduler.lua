@@ -58,14 +58,15 @@ local schedulerKey = KEYS[KEY.schedulers] .. ":" .. id
 local every, offset = tonumber(ARGV[ARG.every]), tonumber(ARGV[ARG.offset])
 local prev = redis.call("ZSCORE", KEYS[KEY.schedulers], id)
 local prevId = prev and "repeat:" .. id .. ":" .. prev
-local pendingIn
+local pendingIn, waitEnd
 if prev then
   if redis.call("ZSCORE", KEYS[KEY.delayed], prevId) then
     pendingIn = KEY.delayed
   elseif redis.call("ZSCORE", KEYS[KEY.prioritized], prevId) then
     pendingIn = KEY.prioritized
-  elseif redis.call("LPOS", KEYS[KEY.wait], prevId, "RANK", nearerEnd(KEYS[KEY.wait], prefix, prevId)) then
-    pendingIn = KEY.wait
+  else
+    waitEnd = findInList(KEYS[KEY.wait], prefix, prevId)
+    pendingIn = waitEnd and KEY.wait
   end
 end
 -- BullMQ stores the offset it timed an `every` schedule with (0 for cron) unless an iteration is
@@ -92,12 +93,12 @@ while taken(jobId) do
   next = next + every
   jobId = "repeat:" .. id .. ":" .. next
 end
-if pendingIn == KEY.wait then
-  removeFromList(KEYS[KEY.wait], prefix, prevId)
-elseif pendingIn then
-  redis.call("ZREM", KEYS[pendingIn], prevId)
+-- Found in wait above: one walk from the same end takes it out.
+if waitEnd then redis.call("LREM", KEYS[KEY.wait], waitEnd, prevId) end
+if pendingIn then
+  if not waitEnd then redis.call("ZREM", KEYS[pendingIn], prevId) end
+  removeJobKeys(prefix .. prevId)
 end
-if pendingIn then removeJobKeys(prefix .. prevId) end
 -- The hash is rewritten as BullMQ does: fields absent from this schedule must not linger.
 local fields = { "name", ARGV[ARG.name] }
 local function add(field, value)
@@ -117,7 +118,6 @@ redis.call("DEL", schedulerKey)
 redis.call("HSET", schedulerKey, unpack(fields))
 redis.call("ZADD", KEYS[KEY.schedulers], next, id)
 redis.call("INCR", KEYS[KEY.idCounter])
-
 local q = { prefix = prefix, wait = KEYS[KEY.wait], prioritized = KEYS[KEY.prioritized],
   priorityCounter = KEYS[KEY.priorityCounter], delayed = KEYS[KEY.delayed], marker = KEYS[KEY.marker],
   events = KEYS[KEY.events] }

@@ -225,9 +225,10 @@ export class Queue<TData = unknown> {
    * (a pause meanwhile ends it, the queue paused).
    */
   async resume(): Promise<void> {
-    let reply = decodePauseQueue(await runScript(this.port, pauseQueue, this.keys, { pause: "0" }));
-    while (reply.left > 0)
-      reply = decodePauseQueue(await runScript(this.port, pauseQueue, this.keys, { pause: "2" }));
+    for (let pause = "0"; ; pause = "2") {
+      const { left } = decodePauseQueue(await runScript(this.port, pauseQueue, this.keys, { pause }));
+      if (left === 0) return;
+    }
   }
 
   async isPaused(): Promise<boolean> {

@@ -16,3 +16,10 @@ end
 local function removeFromList(key, prefix, jobId, created)
   return redis.call("LREM", key, nearerEnd(key, prefix, jobId, created), jobId)
 end
+-- The end (1 or -1) that the job id is nearer in such a list, when the list holds it (else nil), for
+-- an LREM from that end later in the same script.
+local function findInList(key, prefix, jobId, created)
+  local from = nearerEnd(key, prefix, jobId, created)
+  if redis.call("LPOS", key, jobId, "RANK", from) then return from end
+  return nil
+end

@@ -68,6 +68,19 @@ describe("pause and resume", () => {
   });
 });
 
+/** The peers' Redis port, running `hook` after each script call (before its reply is used). */
+function afterEachScript(io: Interop, hook: () => Promise<void>): RedisPort {
+  const inner = toRedisPort(io.redis);
+  return {
+    ...inner,
+    evalsha: async (sha, keys, args) => {
+      const reply = await inner.evalsha(sha, keys, args);
+      await hook();
+      return reply;
+    },
+  };
+}
+
 describe("a legacy (5.x) paused list", () => {
   it("moves into wait in bounded calls on resume, oldest first in line, the queue paused until all moved", async () => {
     const io = peers();
@@ -80,15 +93,9 @@ describe("a legacy (5.x) paused list", () => {
     await io.raw.lpush(io.key("legacy", "wait"), "w0", "w1");
     await io.raw.hset(io.key("legacy", "meta"), "paused", "1");
     const pausedAfterCall: boolean[] = [];
-    const inner = toRedisPort(io.redis);
-    const watched: RedisPort = {
-      ...inner,
-      evalsha: async (sha, keys, args) => {
-        const reply = await inner.evalsha(sha, keys, args);
-        pausedAfterCall.push((await io.raw.hexists(io.key("legacy", "meta"), "paused")) === 1);
-        return reply;
-      },
-    };
+    const watched = afterEachScript(io, async () => {
+      pausedAfterCall.push((await io.raw.hexists(io.key("legacy", "meta"), "paused")) === 1);
+    });
     await new Queue("legacy", { redis: watched, prefix: io.prefix }).resume();
     // 20,000 entries a call: five calls leave the queue paused, the sixth moves the rest and resumes.
     expect(pausedAfterCall).toEqual([true, true, true, true, true, false]);
@@ -120,17 +127,11 @@ describe("a legacy (5.x) paused list, paused again half-way", () => {
     await io.raw.lpush(io.key("legacy", "wait"), "w0");
     await io.raw.hset(io.key("legacy", "meta"), "paused", "1");
     const other = io.queue("legacy");
-    const inner = toRedisPort(io.redis);
     let calls = 0;
-    const interrupted: RedisPort = {
-      ...inner,
-      evalsha: async (sha, keys, args) => {
-        const reply = await inner.evalsha(sha, keys, args);
-        // After the first call moved 20,000 entries, somebody pauses the queue.
-        if (++calls === 1) await other.pause();
-        return reply;
-      },
-    };
+    const interrupted = afterEachScript(io, async () => {
+      // After the first call moved 20,000 entries, somebody pauses the queue.
+      if (++calls === 1) await other.pause();
+    });
     await new Queue("legacy", { redis: interrupted, prefix: io.prefix }).resume();
     // The resume's second call found the move ended by the pause, and stopped.
     expect(calls).toBe(2);

@@ -116,6 +116,18 @@ describe("upsertJobScheduler storage", () => {
     expect(await raw.hget(key("repeat:tick"), "data")).toBe(null);
   });
 
+  it("replaces a pending iteration that waits in wait, taking it out once among other jobs", async () => {
+    const now = Date.now();
+    const { queue, key } = setup(() => now);
+    await queue.add("before", {}, { timestamp: now - 1000 });
+    const first = await queue.upsertJobScheduler("tick", { every: 7000 }, { data: { v: 1 } });
+    await queue.add("after", {}, { timestamp: now + 1000 });
+    const again = await queue.upsertJobScheduler("tick", { every: 7000 }, { data: { v: 2 } });
+    expect(again?.id).toBe(first?.id);
+    expect(await raw.lrange(key("wait"), 0, -1)).toEqual([first?.id, "3", "1"]);
+    expect(await raw.hget(key(first?.id as string), "data")).toBe('{"v":2}');
+  });
+
   it("reads schedulers back as BullMQ's getters shape them, and removes them", async () => {
     const { queue, key } = setup();
     await queue.upsertJobScheduler(
