@@ -7,6 +7,7 @@
 export { countRunningWorkers } from "./queue/running-workers.ts";
 export { decodeOptions, encodeOptions } from "./redis/codec.ts";
 export { jobKey } from "./redis/keys.ts";
+export { checkRetry } from "./redis/lifecycle.ts";
 export {
   jobIdPattern,
   jobIdProblem,

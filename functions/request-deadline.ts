@@ -38,3 +38,12 @@ export function timeoutWithin(
 export function requestTimeoutMs(): number {
   return timeoutWithin(deadlineAt === undefined ? undefined : deadlineAt - Date.now());
 }
+
+/**
+ * The moment retries of a failed Redis call must stop (epoch ms): the invocation's end less the
+ * margin, so an outage longer than the invocation ends in the app's own answer. Undefined outside an
+ * invocation (a plain Node server): the retry window alone bounds it.
+ */
+export function retryDeadline(): number | undefined {
+  return deadlineAt === undefined ? undefined : deadlineAt - defaultDeadlineMarginMs;
+}

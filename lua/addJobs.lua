@@ -74,6 +74,10 @@ for g = 1, KEY_GROUP_COUNT do
   queues[g] = q
 end
 
+-- The guard is read first: a replay answers the first run's result before anything else runs (counting
+-- ids before it would advance the id counter once more per replay). Written last, with the ids.
+local replayed = redis.call("GET", KEYS[KEY.replayGuard])
+if replayed then return replayed end
 local failure = checkNewJobs(jobs, queues)
 if failure then return failure end
 
@@ -84,13 +88,8 @@ for g, q in ipairs(queues) do
   counters[g] = q.last or 0
 end
 local guardValue = table.concat(counters, ",")
--- Redis 6.2 form (no NX with GET): the GET runs only for a replay.
-if not redis.call("SET", KEYS[KEY.replayGuard], guardValue, "NX", "PX", ARGV[ARG.guardTtl]) then
-  return redis.call("GET", KEYS[KEY.replayGuard])
-end
 
 local result, outcomes = placeJobs(jobs, queues, now, ARGV[ARG.maxLenEvents], tonumber(ARGV[ARG.events]))
-if outcomes ~= "" then
-  redis.call("SET", KEYS[KEY.replayGuard], guardValue .. "|" .. outcomes, "XX", "KEEPTTL")
-end
+if outcomes ~= "" then guardValue = guardValue .. "|" .. outcomes end
+redis.call("SET", KEYS[KEY.replayGuard], guardValue, "PX", ARGV[ARG.guardTtl])
 return result

@@ -8,6 +8,7 @@ import { ClosedError, QueueStateError } from "../errors.ts";
 import { defaultPrefix, queueKeys } from "../redis/keys.ts";
 import { redisPortFrom } from "../redis/lifecycle.ts";
 import type { RedisPort, UpstashRedisLike } from "../redis/redis-port.ts";
+import type { RedisRetryOptions } from "../redis/retry.ts";
 import type { EventsLevel } from "../types.ts";
 import { Checker, checkPrefix, checkQueueName } from "../validate.ts";
 import { Emitter } from "./emitter.ts";
@@ -25,6 +26,12 @@ import {
 export interface QueueEventsOptions {
   /** An `@upstash/redis` client built with `automaticDeserialization: false` (see `createRedis`). */
   redis: UpstashRedisLike | RedisPort;
+  /**
+   * How long transient Redis failures (a restart, a failover, a 5xx, a lost answer) are retried with
+   * the same request before a call fails (`windowMs`, default 30 000; 0: the client's own retries
+   * only), and never past `deadline()` (epoch ms). See core/redis/retry.ts.
+   */
+  retry?: RedisRetryOptions;
   /** Key prefix, `bull` by default (BullMQ's default). */
   prefix?: string;
   /**

@@ -10,6 +10,7 @@ import { checkFlowNodeSlot } from "../redis/hash-slot.ts";
 import { defaultPrefix } from "../redis/keys.ts";
 import { Lifecycle, redisPortFrom } from "../redis/lifecycle.ts";
 import type { RedisPort, UpstashRedisLike } from "../redis/redis-port.ts";
+import type { RedisRetryOptions } from "../redis/retry.ts";
 import { type Telemetry, tracedFlows } from "../telemetry/telemetry.ts";
 import type { FlowJob, JobsOptions } from "../types.ts";
 import { Checker, checkQueueName } from "../validate.ts";
@@ -19,6 +20,12 @@ import { Queue } from "./queue.ts";
 
 export interface FlowProducerOptions {
   redis: UpstashRedisLike | RedisPort;
+  /**
+   * How long transient Redis failures (a restart, a failover, a 5xx, a lost answer) are retried with
+   * the same request before a call fails (`windowMs`, default 30 000; 0: the client's own retries
+   * only), and never past `deadline()` (epoch ms). See core/redis/retry.ts.
+   */
+  retry?: RedisRetryOptions;
   prefix?: string;
   maxDataBytes?: number;
   replayGuardTtlMs?: number;

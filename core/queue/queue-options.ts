@@ -1,11 +1,18 @@
 /** What a Queue is built with (BullMQ's QueueOptions, over an HTTP Redis client). */
 import type { RedisPort, UpstashRedisLike } from "../redis/redis-port.ts";
+import type { RedisRetryOptions } from "../redis/retry.ts";
 import type { Telemetry } from "../telemetry/telemetry.ts";
 import type { EventsLevel, JobsOptions } from "../types.ts";
 
 export interface QueueOptions {
   /** An `@upstash/redis` client built with `automaticDeserialization: false` (see `createRedis`). */
   redis: UpstashRedisLike | RedisPort;
+  /**
+   * How long transient Redis failures (a restart, a failover, a 5xx, a lost answer) are retried with
+   * the same request before a call fails (`windowMs`, default 30 000; 0: the client's own retries
+   * only), and never past `deadline()` (epoch ms). See core/redis/retry.ts.
+   */
+  retry?: RedisRetryOptions;
   /** Key prefix, `bull` by default (BullMQ's default). */
   prefix?: string;
   /** Options merged under each job's own options. */

@@ -4,7 +4,9 @@
  * after which every call is refused with a ClosedError instead of reaching Redis.
  */
 import { ClosedError, ValidationError } from "../errors.ts";
+import { Checker } from "../validate.ts";
 import { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
+import type { RedisRetryOptions } from "./retry.ts";
 
 const howToConnect =
   "an @upstash/redis client: nimbusq talks to Redis over HTTP, not through ioredis connection options " +
@@ -20,14 +22,29 @@ function isClient(value: unknown): value is UpstashRedisLike | RedisPort {
  * The port from a constructor's options. A missing options object, ioredis `connection` options or a
  * `redis` that is not a client get a ValidationError that shows what to pass instead.
  */
-export function redisPortFrom(options: unknown, context: string): RedisPort {
+export function redisPortFrom(
+  options: unknown,
+  context: string,
+  onRetry?: RedisRetryOptions["onRetry"],
+): RedisPort {
   if (typeof options !== "object" || options === null)
     throw new ValidationError("options", `an object with redis: ${howToConnect}`, context);
-  const { redis, connection } = options as { redis?: unknown; connection?: unknown };
+  const { redis, connection, retry } = options as { redis?: unknown; connection?: unknown; retry?: unknown };
   if (redis === undefined && connection !== undefined)
     throw new ValidationError("connection", `replaced by redis: ${howToConnect}`, context);
   if (!isClient(redis)) throw new ValidationError("redis", howToConnect, context);
-  return toRedisPort(redis);
+  return toRedisPort(redis, { ...checkRetry(retry, context), ...(onRetry ? { onRetry } : {}) });
+}
+
+/** The `retry` option: `{ windowMs?, deadline? }`. */
+export function checkRetry(retry: unknown, context: string): RedisRetryOptions {
+  if (retry === undefined) return {};
+  const check = new Checker(context);
+  const given = check.object("retry", retry, ["windowMs", "deadline"]);
+  if (given.windowMs !== undefined) check.integer("retry.windowMs", given.windowMs, 0);
+  if (given.deadline !== undefined && typeof given.deadline !== "function")
+    check.fail("retry.deadline", "a function returning epoch ms", given.deadline);
+  return given as RedisRetryOptions;
 }
 
 /**

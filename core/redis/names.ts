@@ -55,6 +55,14 @@ const subKeyNames = Object.values(jobKeySuffix).map((suffix) => suffix.slice(1))
 // With the `u` flag a surrogate class matches only unpaired halves, which UTF-8 cannot carry.
 const loneSurrogate = /[\uD800-\uDFFF]/u;
 const controlCharacter = /\p{Cc}/u;
+/**
+ * Characters that print as nothing or reorder what follows: zero-width spaces and joiners, the word
+ * joiner and invisible operators, the byte-order mark, and the bidirectional marks, embeddings,
+ * overrides and isolates. A name or id holding one looks like another in every log and dashboard.
+ */
+const invisibleCharacters = "\\u061C\\u200B-\\u200F\\u202A-\\u202E\\u2060-\\u2064\\u2066-\\u2069\\uFEFF";
+const invisibleCharacter = /[\u061C\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/u;
+const invisibleRule = "no zero-width or bidirectional-control characters (U+200B–U+200F, U+202A–U+202E, …)";
 const globCharacter = /[*?[\]\\]/;
 
 /** What a queue name breaks, or undefined. The name sits in every key: `<prefix>:<queueName>:…`. */
@@ -64,6 +72,7 @@ export function queueNameProblem(name: string): string | undefined {
   if (bytes > maxQueueNameBytes) return `at most ${maxQueueNameBytes} bytes of UTF-8 (got ${bytes} bytes)`;
   if (loneSurrogate.test(name)) return "well-formed Unicode (no lone surrogate)";
   if (controlCharacter.test(name)) return "a name without control characters (NUL, CR, LF, …)";
+  if (invisibleCharacter.test(name)) return `a name with ${invisibleRule}`;
   if (name.includes(":")) return 'a name without ":" (BullMQ\'s rule: it separates key parts)';
   if (name.includes("/")) return 'a name without "/"';
   if (name === "." || name === "..") return 'a name other than "." and ".."';
@@ -111,6 +120,8 @@ export function jobIdProblem(id: string): string | undefined {
   if (id === "0" || id.startsWith("0:")) return 'an id other than "0" and "0:…"';
   if (id.length > maxJobIdLength) return `at most ${maxJobIdLength} characters`;
   if (loneSurrogate.test(id)) return "well-formed Unicode (no lone surrogate)";
+  if (controlCharacter.test(id)) return "an id without control characters (NUL, CR, LF, …)";
+  if (invisibleCharacter.test(id)) return `an id with ${invisibleRule}`;
   return undefined;
 }
 
@@ -126,14 +137,14 @@ export function jobNameProblem(name: string): string | undefined {
  * The queue-name rules as one ECMA-262 pattern (for the OpenAPI document). It cannot count UTF-8
  * bytes or spot lone surrogates: `queueNameProblem` is the authority, the pattern agrees otherwise.
  */
-export const queueNamePattern =
-  "^(?!\\.{1,2}$)(?!nq$)(?!nq-req$)[^\\u0000-\\u001F\\u007F-\\u009F:/*?\\[\\]\\\\{}]+$";
+export const queueNamePattern = `^(?!\\.{1,2}$)(?!nq$)(?!nq-req$)[^\\u0000-\\u001F\\u007F-\\u009F${invisibleCharacters}:/*?\\[\\]\\\\{}]+$`;
 
 /** The custom-job-id rules as one ECMA-262 pattern, built from the lists above (length aside). */
 export const jobIdPattern = [
   "^",
   `(?!${reservedIdSpaces.map(({ space }) => space).join("|")})`,
   "(?!-?\\d+$)(?!0:)",
+  `(?!.*[\\u0000-\\u001F\\u007F-\\u009F${invisibleCharacters}])`,
   `(?!(?:${queueKeyNames.join("|")})$)`,
   `(?![^:]*:[^:]*:(?:${subKeyNames.join("|")})$)`,
   "(?:[^:]+|[^:]*:[^:]*:[^:]*)$",

@@ -4,6 +4,9 @@
  * provide through `@upstash/redis`.
  */
 
+import { type RedisRetryOptions, withRetries } from "./retry.ts";
+import { scriptNameOf } from "./script-names.ts";
+
 /** Upstash's request limit on free and pay-as-you-go ("10 MB"), taken as 10,000,000 bytes. */
 export const requestLimitBytes = 10_000_000;
 
@@ -44,21 +47,42 @@ export interface UpstashRedisLike {
   xrevrange?(key: string, end: string, start: string, count?: number): Promise<unknown>;
 }
 
+/** The host a client talks to, for error messages (an `@upstash/redis` client keeps its base URL). */
+function hostOf(redis: UpstashRedisLike): string | undefined {
+  const baseUrl = (redis as { client?: { baseUrl?: unknown } }).client?.baseUrl;
+  if (typeof baseUrl !== "string") return undefined;
+  try {
+    return new URL(baseUrl).host;
+  } catch {
+    return undefined;
+  }
+}
+
 function isPort(value: UpstashRedisLike | RedisPort): value is RedisPort {
   return (value as { [portBrand]?: true })[portBrand] === true;
 }
 
 const portBrand = Symbol.for("nimbusq.redisPort");
 
-/** Wraps an `@upstash/redis` client (or returns a port as is). */
-export function toRedisPort(redis: UpstashRedisLike | RedisPort): RedisPort {
+/**
+ * Wraps an `@upstash/redis` client (or returns a port as is): every call retries transient failures
+ * within `retry`'s window (core/redis/retry.ts), and fails with a RedisCallError that never quotes
+ * the request.
+ */
+export function toRedisPort(redis: UpstashRedisLike | RedisPort, retry: RedisRetryOptions = {}): RedisPort {
   if (isPort(redis)) return redis;
+  const host = hostOf(redis);
+  const call = <T>(command: string, run: () => Promise<T>) =>
+    withRetries(run, host ? { command, host } : { command }, retry);
   const port: RedisPort & { [portBrand]: true } = {
     [portBrand]: true,
-    evalsha: (sha1, keys, args) => redis.evalsha(sha1, keys, args),
-    eval: (source, keys, args) => redis.eval(source, keys, args),
+    evalsha: (sha1, keys, args) => {
+      const name = scriptNameOf(sha1);
+      return call(name ? `script ${name} (EVALSHA)` : "EVALSHA", () => redis.evalsha(sha1, keys, args));
+    },
+    eval: (source, keys, args) => call("EVAL", () => redis.eval(source, keys, args)),
     hgetall: async (key) => {
-      const reply = await redis.hgetall(key);
+      const reply = await call("HGETALL", () => redis.hgetall(key));
       if (reply === null || reply === undefined) return [];
       if (!Array.isArray(reply)) {
         throw new TypeError(
@@ -71,10 +95,10 @@ export function toRedisPort(redis: UpstashRedisLike | RedisPort): RedisPort {
   const { xrange, xrevrange } = redis;
   if (xrange)
     port.xrange = async (key, start, end, count) =>
-      streamEntries(await xrange.call(redis, key, start, end, count));
+      streamEntries(await call("XRANGE", () => xrange.call(redis, key, start, end, count)));
   if (xrevrange)
     port.xrevrange = async (key, end, start, count) =>
-      streamEntries(await xrevrange.call(redis, key, end, start, count));
+      streamEntries(await call("XREVRANGE", () => xrevrange.call(redis, key, end, start, count)));
   return port;
 }
 

@@ -2,7 +2,9 @@
  * Runs the generated Lua scripts: named KEYS/ARGV objects are flattened in the order the script's
  * header declares, EVALSHA is tried first and EVAL follows only on NOSCRIPT.
  */
+import { RedisCallError } from "./call-errors.ts";
 import type { RedisPort } from "./redis-port.ts";
+import { recordScriptName } from "./script-names.ts";
 
 export interface ScriptLayout {
   readonly fixed: readonly string[];
@@ -58,6 +60,7 @@ export async function runScript<TKeys extends object, TArgs extends object>(
   keys: TKeys,
   args: TArgs,
 ): Promise<unknown> {
+  recordScriptName(script.sha1, script.name);
   const flatKeys = flatten(script.name, script.keys, keys);
   const flatArgs = flatten(script.name, script.argv, args);
   try {
@@ -68,7 +71,8 @@ export async function runScript<TKeys extends object, TArgs extends object>(
       return await port.eval(script.source, flatKeys, flatArgs);
     }
   } catch (error) {
-    // Logs name the script (functions/log.ts) without quoting the request, which holds its arguments.
+    // The message and logs name the script; the port's errors never quote the request.
+    if (error instanceof RedisCallError) throw error.forScript(script.name);
     if (error instanceof Error && !("script" in error)) {
       Object.defineProperty(error, "script", { value: script.name, enumerable: false });
     }

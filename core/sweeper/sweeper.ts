@@ -17,7 +17,9 @@
 
 import { type QueueMetrics, readQueueMetrics } from "../queue/queue-metrics.ts";
 import { defaultPrefix } from "../redis/keys.ts";
+import { checkRetry } from "../redis/lifecycle.ts";
 import { type RedisPort, toRedisPort, type UpstashRedisLike } from "../redis/redis-port.ts";
+import type { RedisRetryOptions } from "../redis/retry.ts";
 import { fanOutBatchSize, nextDueAt, passWindow, sleepBeforeNextPass, workersToStart } from "./decisions.ts";
 import { forwardBatch, forwardEvents, type PublishEvents } from "./forwarding.ts";
 import { checkSweeperSettings } from "./settings-check.ts";
@@ -62,6 +64,11 @@ export interface SweeperSettings {
    * commands an hour.
    */
   metricsEveryPasses?: number;
+  /**
+   * Transient Redis failures are retried within `retry.windowMs` (default 30 s), never past the
+   * invocation's end; a pass that still fails is tried again while the invocation lasts.
+   */
+  retry?: Pick<RedisRetryOptions, "windowMs">;
   clock?: () => number;
   sleep?: (ms: number) => Promise<void>;
 }
@@ -82,7 +89,10 @@ export interface SweeperPorts {
   publish?: PublishEvents | undefined;
   /** Takes every queue's metrics every `metricsEveryPasses` passes; none: no metrics are read. */
   reportMetrics?(reports: QueueReport[], now: number): void;
-  /** Told when a pass fails, with the passes done (the error then propagates). */
+  /**
+   * Told when a pass fails (after its calls' retries), with the passes done; the pass is tried again
+   * while the invocation lasts, and the error propagates only when it cannot be.
+   */
   failed?(error: unknown, passes: number): void;
 }
 
@@ -105,6 +115,12 @@ export interface Sweeper {
 
 /** A freshly started invocation takes a moment to register itself; the loop counts it meanwhile (ms). */
 const startedCountsFor = 15_000;
+
+/** After a failed pass, wait this long times the failures in a row (at most 5 s) before the next. */
+const failedPassWaitMs = 500;
+
+/** What a pass tells the loop: another sweeper holds the lock, events remain, or what it swept. */
+type PassOutcome = "locked" | "more-events" | readonly QueueSweep[];
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -144,15 +160,22 @@ export function createSweeper(settings: SweeperSettings, ports: SweeperPorts): S
     reportMetrics(reports, now);
   }
 
+  /** The current invocation's end: retries of its calls never wait past it. */
+  let invocationEnd = Number.POSITIVE_INFINITY;
+
   async function run({ token, remainingMs }: { token: string; remainingMs: number }) {
-    redis ??= toRedisPort(ports.connect());
-    const port = redis;
     const { endAt, lockUntil } = passWindow(
       clock(),
       remainingMs,
       settings.tickMs ?? 60_000,
       settings.marginMs ?? 2000,
     );
+    invocationEnd = endAt;
+    redis ??= toRedisPort(ports.connect(), {
+      ...checkRetry(settings.retry, "createSweeper"),
+      deadline: () => invocationEnd,
+    });
+    const port = redis;
     const result: SweeperResult = {
       locked: false,
       passes: 0,
@@ -163,63 +186,98 @@ export function createSweeper(settings: SweeperSettings, ports: SweeperPorts): S
       restored: 0,
     };
     const recentlyStarted = new Map<string, { count: number; until: number }>();
+    let failures = 0;
+    let release = settings.releaseLock === true;
     try {
       for (;;) {
         const now = clock();
-        const swept = await sweep({
-          port,
-          prefix,
-          queues: queues.map((q) => q.name),
-          token,
-          lockTtlMs: Math.max(lockUntil - now, 1000),
-          now,
-          stalledInterval: settings.stalledInterval ?? 30_000,
-          maxStalledCount: settings.maxStalledCount ?? 1,
-          promoteLimit: 1000,
-          eventBatch: ports.publish ? forwardBatch : 0,
-        });
-        if (swept.locked) {
-          result.locked = true;
-          return result;
+        let outcome: PassOutcome;
+        try {
+          outcome = await pass(port, token, now, lockUntil, result, recentlyStarted);
+          failures = 0;
+        } catch (error) {
+          // A pass that failed after its calls' own retries: release the lock (another tick or this
+          // invocation's next try must not find it held), and try again while the invocation lasts.
+          ports.failed?.(error, result.passes);
+          release = true;
+          failures += 1;
+          const wait = Math.min(failedPassWaitMs * failures, 5000);
+          if (settings.mode === "once" || clock() + wait >= endAt) throw error;
+          await releaseQuietly(port, token);
+          await (settings.sleep ?? pause)(wait);
+          continue;
         }
-        result.passes += 1;
-        await countPass(port, swept.queues, now);
-        for (const [i, s] of swept.queues.entries()) {
-          result.promoted += s.promoted;
-          result.stalled += s.stalled.length;
-          result.restored += s.restored.length;
-          const queue = queues[i] as SweptQueue;
-          if (!queue.workerFunction) continue;
-          const recent = recentlyStarted.get(s.queue);
-          const alreadyStarted = recent && recent.until > now ? recent.count : 0;
-          const batchSize = fanOutBatchSize(s, queue.batchSize);
-          const count = workersToStart(s, batchSize, queue.maxWorkers ?? 10, alreadyStarted);
-          if (count === 0) continue;
-          await ports.startWorkers(queue, count);
-          result.invoked[s.queue] = (result.invoked[s.queue] ?? 0) + count;
-          recentlyStarted.set(s.queue, { count: alreadyStarted + count, until: now + startedCountsFor });
-        }
-        let moreEvents = false;
-        if (ports.publish) {
-          const forwarded = await forwardEvents(port, prefix, token, swept.queues, ports.publish);
-          result.forwarded += forwarded.forwarded;
-          moreEvents = forwarded.more;
-        }
+        if (outcome === "locked") return result;
         if (settings.mode === "once") break;
-        if (moreEvents) continue;
-        const due = nextDueAt(swept.queues);
+        if (outcome === "more-events") continue;
+        const due = nextDueAt(outcome);
         result.nextDueAt = due;
         const wait = sleepBeforeNextPass(due, clock(), endAt, now, settings.minPassGapMs ?? 200);
         if (wait === undefined) break;
         await (settings.sleep ?? pause)(wait);
       }
-    } catch (error) {
-      ports.failed?.(error, result.passes);
-      throw error;
     } finally {
-      if (!result.locked && settings.releaseLock) await releaseSweeperLock(port, prefix, token);
+      if (!result.locked && release) await releaseSweeperLock(port, prefix, token);
     }
     return result;
+  }
+
+  async function releaseQuietly(port: RedisPort, token: string): Promise<void> {
+    try {
+      await releaseSweeperLock(port, prefix, token);
+    } catch {
+      // The lock lapses by itself before the next tick.
+    }
+  }
+
+  /** One pass: sweep, count, fan out, forward. Answers what the loop does next. */
+  async function pass(
+    port: RedisPort,
+    token: string,
+    now: number,
+    lockUntil: number,
+    result: SweeperResult,
+    recentlyStarted: Map<string, { count: number; until: number }>,
+  ): Promise<PassOutcome> {
+    const swept = await sweep({
+      port,
+      prefix,
+      queues: queues.map((q) => q.name),
+      token,
+      lockTtlMs: Math.max(lockUntil - now, 1000),
+      now,
+      stalledInterval: settings.stalledInterval ?? 30_000,
+      maxStalledCount: settings.maxStalledCount ?? 1,
+      promoteLimit: 1000,
+      eventBatch: ports.publish ? forwardBatch : 0,
+    });
+    if (swept.locked) {
+      result.locked = true;
+      return "locked";
+    }
+    result.passes += 1;
+    await countPass(port, swept.queues, now);
+    for (const [i, s] of swept.queues.entries()) {
+      result.promoted += s.promoted;
+      result.stalled += s.stalled.length;
+      result.restored += s.restored.length;
+      const queue = queues[i] as SweptQueue;
+      if (!queue.workerFunction) continue;
+      const recent = recentlyStarted.get(s.queue);
+      const alreadyStarted = recent && recent.until > now ? recent.count : 0;
+      const batchSize = fanOutBatchSize(s, queue.batchSize);
+      const count = workersToStart(s, batchSize, queue.maxWorkers ?? 10, alreadyStarted);
+      if (count === 0) continue;
+      await ports.startWorkers(queue, count);
+      result.invoked[s.queue] = (result.invoked[s.queue] ?? 0) + count;
+      recentlyStarted.set(s.queue, { count: alreadyStarted + count, until: now + startedCountsFor });
+    }
+    if (ports.publish) {
+      const forwarded = await forwardEvents(port, prefix, token, swept.queues, ports.publish);
+      result.forwarded += forwarded.forwarded;
+      if (forwarded.more) return "more-events";
+    }
+    return swept.queues;
   }
 
   return { run };

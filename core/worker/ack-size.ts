@@ -5,9 +5,11 @@
  * large result never sinks its siblings. Only an entry too large to fit any request fails, alone.
  */
 import { noDeadLetter } from "../dead-letter/dead-letter.ts";
+import { UnrecoverableError } from "../errors.ts";
 import { requestLimitBytes } from "../redis/redis-port.ts";
 import type { AckEntry } from "./ack-entry.ts";
-import type { Decision } from "./outcome.ts";
+import type { Held } from "./held.ts";
+import type { Decision, Settled } from "./outcome.ts";
 
 export const defaultMaxRequestBytes = requestLimitBytes;
 
@@ -93,4 +95,17 @@ export function fitDecision(
     Object.assign(entry, noDeadLetter, { value: `${reason} (too large for a dead letter too)` });
   }
   return { decision: failed, bytes: entryBytes(entry) };
+}
+
+/**
+ * A held job's decision fitted to the request limit (fitDecision), and the bytes its entry adds: a
+ * result or failure too large for any request fails its own job, with its size and the limit.
+ */
+export function fitHeld(held: Held, maxRequestBytes: number, decide: (settled: Settled) => Decision): void {
+  if (!held.decision) return;
+  const fitted = fitDecision(held.job.id, held.decision, maxRequestBytes, (reason) =>
+    decide({ kind: "threw", error: new UnrecoverableError(reason) }),
+  );
+  held.decision = fitted.decision;
+  held.bytes = fitted.bytes;
 }

@@ -105,14 +105,20 @@ export async function runAttempt(
   });
   const { telemetry } = job.location;
   const span = telemetry && attemptSpan(telemetry, job);
-  const attempt = Promise.resolve()
-    .then(() =>
+  // Called here, not in a later microtask: a processor's synchronous work runs inside the start, where
+  // the pipeline's StartGate can see how long it held the event loop.
+  let running: Promise<unknown>;
+  try {
+    running = Promise.resolve(
       span && telemetry ? withSpan(telemetry, span, () => options.processor(job)) : options.processor(job),
-    )
-    .then(
-      (value): Settled => ({ kind: "returned", value }),
-      (thrown: unknown): Settled => ({ kind: "threw", error: safeError(thrown) }),
     );
+  } catch (thrown) {
+    running = Promise.reject(thrown);
+  }
+  const attempt = running.then(
+    (value): Settled => ({ kind: "returned", value }),
+    (thrown: unknown): Settled => ({ kind: "threw", error: safeError(thrown) }),
+  );
   const first = await Promise.race([attempt, stopped.then((stop) => ({ stop }))]);
   clearTimeout(timer);
   if (span) endAttemptSpan(span, first);

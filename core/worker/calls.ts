@@ -4,7 +4,7 @@
  * stalled check. Each carries what it needs to be replay-safe.
  */
 
-import { ClosedError, UnexpectedReplyError } from "../errors.ts";
+import { UnexpectedReplyError } from "../errors.ts";
 import { ActiveJob } from "../job/active-job.ts";
 import { decodeJob, hashFromFlat } from "../redis/codec.ts";
 import {
@@ -153,49 +153,15 @@ function parseCycleReply(
   };
 }
 
-const callRetriesMs = [100, 400, 1600, 3200, 6400];
-
 /**
- * Redis answered with an error (a script error, a refused key, a request too large): asking again
- * gives the same answer, and a replay guard written by a run that failed midway would claim success.
+ * One worker call, traced when the worker has telemetry. Transient failures were already retried by
+ * the port with the same token (core/redis/retry.ts): the replay guard then answers with the first
+ * run's result, so nothing is done twice.
  */
-function isErrorReply(error: unknown): boolean {
-  if (!(error instanceof Error) || error.name !== "UpstashError") return false;
-  return /^(ERR|WRONGTYPE|NOSCRIPT|NOPERM|OOM|BUSY|EXECABORT)\b|user_script/.test(error.message);
-}
-const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/**
- * A call whose answer was lost (after the client's own retries) is retried with the same token: the
- * replay guard then answers with the first run's result, so nothing is done twice. Error replies
- * are not retried.
- */
-export async function cycleWithRetries(
-  location: QueueContext,
-  request: CycleRequest,
-  onError: (error: Error) => void,
-): Promise<CycleResult> {
+export async function tracedCycle(location: QueueContext, request: CycleRequest): Promise<CycleResult> {
   const { telemetry } = location;
-  const run = () => retryCycle(location, request, onError);
+  const run = () => cycle(location, request);
   return telemetry ? tracedCall(telemetry, location.queueName, request.entries, run) : run();
-}
-
-async function retryCycle(
-  location: QueueContext,
-  request: CycleRequest,
-  onError: (error: Error) => void,
-): Promise<CycleResult> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await cycle(location, request);
-    } catch (error) {
-      const wait = callRetriesMs[attempt];
-      // A closed worker's port refuses for good: asking again cannot help.
-      if (wait === undefined || isErrorReply(error) || error instanceof ClosedError) throw error;
-      onError(error as Error);
-      await pause(wait);
-    }
-  }
 }
 
 export interface LeaseRequest {

@@ -84,6 +84,8 @@ export function createFunctionWorker<TData, TResult>(
   const jobTimeoutMs = options.jobTimeoutMs ?? 30_000;
   const safetyMarginMs = options.safetyMarginMs ?? 3000;
   let worker: Worker<TData, TResult> | undefined;
+  /** Retries of a failed call stop a second before the function's end (epoch ms). */
+  let retryUntil = Number.POSITIVE_INFINITY;
 
   function accept(request: InvocationRequest | undefined): void {
     if (request?.queue !== undefined && typeof request.queue !== "string")
@@ -97,6 +99,7 @@ export function createFunctionWorker<TData, TResult>(
     const made = new Worker<TData, TResult>(queue, options.processor, {
       ...options,
       ...ports.connect(),
+      retry: { ...options.retry, deadline: () => retryUntil },
       jobTimeoutMs,
       maxJobTimeoutMs: jobTimeoutMs,
       leaseMs: options.leaseMs ?? Math.max(30_000, jobTimeoutMs + 5000),
@@ -110,6 +113,7 @@ export function createFunctionWorker<TData, TResult>(
     worker ??= create();
     const started = Date.now();
     const deadline = started + remainingMs - safetyMarginMs;
+    retryUntil = started + remainingMs - 1000;
     const summary = await drainInvocation(worker, {
       deadline,
       jobTimeoutMs,

@@ -5,31 +5,32 @@
  */
 import type { ActiveJob } from "../job/active-job.ts";
 import { takeWithinBudget } from "./ack-size.ts";
-import type { Stop } from "./attempt.ts";
 import { ackOrder } from "./call-plan.ts";
-import type { Decision, Settled } from "./outcome.ts";
-
-export interface Held {
-  job: ActiveJob;
-  /** When its lock was last set (ms). */
-  lockedAt: number;
-  stop?: (stop: Stop) => void;
-  settled?: Settled;
-  decision?: Decision;
-  lost?: boolean;
-  /** Bytes its ack entry adds to a request. */
-  bytes?: number;
-}
+import type { Held } from "./held.ts";
 
 export class HeldJobs {
   readonly queued: Held[] = [];
   readonly running = new Set<Held>();
   readonly done: Held[] = [];
   readonly acking = new Set<Held>();
-  private extending = false;
+  private extendCalls = 0;
+
+  /** An extension call is in flight. */
+  get extending(): boolean {
+    return this.extendCalls > 0;
+  }
 
   get count(): number {
     return this.queued.length + this.running.size + this.done.length + this.acking.size;
+  }
+
+  /** The age (ms) of the oldest lock still held and not being acked; 0 when none. */
+  oldestLock(now: number): number {
+    let oldest = 0;
+    for (const list of [this.queued, this.running, this.done]) {
+      for (const held of list) if (!held.lost) oldest = Math.max(oldest, now - held.lockedAt);
+    }
+    return oldest;
   }
 
   /** Moves the done jobs the next call acks (within `budget` bytes, in ack order) to `acking`. */
@@ -55,7 +56,7 @@ export class HeldJobs {
     const all = [...this.queued, ...this.running, ...this.done, ...this.acking];
     const due = all.filter((held) => !held.lost && now - held.lockedAt >= leaseMs / 3);
     if (due.length === 0) return;
-    this.extending = true;
+    this.extendCalls += 1;
     try {
       const lost = await extend(due.map((held) => held.job));
       for (const held of due) {
@@ -65,7 +66,7 @@ export class HeldJobs {
         if (held.lost) onLost(held);
       }
     } finally {
-      this.extending = false;
+      this.extendCalls -= 1;
     }
   }
 

@@ -7,6 +7,7 @@ import type { ActiveJob } from "../job/active-job.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import type { EventsLevel } from "../types.ts";
 import type { AttemptOptions } from "./attempt.ts";
+import type { Held } from "./held.ts";
 import type { Decision, Settled } from "./outcome.ts";
 import type { DrainSummary, WorkerEvents } from "./types.ts";
 
@@ -46,6 +47,10 @@ export interface PipelineHost {
   prepare(jobs: ActiveJob[]): Promise<ActiveJob[]>;
   /** Extends the jobs' leases; resolves to the ids whose lease is lost. */
   extend(jobs: ActiveJob[]): Promise<Set<string>>;
+  /** Keeps decided jobs a failed drain could not ack, for the next drain. */
+  carry(held: Held[]): void;
+  /** The jobs an earlier drain carried (taken: the next call gets none). */
+  takeCarried(): Held[];
 }
 
 /** Counts a settled job in the drain's summary and emits the worker's event for it, as BullMQ does. */

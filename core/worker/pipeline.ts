@@ -1,29 +1,32 @@
 /**
  * One drain as a streaming pipeline: up to `concurrency` attempts run at once and a freed slot takes
  * the next leased job at once; finished jobs are acked in small groups by the same call that leases
- * more (one such call in flight, or two for larger batches); every job held — waiting for a slot, running, or finished
- * and not yet acked — has its lease extended until its ack lands. The policy (when to call, what to
- * lease) lives here; the Worker supplies settings, events and the outcome rules.
+ * more (one or two such calls in flight); every job held — queued, running, or finished and not yet
+ * acked — has its lease extended until its ack lands. The policy (when to call, what to lease) lives
+ * here; the Worker supplies settings, events and the outcome rules.
  */
-import { LeaseLostError, RateLimitError, UnrecoverableError } from "../errors.ts";
+import { LeaseLostError, RateLimitError } from "../errors.ts";
+import { classifyFailure } from "../redis/call-errors.ts";
 import type { AckEntry } from "./ack-entry.ts";
-import { entryBudget, fitDecision } from "./ack-size.ts";
+import { entryBudget, fitHeld } from "./ack-size.ts";
 import { runAttempt } from "./attempt.ts";
-import { cycleRequest, planCall, pruneOf } from "./call-plan.ts";
-import { type CycleRequest, type CycleResult, cycleWithRetries } from "./calls.ts";
-import { type Held, HeldJobs } from "./held-jobs.ts";
+import { cycleRequest, PruneSchedule, planCall } from "./call-plan.ts";
+import { type CycleRequest, type CycleResult, tracedCycle } from "./calls.ts";
+import type { Held } from "./held.ts";
+import { HeldJobs } from "./held-jobs.ts";
 import { type Decision, refusesCompletion, type Settled } from "./outcome.ts";
 import type { PipelineHost } from "./pipeline-host.ts";
+import { StartGate, wakeableSleep } from "./start-gate.ts";
 import { type DrainOptions, type DrainSummary, emptySummary, type StopReason } from "./types.ts";
 
 export class Pipeline {
   private readonly jobs = new HeldJobs();
+  private readonly gate = new StartGate(() => this.wake());
   private candidates: string[] = [];
   private readyLeft = true;
   private nextDue = 0;
   private firstCall = true;
-  private callsSincePrune = 0;
-  private readonly prunes = new Set<string>();
+  private readonly prunes = new PruneSchedule();
   private inFlight = 0;
   /** Calls sent, and the latest whose answer has been applied: an older answer never overrides it. */
   private sent = 0;
@@ -50,6 +53,8 @@ export class Pipeline {
     this.deadline = options.deadline ?? Number.POSITIVE_INFINITY;
     const { leaseMs, jobTimeoutMs } = host.settings;
     this.reserveMs = options.reserveMs ?? Math.min(leaseMs, jobTimeoutMs ?? leaseMs) / 10;
+    // What an earlier drain decided but could not ack goes out with this drain's first call.
+    this.jobs.done.push(...host.takeCarried());
   }
 
   private canStart(): boolean {
@@ -87,12 +92,16 @@ export class Pipeline {
   }
 
   /**
-   * A call failed for good: running attempts are stopped (job.signal fires) and awaited, so none
-   * outlives the drain, then it rejects. What it held is left to the stalled check, as after a crash.
+   * A call failed for good: running attempts are stopped (job.signal fires) and awaited, then it
+   * rejects. After a transient failure (Redis unreachable for the whole retry window) what it held —
+   * results, stopped and unstarted jobs handed back — goes to the worker, whose next drain acks it
+   * first; after a final one it is left to the stalled check, as after a crash.
    */
   private async fail(error: unknown): Promise<never> {
     for (const held of this.jobs.running) held.stop?.({ kind: "lost" });
-    while (this.jobs.running.size > 0) await this.nextEvent();
+    while (this.jobs.running.size > 0 || this.inFlight > 0) await this.nextEvent();
+    for (const held of this.jobs.queued.splice(0)) this.finish(held, { kind: "handed-back" });
+    if (classifyFailure(error).transient) this.host.carry([...this.jobs.acking, ...this.jobs.done]);
     throw error;
   }
 
@@ -118,23 +127,32 @@ export class Pipeline {
     if (this.jobs.done.length > 0 && this.inFlight < this.host.settings.maxCallsInFlight)
       wait = Math.min(wait, this.firstDoneAt + this.host.settings.ackWaitMs - now);
     if (this.jobs.queued.length > 0) wait = Math.min(wait, this.deadline - this.reserveMs - now);
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      const timer = setTimeout(done, Math.max(1, wait));
-      this.wake = done;
+    return wakeableSleep(wait, (wake) => {
+      this.wake = wake;
     });
   }
 
+  /**
+   * Starts queued jobs while slots are free. The event loop gets a turn between starts that held it
+   * (StartGate), and no job starts while a held lease is past half its life: the extension goes first
+   * and a job it reports lost is dropped — a late lease answer never starts a job another worker took.
+   */
   private startJobs(): void {
-    while (this.jobs.running.size < this.host.settings.concurrency && this.jobs.queued.length > 0) {
-      const held = this.jobs.queued.shift() as Held;
-      if (!this.canStart()) {
-        this.finish(held, { kind: "handed-back" });
-        continue;
+    if (!this.canStart()) {
+      for (const held of this.jobs.queued.splice(0)) this.finish(held, { kind: "handed-back" });
+      return;
+    }
+    const { concurrency, leaseMs } = this.host.settings;
+    while (this.jobs.running.size < concurrency && this.jobs.queued.length > 0) {
+      const now = this.host.clock();
+      if (this.gate.mustYield(now)) return;
+      if (this.jobs.oldestLock(now) >= leaseMs / 2) {
+        if (!this.jobs.extending && this.gate.mayExtend(now)) void this.extend();
+        return;
       }
+      const held = this.jobs.queued.shift() as Held;
+      held.startedAt = now;
+      this.gate.started(now);
       this.jobs.running.add(held);
       this.host.emit("active", held.job, "waiting");
       void runAttempt(held.job, this.host.attemptOptions(this.deadline), (stop) => {
@@ -144,12 +162,10 @@ export class Pipeline {
         this.finish(held, settled);
       });
     }
-    if (!this.canStart()) {
-      for (const held of this.jobs.queued.splice(0)) this.finish(held, { kind: "handed-back" });
-    }
   }
 
   private finish(held: Held, settled: Settled): void {
+    if (held.startedAt !== undefined) this.gate.attemptTook(this.host.clock() - held.startedAt);
     if (!held.lost) {
       held.settled = settled;
       held.decision = this.host.decide(held.job, settled);
@@ -169,14 +185,8 @@ export class Pipeline {
     this.wake();
   }
 
-  /** A result or failure too large for any request fails its own job, with its size and the limit. */
   private sizeUp(held: Held): void {
-    if (!held.decision) return;
-    const fitted = fitDecision(held.job.id, held.decision, this.host.settings.maxRequestBytes, (reason) =>
-      this.host.decide(held.job, { kind: "threw", error: new UnrecoverableError(reason) }),
-    );
-    held.decision = fitted.decision;
-    held.bytes = fitted.bytes;
+    fitHeld(held, this.host.settings.maxRequestBytes, (error) => this.host.decide(held.job, error));
   }
 
   private nextRequest(): { request: CycleRequest; acked: Held[] } | undefined {
@@ -196,6 +206,7 @@ export class Pipeline {
       running: this.jobs.running.size,
       done: this.jobs.done.length,
       oldestDoneWaitedMs: this.host.clock() - this.firstDoneAt,
+      averageAttemptMs: this.gate.averageAttemptMs,
     };
     const plan = planCall(settings, counts, leasing, stopping);
     if (!plan) return undefined;
@@ -203,22 +214,19 @@ export class Pipeline {
     if (entries.length > 0) this.firstDoneAt = this.host.clock();
     // A drain's last ack also prunes, so removeOnComplete/removeOnFail counts hold when it ends.
     const last = plan.count === 0 && this.jobs.done.length === 0 && this.jobs.count === entries.length;
-    for (const held of entries) {
-      const prune = held.decision?.entry && pruneOf(held.decision.entry);
-      if (prune) this.prunes.add(prune);
-    }
+    this.prunes.note(entries.map((held) => held.decision?.entry));
     const open =
       this.firstCall ||
       this.dueNow() ||
       (plan.count > 0 && this.inFlight === 0 && this.candidates.length === 0) ||
-      (this.prunes.size > 0 && (last || this.callsSincePrune >= settings.pruneEveryCalls));
+      this.prunes.due(last, settings.pruneEveryCalls);
     const request = cycleRequest(settings, {
       token: this.host.nextToken(),
       count: plan.count,
       // Calls in flight get disjoint candidates, from a peek deep enough for all of them.
       candidates: available.slice(0, plan.count),
       open,
-      prunes: [...this.prunes].join(";"),
+      prunes: this.prunes.text(),
       entries: entries.map((held) => held.decision?.entry as AckEntry),
     });
     return { request, acked: entries };
@@ -230,13 +238,8 @@ export class Pipeline {
     this.firstCall = false;
     for (const id of request.candidates) this.assigned.add(id);
     const sentAt = this.host.clock();
-    if (request.open) {
-      this.prunes.clear();
-      this.callsSincePrune = 0;
-    } else {
-      this.callsSincePrune += 1;
-    }
-    void cycleWithRetries(this.host.location, request, (error) => this.host.emit("error", error))
+    this.prunes.sent(request.open);
+    void tracedCycle(this.host.location, request)
       .then((result) => this.land(acked, result, sentAt, sequence))
       .catch((error: unknown) => {
         this.failure = error;
@@ -261,13 +264,7 @@ export class Pipeline {
         continue;
       }
       if (code !== 1) {
-        this.summary.lostLeases += 1;
-        this.host.emit(
-          "error",
-          new LeaseLostError(
-            `ack refused (code ${code}) for job "${held.job.id}" in queue "${held.job.queueName}"`,
-          ),
-        );
+        this.lost(held, `ack refused (code ${code})`);
         continue;
       }
       this.report(held);
@@ -296,6 +293,12 @@ export class Pipeline {
     for (const job of jobs) this.jobs.queued.push({ job, lockedAt: sentAt });
   }
 
+  private lost(held: Held, what: string): void {
+    this.summary.lostLeases += 1;
+    const { id, queueName } = held.job;
+    this.host.emit("error", new LeaseLostError(`${what} on job "${id}" in queue "${queueName}"`));
+  }
+
   private report(held: Held): void {
     this.host.report(held.job, held.decision as Decision, this.summary);
   }
@@ -303,14 +306,11 @@ export class Pipeline {
   /** Extends every held lock older than a third of the lease, in one call; stops jobs whose lease is lost. */
   private async extend(): Promise<void> {
     try {
-      await this.jobs.extend(this.host.clock(), this.host.settings.leaseMs, this.host.extend, (held) => {
-        this.summary.lostLeases += 1;
-        this.host.emit(
-          "error",
-          new LeaseLostError(`lease lost on job "${held.job.id}" in queue "${held.job.queueName}"`),
-        );
-      });
+      await this.jobs.extend(this.host.clock(), this.host.settings.leaseMs, this.host.extend, (held) =>
+        this.lost(held, "lease lost"),
+      );
     } catch (error) {
+      this.gate.extendFailed(this.host.clock());
       this.host.emit("error", error as Error);
     } finally {
       this.wake();

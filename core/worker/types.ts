@@ -5,6 +5,7 @@
 import type { ActiveJob } from "../job/active-job.ts";
 import type { BackoffStrategy } from "../job/backoff.ts";
 import type { RedisPort, UpstashRedisLike } from "../redis/redis-port.ts";
+import type { RedisRetryOptions } from "../redis/retry.ts";
 import type { Telemetry } from "../telemetry/telemetry.ts";
 import type { DeadLetterOptions, EventsLevel, KeepJobs } from "../types.ts";
 
@@ -14,6 +15,12 @@ export type Processor<TData = unknown, TResult = unknown> = (
 
 export interface WorkerOptions {
   redis: UpstashRedisLike | RedisPort;
+  /**
+   * How long transient Redis failures (a restart, a failover, a 5xx, a lost answer) are retried with
+   * the same request before a call fails (`windowMs`, default 30 000; 0: the client's own retries
+   * only), and never past `deadline()` (epoch ms). See core/redis/retry.ts.
+   */
+  retry?: RedisRetryOptions;
   prefix?: string;
   /**
    * Most jobs one call leases. The worker holds at most max(concurrency, batchSize) jobs, so batchSize

@@ -19,6 +19,7 @@ import type { EventsLevel } from "../types.ts";
 import { Checker, checkPrefix, checkQueueName } from "../validate.ts";
 import { defaultMaxRequestBytes } from "./ack-size.ts";
 import { extendBatch, runStalledCheck } from "./calls.ts";
+import type { Held } from "./held.ts";
 import { decide, type OutcomeSettings, refusedCompletion } from "./outcome.ts";
 import { Pipeline } from "./pipeline.ts";
 import { type PipelineHost, reportOutcome } from "./pipeline-host.ts";
@@ -61,6 +62,8 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
   private readonly stopping = new AbortController();
   /** The drains and runs under way (isRunning, and what close() waits for). */
   private readonly busy = new Set<Promise<unknown>>();
+  /** Decided jobs a failed drain could not ack: the next drain acks them first. */
+  private readonly carried: Held[] = [];
 
   constructor(
     queueName: string,
@@ -71,7 +74,10 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
     const check = new Checker(`Worker "${queueName}"`);
     this.name = checkQueueName(queueName, `Worker "${queueName}"`);
     this.lifecycle = new Lifecycle(`Worker "${this.name}"`);
-    const port = this.lifecycle.guard(redisPortFrom(options, `Worker "${this.name}"`));
+    // A transient failure being retried is told as an `error` event, as BullMQ tells connection errors.
+    const port = this.lifecycle.guard(
+      redisPortFrom(options, `Worker "${this.name}"`, (error) => this.emit("error", error)),
+    );
     // Only a batchSize: it is the concurrency too (no prefetch). Otherwise the default prefetches as
     // many jobs again as run (at least 10 per call), so freed slots start without a round trip.
     this.concurrency = check.integer("concurrency", options.concurrency ?? options.batchSize ?? 10, 1, 1000);
@@ -255,6 +261,8 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
         );
       },
       extend: (jobs) => extendBatch(this.location, jobs, this.leaseMs),
+      carry: (held) => this.carried.push(...held),
+      takeCarried: () => this.carried.splice(0),
     };
   }
 

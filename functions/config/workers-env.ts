@@ -112,7 +112,8 @@ export function cappedWorkerKick(
     try {
       if (port === undefined) {
         const access = registry();
-        port = toRedisPort(access.redis);
+        // Best effort: a registry Redis cannot answer within a second costs one invoke too many.
+        port = toRedisPort(access.redis, { windowMs: 1000 });
         prefix = access.prefix ?? defaultPrefix;
       }
       const running = await countRunningWorkers(port, prefix, queue, now());

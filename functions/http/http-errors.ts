@@ -15,6 +15,7 @@ import {
   ParentConflictError,
   ParentNotFoundError,
   QueueStateError,
+  RedisCallError,
   StagedAddExpiredError,
   ValidationError,
 } from "../../core/index.ts";
@@ -89,6 +90,11 @@ export function asHttpError(error: unknown): HttpError | undefined {
   // A staged add that took longer than its staging lives wrote nothing visible: it can be sent again.
   if (error instanceof StagedAddExpiredError)
     return new HttpError(503, errorCodes.retryLater, error.message, undefined, { "Retry-After": "1" });
+  // Redis stayed unreachable for the whole retry window: nothing was decided, the request may come again.
+  if (error instanceof RedisCallError && error.transient)
+    return new HttpError(503, errorCodes.retryLater, "storage unavailable, try again", undefined, {
+      "Retry-After": "1",
+    });
   // Hono's own (e.g. a malformed request it refuses); keep its status, not its body.
   if (error instanceof HTTPException && error.status < 500)
     return new HttpError(error.status as ContentfulStatusCode, errorCodes.invalidRequest, error.message);
@@ -112,7 +118,14 @@ export function errorResponse(
   log: (message: string, error: unknown) => void,
 ): Response {
   const known = asHttpError(error);
+  // An outage that outlasted the retries is answered 503 but still logged: operators need to see it.
+  if (error instanceof RedisCallError) log(`nimbusq http: ${c.req.method} ${c.req.path} failed`, error);
   if (known) return c.json(errorBody(known), known.status, known.headers);
+  if (error instanceof RedisCallError)
+    return c.json(
+      { error: { code: errorCodes.internal, message: "internal error" } } satisfies ErrorBody,
+      500,
+    );
   log(`nimbusq http: ${c.req.method} ${c.req.path} failed`, error);
   return c.json({ error: { code: errorCodes.internal, message: "internal error" } } satisfies ErrorBody, 500);
 }

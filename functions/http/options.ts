@@ -7,11 +7,13 @@ import {
   type EventsLevel,
   type JobsOptions,
   type RedisPort,
+  type RedisRetryOptions,
   type UpstashRedisLike,
   ValidationError,
 } from "../../core/index.ts";
-import { Checker, checkJobOptions, checkPrefix, checkQueueName } from "../../core/internal.ts";
+import { Checker, checkJobOptions, checkPrefix, checkQueueName, checkRetry } from "../../core/internal.ts";
 import { errorFields, logger } from "../log.ts";
+import { retryDeadline } from "../request-deadline.ts";
 import { type CorsOptions, type CorsSettings, resolveCors } from "./cors.ts";
 
 /** Why a worker is kicked: `wakeAt` (ms) when the added job is delayed and due within a minute. */
@@ -36,6 +38,12 @@ export interface HttpOptions {
   redis: UpstashRedisLike | RedisPort;
   /** Key prefix, `bull` by default. */
   prefix?: string;
+  /**
+   * How transient Redis failures are retried within a request (core's RedisRetryOptions): by default for
+   * 30 s, never past the Lambda invocation's end less a second; what still fails answers 503
+   * `retry_later` with Retry-After.
+   */
+  retry?: RedisRetryOptions;
   /** Accepted bearer tokens; plain strings are non-admin tokens. */
   tokens: ApiToken[] | string[];
   /** The queues the API serves; any valid queue name when left out. */
@@ -72,6 +80,7 @@ export interface HttpOptions {
 export interface HttpSettings {
   redis: UpstashRedisLike | RedisPort;
   prefix: string;
+  retry: RedisRetryOptions;
   tokens: Required<ApiToken>[];
   queues: ReadonlySet<string> | undefined;
   maxBodyBytes: number;
@@ -141,6 +150,7 @@ export function resolveHttpOptions(options: HttpOptions): HttpSettings {
   return {
     redis: options.redis,
     prefix: checkPrefix(options.prefix ?? defaultPrefix, "createHttpApp"),
+    retry: { deadline: retryDeadline, ...checkRetry(options.retry, "createHttpApp") },
     tokens,
     queues: options.queues && new Set(options.queues.map((name) => checkQueueName(name, "createHttpApp"))),
     maxBodyBytes,

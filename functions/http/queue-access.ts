@@ -82,6 +82,7 @@ export function queueAccess(settings: HttpSettings): QueueAccess {
       return new Queue(name, {
         redis: settings.redis,
         prefix: settings.prefix,
+        retry: settings.retry,
         ...(defaultJobOptions ? { defaultJobOptions } : {}),
         ...(settings.events ? { events: settings.events } : {}),
       });

@@ -5,6 +5,7 @@ import { Queue, type RedisPort, type UpstashRedisLike } from "../../core/index.t
 import { checkPrefix, checkQueueName } from "../../core/internal.ts";
 import { eventsFromEnv } from "../config/events-env.ts";
 import { redisOrEnv } from "../config/redis-env.ts";
+import { retryDeadline } from "../request-deadline.ts";
 import type { MapRecord } from "./enqueue-records.ts";
 
 export interface ProducerOptions<R> {
@@ -45,9 +46,11 @@ export function queueOf(
   checkQueueName(queue, source);
   if (prefix !== undefined) checkPrefix(prefix, source);
   const events = eventsFromEnv();
-  let built = redis === undefined ? undefined : new Queue(queue, { redis, prefix, events });
+  // Transient failures are retried within the invocation; what still fails is reported per record.
+  const retry = { deadline: retryDeadline };
+  let built = redis === undefined ? undefined : new Queue(queue, { redis, prefix, events, retry });
   return () => {
-    built ??= new Queue(queue, { redis: redisOrEnv(redis), prefix, events });
+    built ??= new Queue(queue, { redis: redisOrEnv(redis), prefix, events, retry });
     return built;
   };
 }

@@ -68,7 +68,8 @@ async function answerCommands(
   const commands = parseCommands(body, endpoint);
   const fault = context.faults.take(commands.map((command) => command.name));
   if (fault?.kind === "delay") await sleep(fault.delayMs);
-  if (fault && fault.kind !== "delay" && fault.kind !== "drop-after") return { fault };
+  if (fault && fault.kind !== "delay" && fault.kind !== "drop-after" && fault.kind !== "delay-answer")
+    return { fault };
   const rejections = rejectionsOf(context, commands);
   let answer: Answer;
   if (endpoint === "multi-exec") {
@@ -144,6 +145,7 @@ export async function handleCommands(
     return sendError(response, 500, `ERR redis request failed: ${(error as Error).message}`);
   }
   const { fault, answer } = result;
+  if (fault?.kind === "delay-answer") await sleep(fault.delayMs);
   if (fault?.kind === "fail-before" || fault?.kind === "drop-after") {
     request.socket.destroy();
   } else if (fault?.kind === "status-500") {

@@ -8,6 +8,7 @@
  * - `fail-before`: destroy the socket without running anything (the client retries).
  * - `drop-after`: run the command(s), then destroy the socket without answering.
  * - `delay`: wait `delayMs` before running.
+ * - `delay-answer`: run at once, then hold the answer back `delayMs` (a slow network, a frozen caller).
  * - `status-500`: answer 500 with a JSON error, without running.
  * - `status-503`: answer 503 with an HTML page (as a proxy would), without running.
  *
@@ -22,9 +23,9 @@ export type Fault =
       command?: string;
       every?: number;
     }
-  | { kind: "delay"; delayMs: number; times?: number; command?: string; every?: number };
+  | { kind: "delay" | "delay-answer"; delayMs: number; times?: number; command?: string; every?: number };
 
-const KINDS = new Set(["fail-before", "drop-after", "status-500", "status-503", "delay"]);
+const KINDS = new Set(["fail-before", "drop-after", "status-500", "status-503", "delay", "delay-answer"]);
 
 /** Validates a fault sent as JSON to the admin route; throws a message naming the problem. */
 export function parseFault(value: unknown): Fault | null {
@@ -47,13 +48,13 @@ export function parseFault(value: unknown): Fault | null {
   if (typeof times === "number") scope.times = times;
   if (typeof every === "number") scope.every = every;
   if (typeof command === "string") scope.command = command;
-  if (kind === "delay") {
+  if (kind === "delay" || kind === "delay-answer") {
     if (typeof delayMs !== "number" || !Number.isFinite(delayMs) || delayMs < 0) {
-      throw new Error("a delay fault needs delayMs >= 0");
+      throw new Error(`a ${kind} fault needs delayMs >= 0`);
     }
     return { kind, delayMs, ...scope };
   }
-  return { kind: kind as Exclude<Fault["kind"], "delay">, ...scope };
+  return { kind: kind as Exclude<Fault["kind"], "delay" | "delay-answer">, ...scope };
 }
 
 export class FaultInjector {

@@ -392,16 +392,50 @@ describe("bad requests", () => {
 });
 
 describe("server faults", () => {
-  it("answer 500 with nothing but 'internal error', and log the cause", async () => {
+  it("a Redis that stays down answers 503 retry_later with Retry-After, and logs the cause", async () => {
     const stack = await startPrivateStack();
     try {
-      const { call, logged } = makeApi({ redis: stack.redis });
+      const { call, logged } = makeApi({ redis: stack.redis, retry: { windowMs: 300 } });
       stack.rest.setFault({ kind: "status-500" });
+      const answer = await call("GET", "/queues/q");
+      expectError(answer, 503, "retry_later");
+      expect(answer.headers.get("retry-after")).toBe("1");
+      expect(logged).toHaveLength(1);
+      expect(logged[0]?.message).toMatch(/GET \/queues\/q failed/);
+    } finally {
+      stack.rest.setFault(null);
+      await stack.stop();
+    }
+  });
+
+  it("a final Redis error answers 500 with nothing but 'internal error', and logs the cause", async () => {
+    const stack = await startPrivateStack();
+    try {
+      const prefix = "h-final";
+      // The queue's meta is not a hash: every read of it is refused, which no retry changes.
+      await stack.direct.set(`${prefix}:q:meta`, "not a hash");
+      const { call, logged } = makeApi({ redis: stack.redis, prefix });
       const answer = await call("GET", "/queues/q");
       expectError(answer, 500, "internal");
       expect(answer.body).toEqual({ error: { code: "internal", message: "internal error" } });
       expect(logged).toHaveLength(1);
-      expect(logged[0]?.message).toMatch(/GET \/queues\/q failed/);
+      expect(String((logged[0]?.error as Error | undefined)?.message)).toMatch(
+        /\(final, wrong-type\): WRONGTYPE/,
+      );
+    } finally {
+      await stack.stop();
+    }
+  });
+
+  it("one 500 in the middle of a request is retried and the request succeeds, adding the job once", async () => {
+    const stack = await startPrivateStack();
+    try {
+      const prefix = "h-once";
+      const { call } = makeApi({ redis: stack.redis, prefix });
+      stack.rest.setFault({ kind: "status-500", command: "evalsha", times: 1 });
+      const answer = await call("POST", "/queues/q/jobs", { json: { name: "n", data: { a: 1 } } });
+      expect(answer.status).toBe(202);
+      expect(await stack.direct.lrange(`${prefix}:q:wait`, 0, -1)).toEqual([field(answer, "id")]);
     } finally {
       stack.rest.setFault(null);
       await stack.stop();

@@ -1,6 +1,6 @@
 import type { SQSRecord } from "aws-lambda";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { Queue } from "../../core/index.ts";
+import { Queue, toRedisPort } from "../../core/index.ts";
 import { sqsProducer } from "../../functions/producers/index.ts";
 import { lambdaContext, sqsEvent } from "../support/aws-events.ts";
 import {
@@ -144,11 +144,32 @@ describe("sqsProducer when Redis fails", () => {
   });
   afterAll(() => stack.stop());
 
-  it("reports every message of the failed call, and their redelivery adds them", async () => {
+  /** The stack's client without retries beyond its own: a refused call fails at once. */
+  const noRetries = () => toRedisPort(stack.redis, { windowMs: 0 });
+
+  it("one 500 is retried with the same request: every message added once, none reported", async () => {
     const prefix = uniquePrefix();
     const handler = sqsProducer({
       queue: "q",
       redis: stack.redis,
+      prefix,
+      map: (record) => ({ name: "n", data: record.body }),
+    });
+    const event = sqsEvent([{ body: "a" }, { body: "b" }]);
+    stack.rest.setFault({ kind: "status-500", command: "EVALSHA", times: 1 });
+    try {
+      expect(await handler(event, context)).toEqual({ batchItemFailures: [] });
+    } finally {
+      stack.rest.setFault(null);
+    }
+    expect(await stack.direct.llen(`${prefix}:q:wait`)).toBe(2);
+  });
+
+  it("reports every message of the failed call, and their redelivery adds them", async () => {
+    const prefix = uniquePrefix();
+    const handler = sqsProducer({
+      queue: "q",
+      redis: noRetries(),
       prefix,
       map: (record) => ({ name: "n", data: record.body }),
     });
@@ -172,7 +193,7 @@ describe("sqsProducer when Redis fails", () => {
     const prefix = uniquePrefix();
     const handler = sqsProducer({
       queue: "q",
-      redis: stack.redis,
+      redis: noRetries(),
       prefix,
       map: (record) => Array.from({ length: 400 }, (_, n) => ({ name: record.body, data: { n } })),
     });

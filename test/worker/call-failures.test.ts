@@ -88,7 +88,8 @@ describe("a worker's calls failing", () => {
         await sleep((job.data as { n: number }).n === 1 ? 300 : 60_000);
         seen.finished = true;
       },
-      { redis, prefix, concurrency: 5, leaseMs: 30_000 },
+      // A short retry window: the 500s outlast it, so the failure is final for this drain.
+      { redis, prefix, concurrency: 5, leaseMs: 30_000, retry: { windowMs: 500 } },
     );
     worker.on("error", () => {});
     const drain = worker.drain();

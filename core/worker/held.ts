@@ -1,0 +1,18 @@
+/** One job a drain holds, and where its attempt stands (core/worker/held-jobs.ts keeps them). */
+import type { ActiveJob } from "../job/active-job.ts";
+import type { Stop } from "./attempt.ts";
+import type { Decision, Settled } from "./outcome.ts";
+
+export interface Held {
+  job: ActiveJob;
+  /** When its lock was last set (ms): when the call that set it was sent. */
+  lockedAt: number;
+  /** When its attempt started (ms). */
+  startedAt?: number;
+  stop?: (stop: Stop) => void;
+  settled?: Settled;
+  decision?: Decision;
+  lost?: boolean;
+  /** Bytes its ack entry adds to a request. */
+  bytes?: number;
+}
