@@ -58,6 +58,9 @@ const badQueueNames: [string, string, RegExp][] = [
   ["201 bytes", "x".repeat(201), /at most 200 bytes of UTF-8/],
   ["202 bytes of é", "é".repeat(101), /at most 200 bytes of UTF-8/],
   ["a lone surrogate", "a\uD800", /well-formed/],
+  ["a zero-width space", "a\u200Bb", /zero-width or bidirectional/],
+  ["a right-to-left override", "a\u202Eb", /zero-width or bidirectional/],
+  ["a byte-order mark", "\uFEFFq", /zero-width or bidirectional/],
   ["empty", "", /non-empty/],
 ];
 const goodQueueNames = [
@@ -152,6 +155,35 @@ describe("1. job ids that name queue keys", () => {
       expect(job.id).toBe(id);
       expect((await queue.getJob(id))?.data).toEqual({ id });
     }
+  });
+});
+
+describe("1b. job ids with invisible characters", () => {
+  const ids: [string, string, RegExp][] = [
+    ["NUL", "a\u0000b", /control characters/],
+    ["CR/LF", "a\r\nb", /control characters/],
+    ["a tab", "a\tb", /control characters/],
+    ["a zero-width joiner", "a\u200Db", /zero-width or bidirectional/],
+    ["a left-to-right isolate", "\u2066ab", /zero-width or bidirectional/],
+    ["a right-to-left override", "invoice-\u202Efdp.exe", /zero-width or bidirectional/],
+  ];
+  for (const [label, id, rule] of ids) {
+    it(`refuses a custom job id with ${label} (add and flow), writing nothing`, async () => {
+      const { prefix, queue } = await seeded();
+      await expectRefused(prefix, () => queue.add("x", {}, { jobId: id }), "opts.jobId", rule);
+      const flow = new FlowProducer({ redis: sharedRedis(), prefix });
+      await expectRefused(
+        prefix,
+        () => flow.add({ name: "p", queueName: "q", opts: { jobId: id } }),
+        "opts.jobId",
+        rule,
+      );
+    });
+  }
+  it("accepts ids in any script, emoji included", async () => {
+    const { queue } = await seeded();
+    for (const id of ["заказ-7", "注文-7", "order-📦"])
+      expect((await queue.add("x", {}, { jobId: id })).id).toBe(id);
   });
 });
 

@@ -36,6 +36,22 @@ describe("replayed adds", () => {
     expect(await stack.direct.lrange(`${prefix}:q:wait`, 0, -1)).toEqual(["2", "1"]);
     expect(await addedEvents(`${prefix}:q:events`)).toEqual(["1", "2"]);
     expect((await queue.getJob("2"))?.data).toEqual({ n: 1 });
+    // The replay read its guard before counting: the id counter moved once, so the next id is 3.
+    expect(await stack.direct.get(`${prefix}:q:id`)).toBe("2");
+    expect((await queue.add("next", {})).id).toBe("3");
+  });
+
+  it("add retried after a 500 and after answers lost five times over: ids stay consecutive", async () => {
+    const prefix = uniquePrefix();
+    const queue = new Queue("q", { redis: stack.redis, prefix });
+    await queue.add("warm", {});
+    stack.rest.setFault({ kind: "drop-after", times: 5, command: "evalsha" });
+    expect((await queue.add("a", {})).id).toBe("2");
+    stack.rest.setFault({ kind: "status-500", times: 1, command: "evalsha" });
+    expect((await queue.add("b", {})).id).toBe("3");
+    stack.rest.setFault(null);
+    expect((await queue.add("c", {})).id).toBe("4");
+    expect(await stack.direct.lrange(`${prefix}:q:wait`, 0, -1)).toEqual(["4", "3", "2", "1"]);
   });
 
   it("addBulk of 100 with custom ids, dedup and duplicates: same answer on replay, nothing doubled", async () => {
