@@ -3,6 +3,7 @@
  * `UPSTASH_REDIS_REST_TOKEN` or explicit values.
  */
 import { Redis } from "@upstash/redis";
+import { checkClockOnce } from "./clock-check.ts";
 
 export interface CreateRedisOptions {
   url?: string;
@@ -17,6 +18,11 @@ export interface CreateRedisOptions {
   timeoutFor?: () => number;
   /** Environment to read the URL and token from (default `process.env` where it exists). */
   env?: Record<string, string | undefined>;
+  /**
+   * Compare this machine's clock with the server's once (a HEAD request that runs no command) and
+   * warn when they differ by more than 2 s (default true): scripts take the time from the caller.
+   */
+  checkClock?: boolean;
 }
 
 function defaultEnv(): Record<string, string | undefined> {
@@ -40,6 +46,7 @@ export function createRedis(options: CreateRedisOptions = {}): Redis {
   if (!token)
     throw new TypeError("createRedis: token is missing (set UPSTASH_REDIS_REST_TOKEN or pass { token })");
   const timeoutMs = options.timeoutMs ?? 10_000;
+  if (options.checkClock !== false) void checkClockOnce(url);
   return new Redis({
     url,
     token,

@@ -23,6 +23,8 @@ export interface Context {
   readonly meter: UsageMeter;
   readonly faults: FaultInjector;
   readonly scripts: ScriptRewrites;
+  /** The answers' `Date` header is this far from the clock (ms; tests of the clock check). */
+  readonly dateOffsetMs: number;
   nextSyncToken(): string;
 }
 

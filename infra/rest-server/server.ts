@@ -55,6 +55,8 @@ export interface RestServerOptions {
    * `#!lua flags=allow-key-locking`. Billing is the same either way.
    */
   upstashMode?: boolean;
+  /** Default 0: the `Date` header of every answer is this far from the machine's clock (ms), for tests. */
+  dateOffsetMs?: number;
 }
 
 export interface RestServer {
@@ -80,6 +82,8 @@ const POOL_SIZE = 8;
 export const UPSTASH_MAX_REQUEST_BYTES = 10_000_000;
 
 async function route(context: Context, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  if (context.dateOffsetMs !== 0)
+    response.setHeader("date", new Date(Date.now() + context.dateOffsetMs).toUTCString());
   // Prefixed rather than resolved against a base, so "//pipeline" stays a path instead of becoming a host.
   const url = new URL(`http://localhost${request.url ?? "/"}`);
   const path = url.pathname;
@@ -141,6 +145,7 @@ export async function startRestServer(options: RestServerOptions): Promise<RestS
     faults,
     scripts,
     nextSyncToken: () => `${bootId}-${++syncCounter}`,
+    dateOffsetMs: options.dateOffsetMs ?? 0,
   };
 
   const server = createServer((request, response) => {

@@ -9,7 +9,9 @@ import { inspect } from "node:util";
 import { Redis } from "@upstash/redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { classifyFailure, createRedis, Queue, RedisCallError } from "../../core/index.ts";
+import { checkClockOnce, leastSkewMs } from "../../core/redis/clock-check.ts";
 import { retryWait } from "../../core/redis/retry.ts";
+import { startRestServer } from "../../infra/rest-server/server.ts";
 import { type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
 
 let stack: PrivateStack;
@@ -184,5 +186,33 @@ describe("what an error carries", () => {
     expect(error.message.length).toBeLessThan(1024);
     expect(error.message).toMatch(/failed \(final, auth\)/);
     expect(inspect(error)).not.toMatch(/do-not-log-me|command was/);
+  });
+});
+
+describe("the clock check", () => {
+  it("warns once when the REST server's Date is 5 s off, not when it agrees", async () => {
+    const skewed = await startRestServer({
+      redis: { host: stack.redisServer.host, port: stack.redisServer.port },
+      token: "skewed",
+      dateOffsetMs: 5000,
+    });
+    try {
+      const warnings: string[] = [];
+      const warn = (message: string) => warnings.push(message);
+      await checkClockOnce(skewed.url, { warn });
+      await checkClockOnce(skewed.url, { warn });
+      await checkClockOnce(stack.rest.url, { warn });
+      expect(warnings).toEqual([
+        expect.stringMatching(/clock is at least 4\.\d s behind 127\.0\.0\.1:\d+'s/),
+      ]);
+    } finally {
+      await skewed.close();
+    }
+  });
+
+  it("counts the Date header's whole seconds and the round trip as uncertainty", () => {
+    expect(leastSkewMs(10_000, 10_400, 10_600)).toBe(0);
+    expect(leastSkewMs(10_000, 13_000, 13_000)).toBe(2000);
+    expect(leastSkewMs(10_000, 7000, 7200)).toBe(2800);
   });
 });
