@@ -29,3 +29,4 @@ export {
   maxDueTime,
   maxPriority,
 } from "./validate.ts";
+export { type Sandbox, type SandboxOptions, setSandboxFactory } from "./worker/sandbox.ts";

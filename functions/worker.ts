@@ -7,6 +7,8 @@
  * export const handler = workerHandler({ queue: "email", processor: sendEmail, batchSize: 25, concurrency: 10 });
  */
 import type { Context } from "aws-lambda";
+// A processor given as a file runs in worker threads (Lambda's memory size decides its vCPUs).
+import "../sandbox/register.ts";
 import {
   createFunctionWorker,
   type FunctionWorkerOptions,

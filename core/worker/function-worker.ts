@@ -8,12 +8,14 @@
  */
 import { Checker, checkQueueName } from "../validate.ts";
 import { drainInvocation, type NextStep, nextStep } from "./invocation.ts";
+import { isProcessorFile } from "./sandbox.ts";
 import type { DrainSummary, Processor } from "./types.ts";
 import { Worker, type WorkerOptions } from "./worker.ts";
 
 export interface FunctionWorkerOptions<TData, TResult> extends Omit<WorkerOptions, "redis"> {
   queue: string;
-  processor: Processor<TData, TResult>;
+  /** The processor, or the path of a processor file run in worker threads (see Worker). */
+  processor: Processor<TData, TResult> | string | URL;
   redis?: WorkerOptions["redis"];
   /** Longest a job may run (ms); no job starts unless this much time is left. Default 30 s. */
   jobTimeoutMs?: number;
@@ -143,8 +145,8 @@ function checkFunctionWorker(options: unknown, ports: unknown): void {
     check.fail("options", "an object with queue and processor", options);
   const given = options as Record<string, unknown>;
   checkQueueName(given.queue, "createFunctionWorker", "queue");
-  if (typeof given.processor !== "function")
-    check.fail("processor", "a function (job) => result", given.processor);
+  if (typeof given.processor !== "function" && !isProcessorFile(given.processor))
+    check.fail("processor", "a function (job) => result, or the path of a processor file", given.processor);
   for (const field of ["jobTimeoutMs", "safetyMarginMs", "maxChain", "waitForDelayedMs"])
     if (given[field] !== undefined) check.integer(field, given[field], 0);
   if (given.onWorker !== undefined && typeof given.onWorker !== "function")

@@ -23,12 +23,13 @@ import type { Held } from "./held.ts";
 import { decide, type OutcomeSettings, refusedCompletion } from "./outcome.ts";
 import { Pipeline } from "./pipeline.ts";
 import { type PipelineHost, reportOutcome } from "./pipeline-host.ts";
+import { pollDrains } from "./poll.ts";
+import { isProcessorFile, type Sandbox, sandboxFor } from "./sandbox.ts";
 import {
   type DrainOptions,
   type DrainSummary,
   linkSignals,
   type Processor,
-  sleep,
   type WorkerEvents,
   type WorkerOptions,
 } from "./types.ts";
@@ -62,12 +63,16 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
   private readonly stopping = new AbortController();
   /** The drains and runs under way (isRunning, and what close() waits for). */
   private readonly busy = new Set<Promise<unknown>>();
+  /** What runs an attempt: the processor function, or the sandbox of a processor file. */
+  private readonly attempt: (job: ActiveJob) => Promise<unknown>;
+  private readonly sandbox: Sandbox | undefined;
   /** Decided jobs a failed drain could not ack: the next drain acks them first. */
   private readonly carried: Held[] = [];
 
   constructor(
     queueName: string,
-    readonly processor: Processor<TData, TResult>,
+    /** The processor, or the path (or file URL) of a processor file run in worker threads. */
+    readonly processor: Processor<TData, TResult> | string | URL,
     readonly options: WorkerOptions,
   ) {
     super();
@@ -111,7 +116,13 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
       ),
       waitMs: check.integer("ack.waitMs", options.ack?.waitMs ?? 10, 0),
     };
-    if (typeof processor !== "function") check.fail("processor", "a function (job) => result", processor);
+    if (!isProcessorFile(processor) && typeof processor !== "function")
+      check.fail("processor", "a function (job) => result, or the path of a processor file", processor);
+    this.sandbox = isProcessorFile(processor)
+      ? sandboxFor(processor, { concurrency: this.concurrency }, `Worker "${this.name}"`)
+      : undefined;
+    this.attempt =
+      this.sandbox?.processor ?? (processor as Processor as (job: ActiveJob) => Promise<unknown>);
     checkWorkerDeadLetter(check, options.deadLetter, queueName, options.prefix ?? defaultPrefix);
     if (options.limiter) {
       check.integer("limiter.max", options.limiter.max, 1);
@@ -191,6 +202,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
     return this.lifecycle.close(async () => {
       this.stopping.abort();
       if (!force) await Promise.allSettled([...this.busy]);
+      await this.sandbox?.close();
     });
   }
 
@@ -232,7 +244,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
       emit,
       nextToken: () => `${this.id}:${++this.sequence}`,
       attemptOptions: (deadline) => ({
-        processor: this.processor as Processor as (job: ActiveJob) => Promise<unknown>,
+        processor: this.attempt,
         deadline,
         clock: () => this.clock(),
         defaultTimeoutMs: this.options.jobTimeoutMs,
@@ -288,29 +300,12 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
     }
   }
 
-  private async poll(signal: AbortSignal): Promise<void> {
-    const options = { signal };
-    const minMs = this.options.poll?.minMs ?? 100;
-    const maxMs = this.options.poll?.maxMs ?? 5000;
-    let idleMs = minMs;
-    while (!options.signal.aborted) {
-      let summary: DrainSummary;
-      try {
-        summary = await this.drain({ signal: options.signal });
-      } catch (error) {
-        if (options.signal.aborted) break;
-        this.emit("error", error as Error);
-        summary = { stoppedBecause: "empty" } as DrainSummary;
-      }
-      if (options.signal.aborted) break;
-      if (summary.leased > 0 && summary.stoppedBecause === "empty") {
-        idleMs = minMs;
-        continue;
-      }
-      let wait = idleMs;
-      if (summary.nextDueAt) wait = Math.min(wait, Math.max(summary.nextDueAt - this.clock(), 0));
-      idleMs = Math.min(idleMs * 2, maxMs);
-      await sleep(wait, options.signal);
-    }
+  private poll(signal: AbortSignal): Promise<void> {
+    return pollDrains((drainSignal) => this.drain({ signal: drainSignal }), signal, {
+      minMs: this.options.poll?.minMs ?? 100,
+      maxMs: this.options.poll?.maxMs ?? 5000,
+      clock: () => this.clock(),
+      onError: (error) => this.emit("error", error),
+    });
   }
 }

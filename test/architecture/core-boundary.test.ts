@@ -111,17 +111,17 @@ describe("core/", () => {
   });
 });
 
-describe("the adapters (functions/, infra/, cli/, nestjs/, examples/)", () => {
+describe("the adapters (functions/, infra/, sandbox/, cli/, nestjs/, examples/)", () => {
   it("reach core only through its index (and nimbusq's own adapters through core/internal.ts)", () => {
     const offenders: string[] = [];
-    for (const dir of ["functions", "infra", "cli", "nestjs", "examples"]) {
+    for (const dir of ["functions", "infra", "sandbox", "cli", "nestjs", "examples"]) {
       for (const file of files(dir)) {
         for (const spec of specifiers(file).filter((s) => s.startsWith("."))) {
           const target = relative(".", resolve(dirname(file), spec));
           if (!target.startsWith("core/")) continue;
           const allowed = [
             "core/index.ts",
-            ...(dir === "functions" || dir === "infra" ? ["core/internal.ts"] : []),
+            ...(["functions", "infra", "sandbox"].includes(dir) ? ["core/internal.ts"] : []),
           ];
           if (!allowed.includes(target)) offenders.push(`${file}: ${spec}`);
         }

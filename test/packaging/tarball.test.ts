@@ -65,7 +65,7 @@ const tsconfig = {
 
 // Plain node: add a job with the Queue, run it with the worker Lambda's handler, read it back.
 const plainSource = `
-import { createRedis, Queue } from "nimbusq";
+import { createRedis, Queue, Worker } from "nimbusq";
 import { workerHandler } from "nimbusq/functions";
 
 const { NQ_URL: url, NQ_TOKEN: token, NQ_PREFIX: prefix } = process.env;
@@ -77,7 +77,13 @@ const handler = workerHandler({ queue: "plain", redis, prefix, processor, jobTim
 const context = { getRemainingTimeInMillis: () => 20_000, functionName: "plain", awsRequestId: "plain-1" };
 const summary = await handler({ queue: "plain" }, context);
 const job = await queue.getJob(added.id);
-console.log(JSON.stringify({ id: added.id, state: await job.getState(), returnvalue: job.returnvalue, summary }));
+// A processor file (BullMQ's sandboxed processor) runs in a worker thread of the installed package.
+const threaded = await queue.add("triple", { n: 7 });
+const worker = new Worker("plain", "./triple.mjs", { redis, prefix });
+await worker.drain();
+await worker.close();
+const tripled = (await queue.getJob(threaded.id)).returnvalue;
+console.log(JSON.stringify({ id: added.id, state: await job.getState(), returnvalue: job.returnvalue, summary, tripled }));
 `;
 
 // The producers bundled below only add jobs: no scheduler code may come with them.
@@ -230,10 +236,16 @@ describe("the tarball", () => {
 
   it("runs in plain node: nimbusq adds a job, nimbusq/functions' worker handler runs it", async () => {
     project.write("plain.mjs", plainSource);
+    project.write("triple.mjs", "export default async (job) => job.data.n * 3;\n");
     const env = { ...process.env, NQ_URL: rest().url, NQ_TOKEN: rest().token, NQ_PREFIX: prefix };
     const { stdout } = await run(process.execPath, ["plain.mjs"], { cwd: project.dir, env });
     const result = JSON.parse(stdout.trim().split("\n").at(-1) as string);
-    expect(result).toMatchObject({ state: "completed", returnvalue: 42, summary: { queue: "plain" } });
+    expect(result).toMatchObject({
+      state: "completed",
+      returnvalue: 42,
+      summary: { queue: "plain" },
+      tripled: 21,
+    });
     expect(await raw.hget(`${prefix}:plain:${result.id}`, "returnvalue")).toBe("42");
   });
 
