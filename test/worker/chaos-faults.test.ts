@@ -1,0 +1,178 @@
+/**
+ * Everyday faults on a fleet (issue 23): 3,000 jobs across three worker processes while Redis is
+ * killed and restarted twice (AOF, fsync always), the REST server answers 500s and proxy 503 pages,
+ * answers are dropped after the command ran, and one worker is frozen (SIGSTOP) past its lease. The
+ * sweeper's loop runs beside them (stalled recovery, promotions). Side effects are counted by the
+ * processes themselves, not read from Redis.
+ *
+ * Must hold: nothing lost, every job in exactly one state, a side effect twice only for jobs the
+ * frozen worker was running, and no job failed — in particular none whose processor had succeeded.
+ */
+import { type ChildProcess, fork } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { Redis as IORedis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createRedis, createSweeper, Queue } from "../../core/index.ts";
+import { type RestServer, startRestServer } from "../../infra/rest-server/server.ts";
+import { type RestartableRedis, startRestartableRedis } from "../support/restartable-redis.ts";
+import { uniquePrefix } from "../support/stack.ts";
+import { misplacedJobs } from "../support/state-walk.ts";
+
+const jobCount = 3000;
+const workerScript = fileURLToPath(new URL("./fixtures/chaos-worker.ts", import.meta.url));
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+let redis: RestartableRedis;
+let rest: RestServer;
+beforeAll(async () => {
+  redis = await startRestartableRedis();
+  rest = await startRestServer({
+    redis: { host: redis.host, port: redis.port },
+    token: "chaos",
+    countScriptCalls: false,
+  });
+});
+afterAll(async () => {
+  await rest?.close();
+  await redis?.stop();
+});
+
+interface Fleet {
+  children: Map<string, ChildProcess>;
+  /** Per job: who started it, and when (the worker's clock). */
+  starts: Map<string, { by: string; at: number }[]>;
+  effects: Map<string, string[]>;
+  errors: string[];
+}
+
+function startWorker(fleet: Fleet, name: string, prefix: string): Promise<void> {
+  const child = fork(workerScript, [], {
+    execArgv: ["--import", "tsx"],
+    env: { ...process.env, NQ_URL: rest.url, NQ_TOKEN: rest.token, NQ_PREFIX: prefix, NQ_NAME: name },
+    stdio: ["ignore", "ignore", "inherit", "ipc"],
+  });
+  fleet.children.set(name, child);
+  return new Promise((resolve) => {
+    child.on(
+      "message",
+      (message: { type: string; id?: string; by: string; at?: number; message?: string }) => {
+        const id = message.id as string;
+        const start = { by: message.by, at: message.at ?? 0 };
+        if (message.type === "ready") resolve();
+        else if (message.type === "start") fleet.starts.set(id, [...(fleet.starts.get(id) ?? []), start]);
+        else if (message.type === "ok") fleet.effects.set(id, [...(fleet.effects.get(id) ?? []), message.by]);
+        else if (message.type === "error") fleet.errors.push(message.message as string);
+      },
+    );
+  });
+}
+
+function stopWorker(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    child.once("exit", () => resolve());
+    child.send("stop");
+  });
+}
+
+describe("a fleet under everyday faults", () => {
+  it("3,000 jobs, Redis restarted twice, 500s, 503s, dropped answers, a frozen worker: none lost, none failed", async () => {
+    const prefix = uniquePrefix("chaos");
+    const client = createRedis({ url: rest.url, token: rest.token, checkClock: false });
+    const queue = new Queue("chaos", { redis: client, prefix });
+    for (let first = 0; first < jobCount; first += 500) {
+      await queue.addBulk(
+        Array.from({ length: 500 }, (_, n) => ({
+          name: "effect",
+          data: { n: first + n, ms: 60 + ((first + n) % 5) * 20 },
+        })),
+      );
+    }
+    const fleet: Fleet = { children: new Map(), starts: new Map(), effects: new Map(), errors: [] };
+    await Promise.all(["A", "B", "C"].map((name) => startWorker(fleet, name, prefix)));
+
+    // The sweeper's loop recovers the frozen worker's lapsed leases (BullMQ's stalled rules).
+    const sweeping = new AbortController();
+    const sweeper = createSweeper(
+      { queues: ["chaos"], prefix, tickMs: 2000, marginMs: 200, stalledInterval: 1000, releaseLock: true },
+      { connect: () => client, startWorkers: async () => {} },
+    );
+    const sweeps = (async () => {
+      while (!sweeping.signal.aborted) {
+        await sweeper.run({ token: crypto.randomUUID(), remainingMs: 2000 }).catch(() => {});
+      }
+    })();
+
+    const frozen = fleet.children.get("C") as ChildProcess;
+    let frozenAt = Number.POSITIVE_INFINITY;
+    const schedule: [number, () => Promise<void> | void][] = [
+      [800, () => rest.setFault({ kind: "status-500", command: "evalsha", every: 7 })],
+      [2000, () => rest.setFault(null)],
+      [2200, () => redis.kill()],
+      [3000, () => redis.start()],
+      [3600, () => rest.setFault({ kind: "status-503", command: "evalsha", every: 5 })],
+      [4800, () => rest.setFault({ kind: "drop-after", command: "evalsha", every: 4 })],
+      [6000, () => rest.setFault(null)],
+      [
+        6200,
+        () => {
+          frozenAt = Date.now();
+          frozen.kill("SIGSTOP");
+        },
+      ],
+      [7000, () => redis.kill()],
+      [7900, () => redis.start()],
+      [8500, () => rest.setFault({ kind: "status-500", command: "evalsha", every: 6 })],
+      [9500, () => rest.setFault(null)],
+      [13_500, () => void frozen.kill("SIGCONT")],
+    ];
+    const began = Date.now();
+    for (const [at, step] of schedule) {
+      await sleep(Math.max(0, began + at - Date.now()));
+      await step();
+    }
+    // Everything done (or 90 s passed), then the fleet stops and the sweeper with it.
+    const raw = new IORedis({ host: redis.host, port: redis.port, lazyConnect: true });
+    await raw.connect();
+    try {
+      const deadline = Date.now() + 90_000;
+      while (Date.now() < deadline) {
+        const finished =
+          (await raw.zcard(`${prefix}:chaos:completed`)) + (await raw.zcard(`${prefix}:chaos:failed`));
+        if (finished >= jobCount) break;
+        await sleep(250);
+      }
+      await Promise.all([...fleet.children.values()].map(stopWorker));
+      sweeping.abort();
+      await sweeps;
+
+      const ids = Array.from({ length: jobCount }, (_, n) => String(n + 1));
+      const completed = new Set(await raw.zrange(`${prefix}:chaos:completed`, 0, -1));
+      const failed = await raw.zrange(`${prefix}:chaos:failed`, 0, -1);
+      const twice = ids.filter((id) => (fleet.effects.get(id)?.length ?? 0) > 1);
+      // A job the frozen worker was running when it froze may run again: its lease lapsed meanwhile.
+      const runningWhenFrozen = (id: string) =>
+        (fleet.starts.get(id) ?? []).some(({ by, at }) => by === "C" && at <= frozenAt + 50);
+      const unexplained = twice.filter((id) => !runningWhenFrozen(id));
+      const succeededThenFailed = failed.filter((id) => (fleet.effects.get(id)?.length ?? 0) > 0);
+      console.log(
+        `chaos: ${completed.size} completed, ${failed.length} failed, ${twice.length} side effects twice ` +
+          `(${unexplained.length} outside the frozen worker), ${fleet.errors.length} worker error events`,
+      );
+      expect(
+        ids.filter((id) => !completed.has(id) && !failed.includes(id)),
+        "lost",
+      ).toEqual([]);
+      expect(await misplacedJobs(raw, `${prefix}:chaos`, ids), "in two states").toEqual([]);
+      expect(succeededThenFailed, "failed after their processor succeeded").toEqual([]);
+      expect(failed, "failed").toEqual([]);
+      expect(unexplained, "run twice outside the frozen worker").toEqual([]);
+      expect(
+        ids.filter((id) => (fleet.effects.get(id)?.length ?? 0) === 0),
+        "never ran",
+      ).toEqual([]);
+    } finally {
+      raw.disconnect();
+      for (const child of fleet.children.values()) if (child.exitCode === null) child.kill("SIGKILL");
+    }
+  }, 150_000);
+});
