@@ -7,11 +7,15 @@
  * recent attempts for the prefetch (call-plan.ts's holdingCapacity).
  */
 
-/** One turn of the event loop: after pending I/O and due timers (setImmediate where there is one). */
+/**
+ * One whole turn of the event loop: a zero-delay timer, then an immediate. The timer alone is not
+ * enough: timers fire by due time, and microtasks run after each one, so a start woken by a fresh
+ * zero-delay timer would run before an older interval (the lease extender) that fell due during the
+ * last attempt. The immediate runs after the timers phase and the poll for I/O.
+ */
 function nextTurn(callback: () => void): void {
   const immediate = (globalThis as { setImmediate?: (callback: () => void) => unknown }).setImmediate;
-  if (immediate) immediate(callback);
-  else setTimeout(callback, 0);
+  setTimeout(() => (immediate ? immediate(callback) : setTimeout(callback, 0)), 0);
 }
 
 /** After a failed extension, the next one a start asks for waits this long (ms). */
