@@ -67,6 +67,14 @@ const refused: [string, string, string, CallInit, string, RegExp][] = [
     /own keys/,
   ],
   [
+    "an Idempotency-Key with a control character (a tab)",
+    "POST",
+    "/queues/q/jobs",
+    { json: { name: "a" }, headers: { "idempotency-key": "order\t7" } },
+    "Idempotency-Key",
+    /control|pattern|invalid|must be/,
+  ],
+  [
     "a job id with a right-to-left override",
     "POST",
     "/queues/q/jobs",
