@@ -3,6 +3,7 @@
  * what each room's index offers, plus the errors and the shared types.
  */
 
+export * from "./adds/index.ts";
 export * from "./dead-letter/index.ts";
 export {
   ClosedError,

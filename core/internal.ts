@@ -4,7 +4,6 @@
  * of the package's public API; users import from the index.
  */
 
-export { countRunningWorkers } from "./queue/running-workers.ts";
 export { decodeOptions, encodeOptions } from "./redis/codec.ts";
 export { jobKey } from "./redis/keys.ts";
 export { checkRetry } from "./redis/lifecycle.ts";
@@ -30,3 +29,4 @@ export {
   maxPriority,
 } from "./validate.ts";
 export { type Sandbox, type SandboxOptions, setSandboxFactory } from "./worker/sandbox.ts";
+export { countRunningWorkers } from "./worker/worker-registry.ts";

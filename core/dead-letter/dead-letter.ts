@@ -21,6 +21,8 @@
  * source queue's prefix carries a Redis Cluster hash tag, the target's must carry the same: refused
  * when configured (core/redis/hash-slot.ts); a foreign job's option that does not is ignored.
  */
+
+import type { AckEntry } from "../job/ack-entry.ts";
 import type { ActiveJob } from "../job/active-job.ts";
 import { encodeOptions } from "../redis/codec.ts";
 import { checkDeadLetterSlot, requiredTag } from "../redis/hash-slot.ts";
@@ -28,7 +30,6 @@ import { queueKeyPrefix, queueQualifiedName } from "../redis/keys.ts";
 import { queueNameProblem } from "../redis/names.ts";
 import type { DeadLetterOptions, JobsOptions } from "../types.ts";
 import { type Checker, checkDeadLetter } from "../validate.ts";
-import type { AckEntry } from "../worker/ack-entry.ts";
 
 /** What a dead letter's `data` holds. */
 export interface DeadLetterData<TData = unknown> {

@@ -10,8 +10,8 @@
  * fresh attempts, ready at once. The data is re-serialized from the letter (JSON.parse/stringify).
  */
 
-import { placementOf } from "../queue/add-jobs.ts";
-import type { WriteSettings } from "../queue/add-types.ts";
+import { placementOf } from "../adds/add-jobs.ts";
+import type { WriteSettings } from "../adds/add-types.ts";
 import { encodeOptions } from "../redis/codec.ts";
 import {
   decodeReadDeadLetters,

@@ -1,10 +1,12 @@
 /**
  * Adds trees of jobs whose parents wait (in `waiting-children`) until their children finish.
  * Children may live in other queues. Each call is all or nothing and replay-safe: one script call
- * while the trees fit one, else staged and made visible by one commit (core/queue/staged-add.ts), so a
+ * while the trees fit one, else staged and made visible by one commit (core/adds/staged-add.ts), so a
  * parent never waits on part of its children.
  */
 
+import { writeJobs, writeSettings } from "../adds/add-jobs.ts";
+import type { NewJob } from "../adds/add-types.ts";
 import type { Job } from "../job/job.ts";
 import { checkFlowNodeSlot } from "../redis/hash-slot.ts";
 import { defaultPrefix } from "../redis/keys.ts";
@@ -14,8 +16,6 @@ import type { RedisRetryOptions } from "../redis/retry.ts";
 import { type Telemetry, tracedFlows } from "../telemetry/telemetry.ts";
 import type { FlowJob, JobsOptions } from "../types.ts";
 import { Checker, checkQueueName } from "../validate.ts";
-import { writeJobs, writeSettings } from "./add-jobs.ts";
-import type { NewJob } from "./add-types.ts";
 import { Queue } from "./queue.ts";
 
 export interface FlowProducerOptions {

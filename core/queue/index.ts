@@ -1,7 +1,4 @@
-/** Queues: Queue and FlowProducer, their options, adds, maintenance and metrics. */
-export { JobIdInFlightError, StagedAddExpiredError } from "./add-calls.ts";
-export type { AddedJob } from "./add-jobs.ts";
-export type { AddOutcome } from "./add-types.ts";
+/** Queues: Queue and FlowProducer, maintenance and metrics (adds live in core/adds/). */
 export { FlowProducer, type FlowProducerOptions, type JobNode } from "./flow-producer.ts";
 export type {
   CleanState,
@@ -11,5 +8,4 @@ export type {
 } from "./maintenance.ts";
 export { Queue } from "./queue.ts";
 export { type MetricsQueue, type QueueMetrics, readQueueMetrics } from "./queue-metrics.ts";
-export type { QueueOptions } from "./queue-options.ts";
 export type { Metrics } from "./queue-settings.ts";

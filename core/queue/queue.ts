@@ -5,6 +5,10 @@
  * atomic script call that is safe to replay; the methods are thin calls into the room's modules, so
  * the class stays one class, as BullMQ's, rather than split to meet a line count.
  */
+
+import { type AddedJob, placementOf, writeJobs, writeSettings } from "../adds/add-jobs.ts";
+import type { AddOutcome, NewJob } from "../adds/add-types.ts";
+import type { QueueOptions } from "../adds/queue-options.ts";
 import { type RedriveOptions, redrive } from "../dead-letter/redrive.ts";
 import { NotSupportedError, UnexpectedReplyError } from "../errors.ts";
 import { Job } from "../job/job.ts";
@@ -48,10 +52,7 @@ import {
   defaultMaxDataBytes,
   serializeData,
 } from "../validate.ts";
-import { type AddedJob, placementOf, writeJobs, writeSettings } from "./add-jobs.ts";
-import type { AddOutcome, NewJob } from "./add-types.ts";
 import * as maintenance from "./maintenance.ts";
-import type { QueueOptions } from "./queue-options.ts";
 import * as settings from "./queue-settings.ts";
 
 /**

@@ -150,7 +150,7 @@ export function sweeperKeys(prefix: string): { lock: string; cursors: string } {
 }
 
 /**
- * The keys of one add staged over several calls (core/queue/staged-add.ts), in that add's own request
+ * The keys of one add staged over several calls (core/adds/staged-add.ts), in that add's own request
  * space beside its first queue, `<prefix>:nq-req:<queueName>:<token>:stage…`: like replay guards,
  * never under `{P}`, so no BullMQ reader, Bull Board, obliterate or `SCAN <prefix>:<queue>:*` takes
  * them for the queue's, and a `{hash-tag}` in the prefix keeps them in the queue's slot. All carry a

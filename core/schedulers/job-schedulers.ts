@@ -5,10 +5,10 @@
  * (`scheduler-iterations.ts`); the sweeper brings back one that went missing.
  */
 
+import { writeSettings } from "../adds/add-jobs.ts";
+import type { QueueOptions } from "../adds/queue-options.ts";
 import { errorForCode } from "../errors.ts";
 import { Job } from "../job/job.ts";
-import { writeSettings } from "../queue/add-jobs.ts";
-import type { QueueOptions } from "../queue/queue-options.ts";
 import { decodeOptions, decodeScheduler, hashFromFlat, shortOptions } from "../redis/codec.ts";
 import {
   decodeGetJobSchedulers,

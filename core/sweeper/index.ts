@@ -1,6 +1,6 @@
 /** The sweeper: the loop that promotes, recovers, starts workers and forwards events, behind its ports. */
 export type { ForwardedEvent, PublishEvents } from "./forwarding.ts";
-export type { QueueEvent, WorkerSettings } from "./sweep.ts";
+export type { QueueEvent } from "./sweep.ts";
 export {
   createSweeper,
   type QueueReport,

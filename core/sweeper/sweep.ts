@@ -10,6 +10,7 @@ import { queueKeys, sweeperKeys, workerRegistryKey } from "../redis/keys.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
 import { runScript } from "../redis/scripts.ts";
 import { type MissingIteration, restoreIterations } from "../schedulers/scheduler-iterations.ts";
+import type { WorkerSettings } from "../worker/worker-registry.ts";
 
 export interface SweepRequest {
   port: RedisPort;
@@ -60,12 +61,6 @@ export interface QueueSweep {
   restored: string[];
   stalled: string[];
   events: QueueEvent[];
-}
-
-/** What a worker registers for the sweeper's fan-out. */
-export interface WorkerSettings {
-  batchSize: number;
-  concurrency: number;
 }
 
 export type SweepResult = { locked: true } | { locked: false; queues: QueueSweep[] };

@@ -6,8 +6,8 @@
  */
 import { noDeadLetter } from "../dead-letter/dead-letter.ts";
 import { UnrecoverableError } from "../errors.ts";
+import type { AckEntry } from "../job/ack-entry.ts";
 import { requestLimitBytes } from "../redis/redis-port.ts";
-import type { AckEntry } from "./ack-entry.ts";
 import type { Held } from "./held.ts";
 import type { Decision, Settled } from "./outcome.ts";
 

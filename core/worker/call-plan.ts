@@ -3,7 +3,7 @@
  * unit-tested without Redis.
  */
 
-import type { AckEntry } from "./ack-entry.ts";
+import type { AckEntry } from "../job/ack-entry.ts";
 import type { CycleRequest } from "./calls.ts";
 import type { PipelineSettings } from "./pipeline-host.ts";
 

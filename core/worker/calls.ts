@@ -5,6 +5,7 @@
  */
 
 import { UnexpectedReplyError } from "../errors.ts";
+import type { AckEntry } from "../job/ack-entry.ts";
 import { ActiveJob } from "../job/active-job.ts";
 import { decodeJob, hashFromFlat } from "../redis/codec.ts";
 import {
@@ -30,7 +31,6 @@ import type { QueueContext } from "../redis/queue-context.ts";
 import { runScript } from "../redis/scripts.ts";
 import { tracedCall } from "../telemetry/telemetry.ts";
 import type { EventsLevel } from "../types.ts";
-import type { AckEntry } from "./ack-entry.ts";
 import { declaredKeys } from "./declared-keys.ts";
 import { compactEntry, encodeIds } from "./entry-wire.ts";
 

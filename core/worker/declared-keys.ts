@@ -4,8 +4,9 @@
  * worker already knows: each acked job's id, parent, deduplication id and dead-letter target, and
  * the ids the previous call peeked.
  */
+
+import type { AckEntry } from "../job/ack-entry.ts";
 import { jobSubKeys } from "../redis/keys.ts";
-import type { AckEntry } from "./ack-entry.ts";
 
 /** The parent queue's structures that finishing a child may move its parent between. */
 const parentQueueSuffixes = [

@@ -3,8 +3,9 @@
  * decodeIds reads them, counting UTF-8 bytes as Lua does) and entries with only their non-default
  * fields spelled out.
  */
+
+import type { AckEntry } from "../job/ack-entry.ts";
 import { utf8Length } from "../redis/codec.ts";
-import type { AckEntry } from "./ack-entry.ts";
 
 /** Length-prefixed strings ("<bytes>:<text>" each), what the scripts' decodeIds reads. */
 export function encodeIds(texts: readonly string[]): string {

@@ -18,3 +18,4 @@ export {
   type WorkerEvents,
   type WorkerOptions,
 } from "./worker.ts";
+export type { WorkerSettings } from "./worker-registry.ts";

@@ -4,9 +4,10 @@
  * delay) is due soon enough to run in this invocation — wait for it rather than leave it to the
  * sweeper's next tick. Pure policy over Worker.drain, so any adapter (Lambda, a container) uses it.
  */
-import { trackWorkerInvocation } from "../sweeper/worker-registry.ts";
+
 import type { DrainSummary } from "./types.ts";
 import type { Worker } from "./worker.ts";
+import { trackWorkerInvocation } from "./worker-registry.ts";
 
 export interface InvocationOptions {
   /** Epoch ms by which every job must be acked or handed back (the function's end less a margin). */

@@ -6,11 +6,11 @@
 
 import { deadLetterFields, noDeadLetter } from "../dead-letter/dead-letter.ts";
 import { DelayedError, RateLimitError, UnrecoverableError, WaitingChildrenError } from "../errors.ts";
+import type { AckEntry, AckOutcome } from "../job/ack-entry.ts";
 import type { ActiveJob } from "../job/active-job.ts";
 import { type BackoffStrategy, backoffDelay } from "../job/backoff.ts";
 import { scriptCodes } from "../redis/generated/scripts.ts";
 import type { BackoffOptions, DeadLetterOptions, KeepJobs } from "../types.ts";
-import type { AckEntry, AckOutcome } from "./ack-entry.ts";
 
 /** How an attempt ended, before it is written. */
 export type Settled =

@@ -6,8 +6,8 @@
  * here; the Worker supplies settings, events and the outcome rules.
  */
 import { LeaseLostError, RateLimitError } from "../errors.ts";
+import type { AckEntry } from "../job/ack-entry.ts";
 import { classifyFailure } from "../redis/call-errors.ts";
-import type { AckEntry } from "./ack-entry.ts";
 import { entryBudget, fitHeld } from "./ack-size.ts";
 import { runAttempt } from "./attempt.ts";
 import { cycleRequest, PruneSchedule, planCall } from "./call-plan.ts";

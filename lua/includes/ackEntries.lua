@@ -1,5 +1,5 @@
 -- The ack half of a worker call: finishes or requeues each job whose lock this worker still owns and
--- reports the others. A job has the fields of core/worker/ack-entry.ts's AckEntry (id, token, outcome, value,
+-- reports the others. A job has the fields of core/job/ack-entry.ts's AckEntry (id, token, outcome, value,
 -- attemptsMade, stacktrace, due, priority, lifo, keepCount, keepAge, keepLimit, attempts, parentKey,
 -- parentPrefix, parentPolicy, dedupId, deferred, deadLetter…). Returns one code per entry (1 done, -2 lock gone, -6 another owner, -3 not
 -- active, -4/-9 completion refused because of children), the replay-guard text of the non-1 codes,

@@ -22,7 +22,7 @@
  */
 import { Queue as BullQueue, Worker as BullWorker } from "bullmq";
 import { Queue, toRedisPort, Worker } from "../../core/index.ts";
-import { trackWorkerInvocation } from "../../core/sweeper/worker-registry.ts";
+import { trackWorkerInvocation } from "../../core/worker/worker-registry.ts";
 import { type BenchEnv, billedTotal, chunks, flush, round, sleep, unique, waitUntil } from "./common.ts";
 import type { EventsLevel } from "./throughput-shared.ts";
 

@@ -11,6 +11,7 @@ import { type ActiveJob, createRedis, Queue, Worker, type WorkerOptions } from "
 import "../../sandbox/register.ts";
 import { startRedisServer } from "../../infra/redis-server.ts";
 import { startRestServer } from "../../infra/rest-server/server.ts";
+import { loopLag } from "../support/loop-lag.ts";
 
 const cpuFile = fileURLToPath(new URL("../worker/fixtures/cpu-processor.mjs", import.meta.url));
 
@@ -85,17 +86,9 @@ try {
     worker.on("error", (error) => {
       if (/ack refused/.test(error.message)) refused += 1;
     });
-    let last = Date.now();
-    let stall = 0;
-    const timer = setInterval(() => {
-      const now = Date.now();
-      stall = Math.max(stall, now - last - 20);
-      last = now;
-    }, 20);
     const started = Date.now();
-    const summary = await worker.drain();
+    const { result: summary, maxLagMs: stall } = await loopLag(() => worker.drain());
     const wall = Date.now() - started;
-    clearInterval(timer);
     await worker.close();
     console.log(
       `| ${c.label} | ${summary.completed}/${c.jobs} | ${summary.lostLeases} | ${refused} | ${stall} ms | ${(wall / 1000).toFixed(1)} s |`,

@@ -20,11 +20,11 @@ import {
   ValidationError,
   Worker,
 } from "../../core/index.ts";
+import type { AckEntry } from "../../core/job/ack-entry.ts";
 import { ackPromoteAndLease } from "../../core/redis/generated/scripts.ts";
 import { queueKeyPrefix, queueKeys, replayGuardKey } from "../../core/redis/keys.ts";
 import { runScript } from "../../core/redis/scripts.ts";
 import { sweep } from "../../core/sweeper/sweep.ts";
-import type { AckEntry } from "../../core/worker/ack-entry.ts";
 import { compactEntry } from "../../core/worker/entry-wire.ts";
 import { keySlot } from "../../infra/rest-server/key-slot.ts";
 import { type RestServer, startRestServer } from "../../infra/rest-server/server.ts";

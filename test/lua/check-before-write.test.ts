@@ -7,10 +7,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { Queue, toRedisPort, UnrecoverableError, Worker } from "../../core/index.ts";
+import type { AckEntry } from "../../core/job/ack-entry.ts";
 import { ackPromoteAndLease, addJobs, changeDelay } from "../../core/redis/generated/scripts.ts";
 import { jobKey, queueKeyPrefix, queueKeys, replayGuardKey } from "../../core/redis/keys.ts";
 import { runScript } from "../../core/redis/scripts.ts";
-import type { AckEntry } from "../../core/worker/ack-entry.ts";
 import { compactEntry } from "../../core/worker/entry-wire.ts";
 import { keyspaceDigest } from "../support/keyspace.ts";
 import { directConnectionForFile, sharedRedis, uniquePrefix } from "../support/stack.ts";

@@ -15,7 +15,7 @@ import {
   type SweptQueue,
   toRedisPort,
 } from "../../core/index.ts";
-import { trackWorkerInvocation } from "../../core/sweeper/worker-registry.ts";
+import { trackWorkerInvocation } from "../../core/worker/worker-registry.ts";
 import { type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
 
 let stack: PrivateStack;

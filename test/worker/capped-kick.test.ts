@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toRedisPort } from "../../core/index.ts";
-import { trackWorkerInvocation } from "../../core/sweeper/worker-registry.ts";
+import { trackWorkerInvocation } from "../../core/worker/worker-registry.ts";
 import { createLambdaInvoker } from "../../functions/aws/lambda-invoker.ts";
 import { workerKickFromEnv } from "../../functions/config/workers-env.ts";
 import { createHttpApp } from "../../functions/http/index.ts";

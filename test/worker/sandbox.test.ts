@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { createFunctionWorker, Queue, ValidationError, Worker } from "../../core/index.ts";
 import "../../sandbox/register.ts";
+import { loopLag } from "../support/loop-lag.ts";
 import { sharedRedis, uniquePrefix } from "../support/stack.ts";
 
 const cpuProcessor = fileURLToPath(new URL("./fixtures/cpu-processor.mjs", import.meta.url));
@@ -20,22 +21,6 @@ afterAll(async () => {
 function track<T extends Worker>(worker: T): T {
   workers.push(worker);
   return worker;
-}
-
-/** The largest delay of a 20 ms timer while `during` runs: how long the event loop was blocked. */
-async function loopLag<T>(during: () => Promise<T>): Promise<{ result: T; maxLagMs: number }> {
-  let last = Date.now();
-  let maxLagMs = 0;
-  const timer = setInterval(() => {
-    const now = Date.now();
-    maxLagMs = Math.max(maxLagMs, now - last - 20);
-    last = now;
-  }, 20);
-  try {
-    return { result: await during(), maxLagMs };
-  } finally {
-    clearInterval(timer);
-  }
 }
 
 describe("processor files", () => {

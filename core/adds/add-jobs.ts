@@ -1,8 +1,8 @@
 /**
  * Writes adds for Queue and FlowProducer alike, all or nothing. A batch that fits one call (1,000
  * small jobs, fewer as their data grows: a script may hold Redis 20 ms, and Upstash caps a request at
- * 10 MB; core/queue/add-calls.ts) is one atomic addJobs call; a larger one is staged in chunks and made
- * visible by one commit (core/queue/staged-add.ts). Either way the add is safe to replay.
+ * 10 MB; core/adds/add-calls.ts) is one atomic addJobs call; a larger one is staged in chunks and made
+ * visible by one commit (core/adds/staged-add.ts). Either way the add is safe to replay.
  */
 
 import { UnexpectedReplyError } from "../errors.ts";

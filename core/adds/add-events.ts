@@ -1,5 +1,5 @@
 /**
- * The add events of a committed staged add (core/queue/staged-add.ts): `added` and `waiting`, `delayed` or
+ * The add events of a committed staged add (core/adds/staged-add.ts): `added` and `waiting`, `delayed` or
  * `waiting-children` for each created job, `duplicated` for each duplicate, in job order, as addJobs
  * writes them. 10,000 jobs' events (20,000 XADDs) do not fit the 20 ms one script call may take, so
  * they follow the commit in calls of at most 1,000 jobs, each with its own replay guard. A listener may

@@ -1,15 +1,26 @@
 /**
- * The worker side of the registry the sweeper reads: each worker invocation registers itself in
+ * The registry of running worker invocations (`{P}nq:workers`), one home for both sides. The worker
+ * side: each worker invocation registers itself in
  * `{P}nq:workers` (until a time, so one that dies lapses) and removes itself when done, and with its
  * registration records its batch size and concurrency in the queue's meta. The sweep reads both, so
  * its fan-out counts the invocations already running and divides the backlog by the batch size the
  * workers actually use, not by a second copy of it in the sweeper's configuration.
  */
-import { decodeTrackWorker, trackWorker } from "../redis/generated/scripts.ts";
+import {
+  countWorkers,
+  decodeCountWorkers,
+  decodeTrackWorker,
+  trackWorker,
+} from "../redis/generated/scripts.ts";
 import { queueKeys, workerRegistryKey } from "../redis/keys.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
 import { runScript } from "../redis/scripts.ts";
-import type { WorkerSettings } from "./sweep.ts";
+
+/** What a worker registers for the sweeper's fan-out. */
+export interface WorkerSettings {
+  batchSize: number;
+  concurrency: number;
+}
 
 /**
  * Registers (expiresAt > 0) or removes (0) a running worker invocation of a queue; a registration
@@ -38,4 +49,19 @@ export async function trackWorkerInvocation(
     },
   );
   decodeTrackWorker(reply);
+}
+
+/**
+ * How many worker invocations of a queue are running: registrations that have not lapsed. A kick reads
+ * it to skip invoking a worker when the queue already has its maximum running. One script call (one
+ * billed command).
+ */
+export async function countRunningWorkers(
+  port: RedisPort,
+  prefix: string,
+  queue: string,
+  now: number,
+): Promise<number> {
+  const reply = await runScript(port, countWorkers, { workers: workerRegistryKey(prefix, queue) }, { now });
+  return decodeCountWorkers(reply).count;
 }

@@ -1,6 +1,6 @@
 /**
- * How an add is cut into script calls, shared by the one-call path (core/queue/add-jobs.ts) and the staged
- * path (core/queue/staged-add.ts): the queues a batch touches, each job's script arguments, chunks that keep
+ * How an add is cut into script calls, shared by the one-call path (core/adds/add-jobs.ts) and the staged
+ * path (core/adds/staged-add.ts): the queues a batch touches, each job's script arguments, chunks that keep
  * a call within Upstash's request limit and within the 20 ms a script may hold Redis, and the errors
  * the add scripts answer.
  */
