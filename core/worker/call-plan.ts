@@ -5,7 +5,7 @@
 
 import type { AckEntry } from "../job/ack-entry.ts";
 import type { CycleRequest } from "./calls.ts";
-import type { PipelineSettings } from "./pipeline-host.ts";
+import type { PipelineSettings } from "./worker-setup.ts";
 
 export interface PipelineCounts {
   /** Leased, waiting for a slot. */

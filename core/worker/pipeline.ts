@@ -3,21 +3,30 @@
  * the next leased job at once; finished jobs are acked in small groups by the same call that leases
  * more (one or two such calls in flight); every job held — queued, running, or finished and not yet
  * acked — has its lease extended until its ack lands. The policy (when to call, what to lease) lives
- * here; the Worker supplies settings, events and the outcome rules.
+ * here; the Worker settles the rest once (WorkerSetup).
  */
-import { LeaseLostError, RateLimitError } from "../errors.ts";
+import { RateLimitError } from "../errors.ts";
 import type { AckEntry } from "../job/ack-entry.ts";
 import { classifyFailure } from "../redis/call-errors.ts";
-import { entryBudget, fitHeld } from "./ack-size.ts";
-import { runAttempt } from "./attempt.ts";
+import { entryBudget } from "./ack-size.ts";
+import { type AttemptOptions, runAttempt } from "./attempt.ts";
 import { cycleRequest, PruneSchedule, planCall } from "./call-plan.ts";
 import { type CycleRequest, type CycleResult, tracedCycle } from "./calls.ts";
 import type { Held } from "./held.ts";
 import { HeldJobs } from "./held-jobs.ts";
-import { type Decision, refusesCompletion, type Settled } from "./outcome.ts";
-import type { PipelineHost } from "./pipeline-host.ts";
+import type { Decision, Settled } from "./outcome.ts";
 import { StartGate, wakeableSleep } from "./start-gate.ts";
 import { type DrainOptions, type DrainSummary, emptySummary, type StopReason } from "./types.ts";
+import {
+  ackAnswered,
+  decideHeld,
+  extendLeased,
+  type PipelineSettings,
+  prepareLeased,
+  reportLost,
+  reportOutcome,
+  type WorkerSetup,
+} from "./worker-setup.ts";
 
 export class Pipeline {
   private readonly jobs = new HeldJobs();
@@ -46,24 +55,33 @@ export class Pipeline {
   private readonly reserveMs: number;
   private rateLimitedUntil = 0;
 
+  private readonly settings: PipelineSettings;
+  private readonly attemptOptions: AttemptOptions;
+
   constructor(
-    private readonly host: PipelineHost,
+    private readonly setup: WorkerSetup,
     private readonly options: DrainOptions,
   ) {
+    this.settings = setup.settings;
     this.deadline = options.deadline ?? Number.POSITIVE_INFINITY;
-    const { leaseMs, jobTimeoutMs } = host.settings;
+    this.attemptOptions = { ...setup.attempt, deadline: this.deadline };
+    const { leaseMs, jobTimeoutMs } = this.settings;
     this.reserveMs = options.reserveMs ?? Math.min(leaseMs, jobTimeoutMs ?? leaseMs) / 10;
     // What an earlier drain decided but could not ack goes out with this drain's first call.
-    this.jobs.done.push(...host.takeCarried());
+    this.jobs.done.push(...setup.carried.splice(0));
+  }
+
+  private now(): number {
+    return this.setup.location.clock();
   }
 
   private canStart(): boolean {
     if (this.options.signal?.aborted || this.handBackQueued) return false;
-    return this.host.clock() + this.reserveMs < this.deadline;
+    return this.now() + this.reserveMs < this.deadline;
   }
 
   async run(): Promise<DrainSummary> {
-    const { leaseMs } = this.host.settings;
+    const { leaseMs } = this.settings;
     const extender = setInterval(() => void this.extend(), Math.max(50, Math.floor(leaseMs / 6)));
     const onAbort = () => this.wake();
     this.options.signal?.addEventListener("abort", onAbort);
@@ -71,7 +89,7 @@ export class Pipeline {
       for (;;) {
         if (this.failure !== undefined) return await this.fail(this.failure);
         this.startJobs();
-        if (this.inFlight < this.host.settings.maxCallsInFlight) {
+        if (this.inFlight < this.settings.maxCallsInFlight) {
           const next = this.nextRequest();
           if (next) {
             this.launch(next.request, next.acked);
@@ -101,7 +119,7 @@ export class Pipeline {
     for (const held of this.jobs.running) held.stop?.({ kind: "lost" });
     while (this.jobs.running.size > 0 || this.inFlight > 0) await this.nextEvent();
     for (const held of this.jobs.queued.splice(0)) this.finish(held, { kind: "handed-back" });
-    if (classifyFailure(error).transient) this.host.carry([...this.jobs.acking, ...this.jobs.done]);
+    if (classifyFailure(error).transient) this.setup.carried.push(...this.jobs.acking, ...this.jobs.done);
     throw error;
   }
 
@@ -112,20 +130,20 @@ export class Pipeline {
     if (this.stopReason) return true;
     if (this.maxed) return true;
     if (this.readyLeft || this.dueNow()) return false;
-    this.host.emit("drained");
+    this.setup.emit("drained");
     return true;
   }
 
   private dueNow(): boolean {
-    return this.nextDue > 0 && this.nextDue <= this.host.clock();
+    return this.nextDue > 0 && this.nextDue <= this.now();
   }
 
   /** Resolves when a job finishes, a call lands, the signal fires, or the ack group's wait is up. */
   private nextEvent(): Promise<void> {
-    const now = this.host.clock();
+    const now = this.now();
     let wait = 1000;
-    if (this.jobs.done.length > 0 && this.inFlight < this.host.settings.maxCallsInFlight)
-      wait = Math.min(wait, this.firstDoneAt + this.host.settings.ackWaitMs - now);
+    if (this.jobs.done.length > 0 && this.inFlight < this.settings.maxCallsInFlight)
+      wait = Math.min(wait, this.firstDoneAt + this.settings.ackWaitMs - now);
     if (this.jobs.queued.length > 0) wait = Math.min(wait, this.deadline - this.reserveMs - now);
     return wakeableSleep(wait, (wake) => {
       this.wake = wake;
@@ -142,9 +160,9 @@ export class Pipeline {
       for (const held of this.jobs.queued.splice(0)) this.finish(held, { kind: "handed-back" });
       return;
     }
-    const { concurrency, leaseMs } = this.host.settings;
+    const { concurrency, leaseMs } = this.settings;
     while (this.jobs.running.size < concurrency && this.jobs.queued.length > 0) {
-      const now = this.host.clock();
+      const now = this.now();
       if (this.gate.mustYield(now)) return;
       if (this.jobs.oldestLock(now) >= leaseMs / 2) {
         if (!this.jobs.extending && this.gate.mayExtend(now)) void this.extend();
@@ -154,8 +172,8 @@ export class Pipeline {
       held.startedAt = now;
       this.gate.started(now);
       this.jobs.running.add(held);
-      this.host.emit("active", held.job, "waiting");
-      void runAttempt(held.job, this.host.attemptOptions(this.deadline), (stop) => {
+      this.setup.emit("active", held.job, "waiting");
+      void runAttempt(held.job, this.attemptOptions, (stop) => {
         held.stop = stop;
       }).then((settled) => {
         this.jobs.running.delete(held);
@@ -165,32 +183,26 @@ export class Pipeline {
   }
 
   private finish(held: Held, settled: Settled): void {
-    if (held.startedAt !== undefined) this.gate.attemptTook(this.host.clock() - held.startedAt);
+    if (held.startedAt !== undefined) this.gate.attemptTook(this.now() - held.startedAt);
     if (!held.lost) {
-      held.settled = settled;
-      held.decision = this.host.decide(held.job, settled);
+      decideHeld(this.setup, held, settled);
       if (settled.kind === "threw" && settled.error instanceof RateLimitError) {
         this.stopReason ??= "rate-limited";
         this.handBackQueued = true;
-        this.rateLimitedUntil = this.host.clock();
+        this.rateLimitedUntil = this.now();
       }
-      this.sizeUp(held);
-      if (held.decision.entry) {
-        if (this.jobs.done.length === 0) this.firstDoneAt = this.host.clock();
+      if (held.decision?.entry) {
+        if (this.jobs.done.length === 0) this.firstDoneAt = this.now();
         this.jobs.done.push(held);
       } else {
-        this.report(held);
+        reportOutcome(this.setup.emit, held.job, held.decision as Decision, this.summary);
       }
     }
     this.wake();
   }
 
-  private sizeUp(held: Held): void {
-    fitHeld(held, this.host.settings.maxRequestBytes, (error) => this.host.decide(held.job, error));
-  }
-
   private nextRequest(): { request: CycleRequest; acked: Held[] } | undefined {
-    const settings = this.host.settings;
+    const settings = this.settings;
     // A second call in flight leases only candidates the first was not given (none before the first
     // answer): without them it could only take nothing.
     const available = this.candidates.filter((id) => !this.assigned.has(id));
@@ -205,13 +217,13 @@ export class Pipeline {
       queued: this.jobs.queued.length,
       running: this.jobs.running.size,
       done: this.jobs.done.length,
-      oldestDoneWaitedMs: this.host.clock() - this.firstDoneAt,
+      oldestDoneWaitedMs: this.now() - this.firstDoneAt,
       averageAttemptMs: this.gate.averageAttemptMs,
     };
     const plan = planCall(settings, counts, leasing, stopping);
     if (!plan) return undefined;
     const entries = plan.ack ? this.jobs.takeForAck(entryBudget(settings.maxRequestBytes)) : [];
-    if (entries.length > 0) this.firstDoneAt = this.host.clock();
+    if (entries.length > 0) this.firstDoneAt = this.now();
     // A drain's last ack also prunes, so removeOnComplete/removeOnFail counts hold when it ends.
     const last = plan.count === 0 && this.jobs.done.length === 0 && this.jobs.count === entries.length;
     this.prunes.note(entries.map((held) => held.decision?.entry));
@@ -221,7 +233,7 @@ export class Pipeline {
       (plan.count > 0 && this.inFlight === 0 && this.candidates.length === 0) ||
       this.prunes.due(last, settings.pruneEveryCalls);
     const request = cycleRequest(settings, {
-      token: this.host.nextToken(),
+      token: this.setup.nextToken(),
       count: plan.count,
       // Calls in flight get disjoint candidates, from a peek deep enough for all of them.
       candidates: available.slice(0, plan.count),
@@ -237,9 +249,9 @@ export class Pipeline {
     this.inFlight += 1;
     this.firstCall = false;
     for (const id of request.candidates) this.assigned.add(id);
-    const sentAt = this.host.clock();
+    const sentAt = this.now();
     this.prunes.sent(request.open);
-    void tracedCycle(this.host.location, request)
+    void tracedCycle(this.setup.location, request)
       .then((result) => this.land(acked, result, sentAt, sequence))
       .catch((error: unknown) => {
         this.failure = error;
@@ -252,22 +264,10 @@ export class Pipeline {
   }
 
   private async land(acked: Held[], result: CycleResult, sentAt: number, sequence: number): Promise<void> {
-    const now = this.host.clock();
+    const now = this.now();
     for (const [i, held] of acked.entries()) {
       this.jobs.acking.delete(held);
-      const code = result.codes[i] ?? 0;
-      const decision = held.decision as Decision;
-      if (refusesCompletion(code) && decision.result === "completed") {
-        held.decision = this.host.refused(held.job, code);
-        this.sizeUp(held);
-        this.jobs.done.push(held);
-        continue;
-      }
-      if (code !== 1) {
-        this.lost(held, `ack refused (code ${code})`);
-        continue;
-      }
-      this.report(held);
+      if (ackAnswered(this.setup, held, result.codes[i] ?? 0, this.summary)) this.jobs.done.push(held);
     }
     if (sequence > this.applied) {
       this.applied = sequence;
@@ -288,30 +288,23 @@ export class Pipeline {
     }
     if (result.jobs.length === 0) return;
     this.summary.leased += result.jobs.length;
-    const jobs = await this.host.prepare(result.jobs);
+    const jobs = await prepareLeased(this.setup, result.jobs);
     // Their locks were set while the call ran: count the lease from when it was sent.
     for (const job of jobs) this.jobs.queued.push({ job, lockedAt: sentAt });
-  }
-
-  private lost(held: Held, what: string): void {
-    this.summary.lostLeases += 1;
-    const { id, queueName } = held.job;
-    this.host.emit("error", new LeaseLostError(`${what} on job "${id}" in queue "${queueName}"`));
-  }
-
-  private report(held: Held): void {
-    this.host.report(held.job, held.decision as Decision, this.summary);
   }
 
   /** Extends every held lock older than a third of the lease, in one call; stops jobs whose lease is lost. */
   private async extend(): Promise<void> {
     try {
-      await this.jobs.extend(this.host.clock(), this.host.settings.leaseMs, this.host.extend, (held) =>
-        this.lost(held, "lease lost"),
+      await this.jobs.extend(
+        this.now(),
+        this.settings.leaseMs,
+        (jobs) => extendLeased(this.setup, jobs),
+        (held) => reportLost(this.setup, held, "lease lost", this.summary),
       );
     } catch (error) {
-      this.gate.extendFailed(this.host.clock());
-      this.host.emit("error", error as Error);
+      this.gate.extendFailed(this.now());
+      this.setup.emit("error", error as Error);
     } finally {
       this.wake();
     }

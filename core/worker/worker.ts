@@ -14,15 +14,11 @@ import { defaultMaxLenEvents, defaultPrefix, queueKeys } from "../redis/keys.ts"
 import { Lifecycle, redisPortFrom } from "../redis/lifecycle.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import { runScript } from "../redis/scripts.ts";
-import { withNextIterations } from "../schedulers/scheduler-iterations.ts";
 import type { EventsLevel } from "../types.ts";
 import { Checker, checkPrefix, checkQueueName } from "../validate.ts";
 import { defaultMaxRequestBytes } from "./ack-size.ts";
-import { extendBatch, runStalledCheck } from "./calls.ts";
-import type { Held } from "./held.ts";
-import { decide, type OutcomeSettings, refusedCompletion } from "./outcome.ts";
+import { runStalledCheck } from "./calls.ts";
 import { Pipeline } from "./pipeline.ts";
-import { type PipelineHost, reportOutcome } from "./pipeline-host.ts";
 import { pollDrains } from "./poll.ts";
 import { isProcessorFile, type Sandbox, sandboxFor } from "./sandbox.ts";
 import {
@@ -33,6 +29,7 @@ import {
   type WorkerEvents,
   type WorkerOptions,
 } from "./types.ts";
+import type { WorkerSetup } from "./worker-setup.ts";
 
 export type {
   DrainOptions,
@@ -66,8 +63,8 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
   /** What runs an attempt: the processor function, or the sandbox of a processor file. */
   private readonly attempt: (job: ActiveJob) => Promise<unknown>;
   private readonly sandbox: Sandbox | undefined;
-  /** Decided jobs a failed drain could not ack: the next drain acks them first. */
-  private readonly carried: Held[] = [];
+  /** What every drain's pipeline reads (made once the options are checked). */
+  private readonly setup: WorkerSetup;
 
   constructor(
     queueName: string,
@@ -135,6 +132,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
       clock: options.clock ?? Date.now,
       ...(options.telemetry ? { telemetry: options.telemetry } : {}),
     };
+    this.setup = this.makeSetup();
   }
 
   private clock(): number {
@@ -166,7 +164,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
     this.lifecycle.assertOpen("drain");
     const { signal, release } = linkSignals(this.stopping.signal, options.signal);
     try {
-      return await this.track(new Pipeline(this.host(), { ...options, signal }).run());
+      return await this.track(new Pipeline(this.setup, { ...options, signal }).run());
     } finally {
       release();
     }
@@ -211,70 +209,42 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
     return this.lifecycle.closing;
   }
 
-  private host(): PipelineHost {
-    const emit: PipelineHost["emit"] = (event, ...args) => this.emit(event, ...args);
-    const settings = {
-      batchSize: this.batchSize,
-      concurrency: this.concurrency,
-      leaseMs: this.leaseMs,
-      jobTimeoutMs: this.options.jobTimeoutMs,
-      ackGroupSize: this.ack.groupSize,
-      ackWaitMs: this.ack.waitMs,
-      pruneEveryCalls: 10,
-      maxRequestBytes: this.maxRequestBytes,
-      maxCallsInFlight: this.maxCallsInFlight,
-      limiterMax: this.options.limiter?.max ?? 0,
-      limiterDuration: this.options.limiter?.duration ?? 0,
-      workerName: this.options.name ?? "",
-      maxLenEvents: this.options.streams?.events?.maxLen ?? defaultMaxLenEvents,
-      events: this.events,
-    };
-    const outcomeSettings = (): OutcomeSettings => ({
-      now: this.clock(),
-      removeOnComplete: this.options.removeOnComplete,
-      removeOnFail: this.options.removeOnFail,
-      backoffStrategies: this.strategies(),
-      random: this.options.random,
-      deadLetter: this.options.deadLetter,
-    });
+  /** What every drain's pipeline reads, settled once. */
+  private makeSetup(): WorkerSetup {
     return {
       location: this.location,
-      settings,
-      clock: () => this.clock(),
-      emit,
-      nextToken: () => `${this.id}:${++this.sequence}`,
-      attemptOptions: (deadline) => ({
+      settings: {
+        batchSize: this.batchSize,
+        concurrency: this.concurrency,
+        leaseMs: this.leaseMs,
+        jobTimeoutMs: this.options.jobTimeoutMs,
+        ackGroupSize: this.ack.groupSize,
+        ackWaitMs: this.ack.waitMs,
+        pruneEveryCalls: 10,
+        maxRequestBytes: this.maxRequestBytes,
+        maxCallsInFlight: this.maxCallsInFlight,
+        limiterMax: this.options.limiter?.max ?? 0,
+        limiterDuration: this.options.limiter?.duration ?? 0,
+        workerName: this.options.name ?? "",
+        maxLenEvents: this.options.streams?.events?.maxLen ?? defaultMaxLenEvents,
+        events: this.events,
+      },
+      outcome: {
+        removeOnComplete: this.options.removeOnComplete,
+        removeOnFail: this.options.removeOnFail,
+        backoffStrategies: this.strategies(),
+        random: this.options.random,
+        deadLetter: this.options.deadLetter,
+      },
+      attempt: {
         processor: this.attempt,
-        deadline,
         clock: () => this.clock(),
         defaultTimeoutMs: this.options.jobTimeoutMs,
         maxTimeoutMs: this.options.maxJobTimeoutMs,
-      }),
-      // The outcome rules never throw by design; if they ever did, the job goes back rather than hang.
-      decide: (job, settled) => {
-        try {
-          return decide(job, settled, outcomeSettings());
-        } catch (error) {
-          this.emit("error", error as Error);
-          return decide(job, { kind: "handed-back" }, outcomeSettings());
-        }
       },
-      refused: (job, code) => refusedCompletion(job, code, outcomeSettings()),
-      report: (job, decision, summary) => reportOutcome(emit, job, decision, summary),
-      prepare: async (jobs) => {
-        for (const job of jobs) {
-          job.hooks = {
-            onProgress: (j, progress) => this.emit("progress", j, progress),
-            events: this.events,
-          };
-        }
-        return await withNextIterations(this.location, jobs, settings.maxLenEvents, (e) =>
-          this.emit("error", e),
-        );
-      },
-      extend: (jobs) => extendBatch(this.location, jobs, this.leaseMs),
-      carry: (held) => this.carried.push(...held),
-      takeCarried: () => this.carried.splice(0),
+      emit: (event, ...args) => this.emit(event, ...args),
+      nextToken: () => `${this.id}:${++this.sequence}`,
+      carried: [],
     };
   }
 
