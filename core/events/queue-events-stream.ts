@@ -101,24 +101,31 @@ export function decodeEvent(fields: readonly string[]): DecodedEvent | undefined
   return { event, args };
 }
 
-/** The adaptive interval's bounds: `minMs` while events flow, growing to `maxMs` while idle. */
+/**
+ * The adaptive interval's bounds: `minMs` while events flow, growing to `maxMs` while idle, and on to
+ * `idleMs` when nobody waits for a job to finish.
+ */
 export interface PollBounds {
   minMs: number;
   maxMs: number;
+  idleMs: number;
 }
 
 /**
  * How long to wait before the next read: none after a full page (more is waiting), `minMs` after a
- * read that found events, and after an empty read twice the previous wait, up to `maxMs` — so an idle
- * reader costs one command per `maxMs`.
+ * read that found events, and after an empty read twice the previous wait, up to `maxMs` while a
+ * `waitUntilFinished` is pending (its latency stays within `maxMs`), else up to `idleMs` — so an idle
+ * reader costs one command per `idleMs`.
  */
 export function nextPollDelay(
   previousMs: number,
   found: number,
   pageSize: number,
   bounds: PollBounds,
+  waiting = false,
 ): number {
   if (found >= pageSize) return 0;
   if (found > 0) return bounds.minMs;
-  return Math.min(bounds.maxMs, Math.max(bounds.minMs, previousMs * 2));
+  const cap = waiting ? bounds.maxMs : Math.max(bounds.maxMs, bounds.idleMs);
+  return Math.min(cap, Math.max(bounds.minMs, previousMs * 2));
 }

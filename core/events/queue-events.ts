@@ -48,10 +48,13 @@ export interface QueueEventsOptions {
   events?: EventsLevel;
   /**
    * The adaptive interval: `minMs` (default 100) between reads while events flow, doubling while the
-   * stream is idle up to `maxMs` (default 1000, so an idle QueueEvents costs one billed command a
-   * second); a full page of `count` entries (default 500) is followed by the next read at once.
+   * stream is idle up to `maxMs` (default 1000) while a `waitUntilFinished` is pending, and up to
+   * `idleMs` (default 5000) when none is — an idle QueueEvents costs 720 billed commands an hour, and
+   * a listener hears the first event after a quiet spell up to `idleMs` late (set `idleMs` to
+   * `maxMs` for 1 s at 3,600 an hour); a full page of `count` entries (default 500) is followed by
+   * the next read at once.
    */
-  poll?: { minMs?: number; maxMs?: number; count?: number };
+  poll?: { minMs?: number; maxMs?: number; idleMs?: number; count?: number };
 }
 
 /** BullMQ 6.7.0's QueueEvents listener signatures (`id` is the stream entry's id). */
@@ -93,7 +96,7 @@ export type QueueEventsJobListener<TResult = unknown> = {
 // biome-ignore lint/suspicious/noExplicitAny: custom listeners declare their own arguments
 type AnyListener = (...args: any[]) => unknown;
 
-const defaults = { minMs: 100, maxMs: 1000, count: 500 } as const;
+const defaults = { minMs: 100, maxMs: 1000, idleMs: 5000, count: 500 } as const;
 
 /**
  * Listens to a queue's events from anywhere fetch works (Lambda, edge, Node), as BullMQ's QueueEvents.
@@ -122,6 +125,8 @@ export class QueueEvents<
   private closed: Promise<void> | undefined;
   private wake: (() => void) | undefined;
   private delayMs = 0;
+  /** Pending waitUntilFinished calls: while there are any, reads stay at most `maxMs` apart. */
+  private waiters = 0;
   private readonly closeHooks = new Set<() => void>();
   private catchUps: (() => void)[] = [];
 
@@ -146,7 +151,9 @@ export class QueueEvents<
     if (options.events !== undefined && options.events !== "all" && options.events !== "final")
       check.fail("events", "one of all, final, none", options.events);
     const poll =
-      options.poll === undefined ? {} : check.object("poll", options.poll, ["minMs", "maxMs", "count"]);
+      options.poll === undefined
+        ? {}
+        : check.object("poll", options.poll, ["minMs", "maxMs", "idleMs", "count"]);
     const minMs = check.integer("poll.minMs", poll.minMs ?? defaults.minMs, 1, 3_600_000);
     const maxMs = check.integer(
       "poll.maxMs",
@@ -154,7 +161,13 @@ export class QueueEvents<
       minMs,
       3_600_000,
     );
-    this.bounds = { minMs, maxMs };
+    const idleMs = check.integer(
+      "poll.idleMs",
+      poll.idleMs ?? Math.max(maxMs, defaults.idleMs),
+      maxMs,
+      3_600_000,
+    );
+    this.bounds = { minMs, maxMs, idleMs };
     this.pageSize = check.integer("poll.count", poll.count ?? defaults.count, 1, 10_000);
     const lastEventId = options.lastEventId ?? "$";
     if (typeof lastEventId !== "string" || !isEventId(lastEventId))
@@ -232,6 +245,24 @@ export class QueueEvents<
     return done;
   }
 
+  /**
+   * @internal A waitUntilFinished starts: reads stay at most `maxMs` apart until it calls the
+   * release; a longer idle pause under way ends now.
+   */
+  holdInterval(): () => void {
+    this.waiters += 1;
+    if (this.delayMs > this.bounds.maxMs) {
+      this.delayMs = this.bounds.maxMs;
+      this.wake?.();
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.waiters -= 1;
+    };
+  }
+
   /** @internal */
   closedError(operation: string): ClosedError {
     return new ClosedError(`QueueEvents "${this.name}": ${operation} after close()`);
@@ -254,7 +285,13 @@ export class QueueEvents<
           this.cursor ?? "0-0",
           this.pageSize,
         );
-        this.delayMs = nextPollDelay(this.delayMs, entries.length, this.pageSize, this.bounds);
+        this.delayMs = nextPollDelay(
+          this.delayMs,
+          entries.length,
+          this.pageSize,
+          this.bounds,
+          this.waiters > 0,
+        );
         for (const [id, fields] of entries) {
           if (this.closed) return;
           this.cursor = id;

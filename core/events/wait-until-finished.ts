@@ -66,6 +66,7 @@ export async function waitUntilFinished<TResult>(
     let settled = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let stopOnClose = () => {};
+    const release = queueEvents.holdInterval();
     const completedEvent = `completed:${job.id}` as const;
     const failedEvent = `failed:${job.id}` as const;
     const onCompleted = ({ returnvalue }: { returnvalue: unknown }) =>
@@ -79,6 +80,7 @@ export async function waitUntilFinished<TResult>(
       queueEvents.off(completedEvent, onCompleted);
       queueEvents.off(failedEvent, onFailed);
       stopOnClose();
+      release();
       finish();
     };
     queueEvents.on(completedEvent, onCompleted);

@@ -5,7 +5,8 @@
  */
 import type { Redis as IORedis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
-import { ClosedError, QueueEvents, type RedisPort, toRedisPort } from "../../core/index.ts";
+import { nextPollDelay } from "../../core/events/queue-events-stream.ts";
+import { ClosedError, Queue, QueueEvents, type RedisPort, toRedisPort } from "../../core/index.ts";
 import { sleep, waitFor } from "../support/bullmq-peer.ts";
 import { type Heard, record } from "../support/queue-events.ts";
 import { directConnectionForFile, sharedRedis, startPrivateStack, uniquePrefix } from "../support/stack.ts";
@@ -187,6 +188,58 @@ describe("QueueEvents idle cost", () => {
       const after = stack.rest.stats().commands;
       await sleep(300);
       expect(stack.rest.stats().commands).toBe(after);
+    } finally {
+      await stack.stop();
+    }
+  });
+});
+
+describe("QueueEvents idle back-off", () => {
+  it("by default an idle listener settles at one read per 5 s: 720 billed commands an hour", () => {
+    const bounds = { minMs: 100, maxMs: 1000, idleMs: 5000 };
+    const waits: number[] = [];
+    let delay = 0;
+    for (let read = 0; read < 20; read++) {
+      delay = nextPollDelay(delay, 0, 500, bounds);
+      waits.push(delay);
+    }
+    expect(waits.slice(0, 7)).toEqual([100, 200, 400, 800, 1600, 3200, 5000]);
+    expect(3_600_000 / (waits.at(-1) as number)).toBe(720);
+    // A pending waitUntilFinished keeps reads at most maxMs apart.
+    expect(nextPollDelay(5000, 0, 500, bounds, true)).toBe(1000);
+  });
+
+  it("reads back off to idleMs, and a waitUntilFinished pulls them back to maxMs until it settles", async () => {
+    const stack = await startPrivateStack();
+    try {
+      const prefix = uniquePrefix("qe");
+      const events = new QueueEvents("idle", {
+        redis: stack.redis,
+        prefix,
+        poll: { minMs: 10, maxMs: 50, idleMs: 500 },
+      });
+      await events.waitUntilReady();
+      await sleep(1_000);
+      stack.rest.resetStats();
+      await sleep(2_000);
+      const idleReads = stack.rest.stats().commands;
+      // Two seconds at one read per 500 ms (a read in flight at either end at most).
+      expect(idleReads).toBeGreaterThanOrEqual(3);
+      expect(idleReads).toBeLessThanOrEqual(5);
+      const queue = new Queue("idle", { redis: stack.redis, prefix });
+      const job = await queue.add("later", {}, { delay: 60_000 });
+      const waiting = job.waitUntilFinished(events, 1_500).catch((error: Error) => error.name);
+      await sleep(200);
+      stack.rest.resetStats();
+      await sleep(1_000);
+      // At most maxMs apart while the wait is pending (reads of the stream, not counting the job read).
+      expect(stack.rest.stats().byCommand.xrange ?? 0).toBeGreaterThanOrEqual(15);
+      expect(await waiting).toBe("TimeoutError");
+      await sleep(1_000);
+      stack.rest.resetStats();
+      await sleep(1_000);
+      expect(stack.rest.stats().commands).toBeLessThanOrEqual(3);
+      await events.close();
     } finally {
       await stack.stop();
     }
