@@ -23,6 +23,7 @@ KEYS
   events  {P}events
   replayGuard  nimbusq's replay guard for this call
   finishCounts  {P}nq:counts: jobs completed and failed by nimbusq workers (the sweeper's metrics read and reset it)
+  attention  <prefix>:nq:due, the sweeper's attention index: a call that acks or leases notes the queue
 KEYS repeated declared
   key  a key the call may touch beyond the fixed ones (declared, never indexed)
 ARGV

@@ -20,6 +20,7 @@ KEYS
   events  {P}events
   replayGuard  nimbusq's replay guard for this call
   finishCounts  {P}nq:counts: jobs completed and failed by nimbusq workers (the sweeper's metrics read and reset it)
+  attention  <prefix>:nq:due, the sweeper's attention index: a call that acks or leases notes the queue
 ARGV
   prefix  the queue key prefix {P}
   leaseToken  the lock token of the jobs this call leases

@@ -14,6 +14,7 @@ KEYS
   delayed  {P}delayed
   marker  {P}marker
   events  {P}events
+  attention  <prefix>:nq:due, the sweeper's attention index: the queue is noted for its next pass
 ARGV
   prefix  the queue key prefix {P}
   now  the caller's clock (ms)
@@ -33,6 +34,7 @@ REPLY
 EVENTS
   added, then waiting or delayed, per iteration made; duplicated when the next iteration exists.
 ]]
+-- @include noteAttention
 -- @include everyNextMillis
 -- @include loadQueueMeta
 -- @include storeIteration
@@ -86,4 +88,5 @@ for i = 1, ARG_GROUP_COUNT do
   out[i] = made
 end
 flushQueue(q)
+noteAttention(KEYS[KEY.attention], prefix, 0)
 return out

@@ -4,6 +4,7 @@ atomic call that is safe to replay: a replayed call returns the first call's res
 
 KEYS
   replayGuard  nimbusq's replay guard for this call, <prefix>:nq-req:<queue>:<token> of the first queue
+  attention  <prefix>:nq:due, the sweeper's attention index: each queue added to is noted for now
 KEYS repeated queues
   idCounter  {P}id
   wait  {P}wait
@@ -58,6 +59,7 @@ EVENTS
 -- @include checkNewJobs
 -- @include placeJobs
 -- @include copyGroupFields
+-- @include noteAttention
 
 checkIntegerArgs("addJobs", { "guardTtl", "maxLenEvents", "now", "events" })
 local now = tonumber(ARGV[ARG.now])
@@ -90,6 +92,7 @@ end
 local guardValue = table.concat(counters, ",")
 
 local result, outcomes = placeJobs(jobs, queues, now, ARGV[ARG.maxLenEvents], tonumber(ARGV[ARG.events]))
+for _, q in ipairs(queues) do noteAttention(KEYS[KEY.attention], q.prefix, now) end
 if outcomes ~= "" then guardValue = guardValue .. "|" .. outcomes end
 redis.call("SET", KEYS[KEY.replayGuard], guardValue, "PX", ARGV[ARG.guardTtl])
 return result

@@ -11,6 +11,7 @@ KEYS
   meta  {P}meta
   marker  {P}marker
   events  {P}events
+  attention  <prefix>:nq:due, the sweeper's attention index: the queue is noted for its next pass
 ARGV
   jobId  the job id
   delay  the new delay (ms from now)
@@ -26,6 +27,7 @@ CODES
 EVENTS
   delayed {jobId, delay: when it is now due (ms)}
 ]]
+-- @include noteAttention
 -- @include checkIntegerArgs
 -- @include eventsMaxLen
 -- @include nextDelayedScore
@@ -44,4 +46,5 @@ redis.call("ZADD", KEYS[KEY.delayed], score, jobId)
 local maxLen = eventsMaxLen(KEYS[KEY.meta])
 redis.call("XADD", KEYS[KEY.events], "MAXLEN", "~", maxLen, "*", "event", "delayed", "jobId", jobId, "delay", due)
 setDelayedMarker(KEYS[KEY.delayed], KEYS[KEY.marker])
+noteAttention(KEYS[KEY.attention], string.sub(KEYS[KEY.events], 1, -7), 0)
 return 0

@@ -1,9 +1,8 @@
 --[[
-commitStagedJobs: Makes a staged add visible in one call: persists the staged hashes sealStagedJobs left,
-moves every staged id into its queue's structures in bulk, merges the staged dependencies into each
-parent's, decides the jobs with deduplication (they enter after the others), links existing children
-and deletes the staging. Before it no reader sees any job of the add; after it, all of them. Safe to
-replay. Unflagged: it builds the staged-dependencies keys from `stage`.
+commitStagedJobs: Makes a staged add visible in one call: persists the staged hashes, moves every staged
+id into its queue's structures, merges staged dependencies into each parent's, decides the jobs with
+deduplication (they enter last), links existing children and deletes the staging. Before it no reader
+sees a job of the add; after it, all. Safe to replay. Unflagged: it builds keys from `stage`.
 
 KEYS
   replayGuard  the add's replay guard, <prefix>:nq-req:<queue>:<token>
@@ -11,6 +10,7 @@ KEYS
   stagedKeys  <stage>:keys
   stagedCustomKeys  <stage>:custom-keys
   parents  <stage>:parents
+  attention  <prefix>:nq:due, the sweeper's attention index: each queue added to is noted for now
 KEYS repeated queues
   wait  {P}wait
   prioritized  {P}prioritized
@@ -64,6 +64,7 @@ EVENTS
   waiting-children for a parent left with nothing pending. The jobs' added, waiting, delayed,
   waiting-children and duplicated events follow in publishAddEvents calls.
 ]]
+-- @include noteAttention
 -- @include checkIntegerArgs
 -- @include replayedResult
 -- @include saveResult
@@ -99,7 +100,6 @@ local customTail = redis.call("LRANGE", k.stagedCustomKeys, tonumber(ARGV[ARG.pe
 for _, key in ipairs(customTail) do table.insert(tail, key) end
 local failure, counts, parents = checkStagedAdd(k, queues, tonumber(ARGV[ARG.chunks]), tail, deferred)
 if failure then return failure end
-
 for _, key in ipairs(tail) do redis.call("PERSIST", key) end
 for g, q in ipairs(queues) do pushStagedQueue(q, g, counts) end
 local dropped = { k.stage, k.stagedKeys, k.stagedCustomKeys, k.parents }
@@ -123,6 +123,7 @@ for parentKey, parentPrefix in pairs(release) do
 end
 for _, q in ipairs(queues) do
   for _, name in ipairs({ "Wait", "Lifo", "Prioritized", "Delayed", "WaitingChildren" }) do table.insert(dropped, q["staged" .. name]) end
+  noteAttention(KEYS[KEY.attention], q.prefix, now)
 end
 for from = 1, #dropped, 4000 do redis.call("DEL", unpack(dropped, from, math.min(from + 3999, #dropped))) end
 return saveResult(KEYS[KEY.replayGuard], result, ARGV[ARG.guardTtl])

@@ -13,6 +13,7 @@ KEYS
   marker  {P}marker
   events  {P}events
   replayGuard  nimbusq's replay guard for this step
+  attention  <prefix>:nq:due, the sweeper's attention index: the queue is noted for its next pass
 ARGV
   prefix  the queue key prefix {P}
   state  failed | completed | delayed
@@ -25,6 +26,7 @@ REPLY
 EVENTS
   waiting {jobId, prev: failed | completed | delayed} per job.
 ]]
+-- @include noteAttention
 -- @include eventsMaxLen
 -- @include replayedResult
 -- @include saveResult
@@ -56,4 +58,5 @@ if #jobs > 0 then
     redis.call("ZADD", KEYS[KEY.marker], 0, "0")
   end
 end
+noteAttention(KEYS[KEY.attention], prefix, 0)
 return saveResult(KEYS[KEY.replayGuard], { #jobs >= count and 1 or 0, #jobs }, ARGV[ARG.guardTtl])

@@ -14,6 +14,7 @@ KEYS
   legacyPaused  {P}paused (5.x leftovers, moved back to wait on resume)
   prioritized  {P}prioritized
   delayed  {P}delayed
+  attention  <prefix>:nq:due, the sweeper's attention index: the queue is noted for its next pass
 ARGV
   pause  "1" to pause, "0" to resume, "2" to go on with a resume that answered `left` above 0
 REPLY
@@ -22,6 +23,7 @@ REPLY
 EVENTS
   paused or resumed
 ]]
+-- @include noteAttention
 -- @include setDelayedMarker
 local paused = redis.call("HEXISTS", KEYS[KEY.meta], "paused") == 1
 if ARGV[ARG.pause] == "1" then
@@ -31,6 +33,7 @@ if ARGV[ARG.pause] == "1" then
   redis.call("HSET", KEYS[KEY.meta], "paused", 1)
   redis.call("DEL", KEYS[KEY.marker])
   redis.call("XADD", KEYS[KEY.events], "*", "event", "paused")
+  noteAttention(KEYS[KEY.attention], string.sub(KEYS[KEY.meta], 1, -5), 0)
   return { 1, 0 }
 end
 if not paused then return { 0, 0 } end
@@ -60,4 +63,5 @@ else
   setDelayedMarker(KEYS[KEY.delayed], KEYS[KEY.marker])
 end
 redis.call("XADD", KEYS[KEY.events], "*", "event", "resumed")
+noteAttention(KEYS[KEY.attention], string.sub(KEYS[KEY.meta], 1, -5), 0)
 return { 1, 0 }

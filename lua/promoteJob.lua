@@ -14,6 +14,7 @@ KEYS
   active  {P}active
   marker  {P}marker
   events  {P}events
+  attention  <prefix>:nq:due, the sweeper's attention index: the queue is noted for its next pass
 ARGV
   jobId  the job id
   guardTtl  how long the replay guard lives (ms)
@@ -27,6 +28,7 @@ CODES
 EVENTS
   waiting {jobId, prev: delayed}
 ]]
+-- @include noteAttention
 -- @include pushReadyJob
 -- @include startGuardedMove
 local jobKey, jobId = KEYS[KEY.jobKey], ARGV[ARG.jobId]
@@ -37,4 +39,5 @@ for name, index in pairs(KEY) do k[name] = KEYS[index] end
 pushReadyJob(k, jobId, tonumber(redis.call("HGET", jobKey, "priority")) or 0, false)
 redis.call("XADD", KEYS[KEY.events], "*", "event", "waiting", "jobId", jobId, "prev", "delayed")
 redis.call("HSET", jobKey, "delay", 0)
+noteAttention(KEYS[KEY.attention], string.sub(KEYS[KEY.events], 1, -7), 0)
 return 0

@@ -14,6 +14,7 @@ KEYS
   marker  {P}marker
   events  {P}events
   schedulers  {P}repeat (job schedulers)
+  attention  <prefix>:nq:due, the sweeper's attention index: the queue is noted for its next pass
 ARGV
   prefix  the queue key prefix {P}
   now  the caller's clock (ms)
@@ -26,6 +27,7 @@ REPLY moved
 EVENTS
   waiting prev active, then stalled, per job.
 ]]
+-- @include noteAttention
 -- @include checkIntegerArgs
 -- @include checkStalledJobs
 checkIntegerArgs("recoverStalled", { "now", "stalledInterval", "maxStalledCount" })
@@ -33,4 +35,5 @@ local q = { prefix = ARGV[ARG.prefix] }
 for name, index in pairs(KEY) do q[name] = KEYS[index] end
 local moved = checkStalledJobs(q, ARGV[ARG.now], ARGV[ARG.stalledInterval], tonumber(ARGV[ARG.maxStalledCount]))
 if not moved then return { "skipped" } end
+if #moved > 0 then noteAttention(KEYS[KEY.attention], q.prefix, 0) end
 return moved

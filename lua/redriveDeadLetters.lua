@@ -17,6 +17,7 @@ KEYS
   waitingChildren  {P}waiting-children
   structure  the dead-letter queue's {P}wait, {P}failed or {P}completed, where the letters were read
   deadLetterEvents  the dead-letter queue's {P}events
+  attention  <prefix>:nq:due, the sweeper's attention index: the queue is noted for its next pass
 ARGV
   prefix  the source queue's key prefix {P}
   deadLetterPrefix  the dead-letter queue's key prefix
@@ -37,6 +38,7 @@ REPLY
 EVENTS
   removed {jobId, prev} on the dead-letter queue; added, waiting on the source queue.
 ]]
+-- @include noteAttention
 -- @include loadQueueMeta
 -- @include storeJob
 -- @include flushQueue
@@ -84,4 +86,5 @@ if #moved > 0 then
 end
 local answer = table.concat(ids, ",")
 redis.call("SET", KEYS[KEY.replayGuard], answer, "XX", "KEEPTTL")
+noteAttention(KEYS[KEY.attention], ARGV[ARG.prefix], 0)
 return answer

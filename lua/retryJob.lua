@@ -15,6 +15,7 @@ KEYS
   active  {P}active
   marker  {P}marker
   events  {P}events
+  attention  <prefix>:nq:due, the sweeper's attention index: the queue is noted for its next pass
 ARGV
   jobId  the job id
   state  failed | completed: the state the job must be in
@@ -32,6 +33,7 @@ CODES
 EVENTS
   waiting {jobId, prev: failed | completed}
 ]]
+-- @include noteAttention
 -- @include eventsMaxLen
 -- @include pushReadyJob
 -- @include startGuardedMove
@@ -51,4 +53,5 @@ pushReadyJob(k, jobId, priority, ARGV[ARG.lifo] == "1")
 moveChildBackToParent(jobKey, fields[2], state)
 local maxLen = eventsMaxLen(KEYS[KEY.meta])
 redis.call("XADD", KEYS[KEY.events], "MAXLEN", "~", maxLen, "*", "event", "waiting", "jobId", jobId, "prev", state)
+noteAttention(KEYS[KEY.attention], string.sub(KEYS[KEY.events], 1, -7), 0)
 return 1

@@ -1,12 +1,14 @@
 --[[
 sweepQueues: One sweeper pass over several queues, under the sweeper lock: promotes due delayed jobs,
-runs BullMQ's stalled check where jobs are active, reads the backlog, reads new events to forward,
-finds job schedulers whose due iteration is missing, and says when each queue next needs attention.
-Reads little when a queue is idle (its cost is the sweeper's idle cost).
+runs BullMQ's stalled check, reads the backlog and new events to forward, finds schedulers whose due
+iteration is missing, and writes when each queue next needs a look to the attention index (its next
+delayed job, stalled check, scheduler run, a recheck of waiting jobs, now for events left) or takes it
+out. Reads little when a queue is idle.
 
 KEYS
   lock  the sweeper lock (SET NX PX; this call's token renews it)
   cursors  hash: queue events key -> id of the last event forwarded
+  attention  <prefix>:nq:due, the attention index (member: queue name, score: when it needs a look)
 KEYS repeated queues
   meta  {P}meta (also the settings workers register: trackWorker)
   wait  {P}wait
@@ -29,6 +31,9 @@ ARGV
   promoteLimit  most delayed jobs promoted per queue and pass
   eventBatch  most events read per queue to forward, 0 to forward none
   schedulerLookback  how far back (ms) schedulers due are checked for a missing iteration
+  recheck  how soon (ms) a queue with jobs waiting is looked at again (its workers may have been lost)
+ARGV repeated names
+  name  the queue's name, in the order of the queues' KEYS (its member in the attention index)
 REPLY locked  another sweeper holds the lock
   marker  {"locked"}
 REPLY swept  one entry per queue; times in ms, 0 for none
@@ -44,8 +49,11 @@ EVENTS
 -- @include checkIntegerArgs
 -- @include promoteDelayedJobs
 -- @include checkStalledJobs
+-- @include settleAttention
+-- @include missingIterations
 checkIntegerArgs("sweepQueues", { "lockTtl", "now", "stalledInterval", "maxStalledCount", "promoteLimit",
-  "eventBatch", "schedulerLookback" })
+  "eventBatch", "schedulerLookback", "recheck" })
+if ARG_GROUP_COUNT ~= KEY_GROUP_COUNT then error("sweepQueues: one name per queue") end
 local now = tonumber(ARGV[ARG.now])
 -- Redis 6.2 form (no NX with GET): the holder is read only when the lock was already taken.
 if not redis.call("SET", KEYS[KEY.lock], ARGV[ARG.token], "NX", "PX", ARGV[ARG.lockTtl]) then
@@ -55,9 +63,7 @@ end
 local eventBatch = tonumber(ARGV[ARG.eventBatch])
 local eventsKeys = {}
 for g = 1, KEY_GROUP_COUNT do eventsKeys[g] = groupKey(g, KEY_GROUP.events) end
-local cursors = {}
-if eventBatch > 0 then cursors = redis.call("HMGET", KEYS[KEY.cursors], unpack(eventsKeys)) end
-local out = {}
+local cursors, out = eventBatch > 0 and redis.call("HMGET", KEYS[KEY.cursors], unpack(eventsKeys)) or {}, {}
 for g = 1, KEY_GROUP_COUNT do
   local q = {}
   for field, offset in pairs(KEY_GROUP) do
@@ -98,17 +104,7 @@ for g = 1, KEY_GROUP_COUNT do
     redis.call("ZREMRANGEBYSCORE", q.workers, 0, now)
     workers = redis.call("ZCARD", q.workers)
   end
-  -- One read per queue, as ever; then one EXISTS per scheduler due within the lookback.
-  local schedulers, nextSchedulerAt, missing = redis.call("ZRANGEBYSCORE", q.schedulers,
-    now - tonumber(ARGV[ARG.schedulerLookback]), "+inf", "WITHSCORES", "LIMIT", 0, 100), 0, {}
-  for i = 1, #schedulers, 2 do
-    local id, at = schedulers[i], schedulers[i + 1]
-    if tonumber(at) > now then nextSchedulerAt = tonumber(at) break end
-    if redis.call("EXISTS", q.prefix .. "repeat:" .. id .. ":" .. at) == 0 then
-      table.insert(missing, id); table.insert(missing, at)
-      table.insert(missing, redis.call("HGETALL", q.schedulers .. ":" .. id))
-    end
-  end
+  local nextSchedulerAt, missing = missingIterations(q, now, tonumber(ARGV[ARG.schedulerLookback]))
   local events = {}
   if eventBatch > 0 then
     local names = {}
@@ -125,5 +121,8 @@ for g = 1, KEY_GROUP_COUNT do
   end
   out[g] = { { waiting, prioritized, active, paused, workers, nextDelayedAt, nextStalledCheckAt,
     nextSchedulerAt, promoted, batchSize, concurrency }, stalled, events, missing }
+  settleAttention(KEYS[KEY.attention], groupArg(g, ARG_GROUP.name), { nextDelayedAt, active > 0 and
+    math.max(nextStalledCheckAt, now + 1) or 0, nextSchedulerAt, waiting + prioritized > 0 and paused == 0 and
+    now + tonumber(ARGV[ARG.recheck]) or 0, (#missing > 0 or (eventBatch > 0 and #events >= 3 * eventBatch)) and now or 0 })
 end
 return out

@@ -13,6 +13,7 @@ KEYS
   delayed  {P}delayed
   marker  {P}marker
   events  {P}events
+  attention  <prefix>:nq:due, the sweeper's attention index: the queue is noted for its next pass
 ARGV
   prefix  the queue key prefix {P}
   schedulerId  the scheduler id
@@ -44,6 +45,7 @@ CODES
 EVENTS
   added, then waiting or delayed, for the new iteration.
 ]]
+-- @include noteAttention
 -- @include everyNextMillis
 -- @include loadQueueMeta
 -- @include storeIteration
@@ -102,14 +104,9 @@ end
 -- The hash is rewritten as BullMQ does: fields absent from this schedule must not linger.
 local fields = { "name", ARGV[ARG.name] }
 local function add(field, value)
-  if value and value ~= "" then
-    fields[#fields + 1] = field
-    fields[#fields + 1] = value
-  end
+  if value and value ~= "" then fields[#fields + 1] = field; fields[#fields + 1] = value end
 end
-for _, field in ipairs({ "tz", "limit", "pattern", "startDate", "endDate", "every" }) do
-  add(field, ARGV[ARG[field]])
-end
+for _, field in ipairs({ "tz", "limit", "pattern", "startDate", "endDate", "every" }) do add(field, ARGV[ARG[field]]) end
 add("offset", storedOffset)
 add("opts", ARGV[ARG.templateOpts])
 add("data", ARGV[ARG.data])
@@ -126,4 +123,5 @@ local data = ARGV[ARG.data] ~= "" and ARGV[ARG.data] or "{}"
 local delay = storeIteration(q, id, ARGV[ARG.idJson], next, now, ARGV[ARG.optsHead], ARGV[ARG.name], data,
   ARGV[ARG.priority], ARGV[ARG.lifo])
 flushQueue(q)
+noteAttention(KEYS[KEY.attention], prefix, 0)
 return { jobId, delay }

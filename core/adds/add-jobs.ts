@@ -8,7 +8,13 @@
 import { UnexpectedReplyError } from "../errors.ts";
 import type { Job } from "../job/job.ts";
 import { addJobs, decodeAddJobs } from "../redis/generated/scripts.ts";
-import { defaultMaxLenEvents, defaultReplayGuardTtlMs, queueKeys, replayGuardKey } from "../redis/keys.ts";
+import {
+  attentionKey,
+  defaultMaxLenEvents,
+  defaultReplayGuardTtlMs,
+  queueKeys,
+  replayGuardKey,
+} from "../redis/keys.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
 import { runScript } from "../redis/scripts.ts";
 import type { JobsOptions } from "../types.ts";
@@ -72,6 +78,7 @@ async function writeOneCall(port: RedisPort, jobs: NewJob[], settings: WriteSett
     addJobs,
     {
       replayGuard: replayGuardKey(first.prefix, first.queueName, token),
+      attention: attentionKey(first.prefix),
       queues: table.queues.map((q) => queueKeys(q.prefix, q.queueName)),
     },
     {

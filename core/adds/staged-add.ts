@@ -20,7 +20,7 @@ import {
   sealStagedJobs,
   stageJobs,
 } from "../redis/generated/scripts.ts";
-import { queueKeys, replayGuardKey, stagingKeys } from "../redis/keys.ts";
+import { attentionKey, queueKeys, replayGuardKey, stagingKeys } from "../redis/keys.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
 import { runScript } from "../redis/scripts.ts";
 import { Checker } from "../validate.ts";
@@ -183,7 +183,8 @@ class StagedAdd {
 
   async commit(persist: { persistFrom: number; persistCustomFrom: number }): Promise<unknown> {
     const { settings } = this;
-    return await runScript(this.port, commitStagedJobs, this.stagingArgs(this.guard()), {
+    const keys = { ...this.stagingArgs(this.guard()), attention: attentionKey(this.first.prefix) };
+    return await runScript(this.port, commitStagedJobs, keys, {
       guardTtl: settings.guardTtlMs,
       now: settings.now,
       maxLenEvents: settings.maxLenEvents,

@@ -19,7 +19,7 @@ import {
   readDeadLetters,
   redriveDeadLetters,
 } from "../redis/generated/scripts.ts";
-import { queueKeyPrefix, queueKeys, replayGuardKey } from "../redis/keys.ts";
+import { attentionKey, queueKeyPrefix, queueKeys, replayGuardKey } from "../redis/keys.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import { runScript } from "../redis/scripts.ts";
 import { Checker, checkPrefix, checkQueueName } from "../validate.ts";
@@ -161,6 +161,7 @@ async function move(
     redriveDeadLetters,
     {
       replayGuard: replayGuardKey(prefix, queueName, crypto.randomUUID()),
+      attention: attentionKey(prefix),
       idCounter: keys.idCounter,
       wait: keys.wait,
       prioritized: keys.prioritized,

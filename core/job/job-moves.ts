@@ -17,7 +17,14 @@ import {
   retryJob,
   scriptCodes,
 } from "../redis/generated/scripts.ts";
-import { defaultReplayGuardTtlMs, jobKey, queueKeyPrefix, queueKeys, replayGuardKey } from "../redis/keys.ts";
+import {
+  attentionKey,
+  defaultReplayGuardTtlMs,
+  jobKey,
+  queueKeyPrefix,
+  queueKeys,
+  replayGuardKey,
+} from "../redis/keys.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import { runScript } from "../redis/scripts.ts";
 import { Checker, maxDueTime, maxPriority } from "../validate.ts";
@@ -44,7 +51,12 @@ function subject(location: QueueContext, id: string): string {
 function keysOf(location: QueueContext, id: string) {
   const keys = queueKeys(location.prefix, location.queueName);
   const replayGuard = replayGuardKey(location.prefix, location.queueName, crypto.randomUUID());
-  return { ...keys, jobKey: jobKey(location.prefix, location.queueName, id), replayGuard };
+  return {
+    ...keys,
+    jobKey: jobKey(location.prefix, location.queueName, id),
+    replayGuard,
+    attention: attentionKey(location.prefix),
+  };
 }
 
 function refuse(code: number, operation: string, location: QueueContext, id: string, state?: string): never {

@@ -18,6 +18,7 @@ import {
   pauseQueue,
 } from "../redis/generated/scripts.ts";
 import {
+  attentionKey,
   defaultReplayGuardTtlMs,
   type QueueKeys,
   queueKeyPrefix,
@@ -189,8 +190,7 @@ export async function clean(
 
 /**
  * BullMQ's `drain(delayed)`: deletes every job in wait (and the legacy paused list) and prioritized,
- * and in delayed when asked, but a job scheduler's current iteration; no events. Returns how many
- * jobs went.
+ * and in delayed when asked, but a job scheduler's current iteration; no events. Returns the count.
  */
 export async function drain(location: QueueContext, delayed: boolean): Promise<number> {
   new Checker(context(location, "drain")).boolean("delayed", delayed);
@@ -231,7 +231,7 @@ export async function obliterate(location: QueueContext, opts: ObliterateOptions
   const force = opts.force === undefined ? false : check.boolean("force", opts.force);
   const count = stepCount(check, opts.count);
   const { port, prefix, queueName } = location;
-  const keys = queueKeys(prefix, queueName);
+  const keys = { ...queueKeys(prefix, queueName), attention: attentionKey(prefix) };
   decodePauseQueue(await runScript(port, pauseQueue, keys, { pause: "1" }));
   const token = crypto.randomUUID();
   for (let step = 0; ; step++) {
@@ -270,7 +270,7 @@ async function moveAll(
   limit: number | undefined,
 ): Promise<number> {
   const { port, prefix, queueName } = location;
-  const keys = queueKeys(prefix, queueName);
+  const keys = { ...queueKeys(prefix, queueName), attention: attentionKey(prefix) };
   const token = crypto.randomUUID();
   let moved = 0;
   for (let step = 0; limit === undefined || moved < limit; step++) {

@@ -28,7 +28,14 @@ import {
   trimEvents,
 } from "../redis/generated/scripts.ts";
 import { checkJobTargets } from "../redis/hash-slot.ts";
-import { defaultPrefix, jobKey, jobSubKeys, queueKeys, queueQualifiedName } from "../redis/keys.ts";
+import {
+  attentionKey,
+  defaultPrefix,
+  jobKey,
+  jobSubKeys,
+  queueKeys,
+  queueQualifiedName,
+} from "../redis/keys.ts";
 import { Lifecycle, redisPortFrom } from "../redis/lifecycle.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
@@ -90,6 +97,11 @@ export class Queue<TData = unknown> {
   }
 
   /** `<prefix>:<queueName>`, the value a child's `parent.queue` names. */
+  /** pauseQueue's keys: the queue's and the sweeper's attention index, which a pause or resume notes. */
+  private pauseKeys() {
+    return { ...this.keys, attention: attentionKey(this.prefix) };
+  }
+
   get qualifiedName(): string {
     return queueQualifiedName(this.prefix, this.name);
   }
@@ -218,7 +230,7 @@ export class Queue<TData = unknown> {
 
   /** Pauses the queue for every worker (BullMQ's global pause: only `meta.paused` changes). */
   async pause(): Promise<void> {
-    decodePauseQueue(await runScript(this.port, pauseQueue, this.keys, { pause: "1" }));
+    decodePauseQueue(await runScript(this.port, pauseQueue, this.pauseKeys(), { pause: "1" }));
   }
 
   /**
@@ -227,7 +239,7 @@ export class Queue<TData = unknown> {
    */
   async resume(): Promise<void> {
     for (let pause = "0"; ; pause = "2") {
-      const { left } = decodePauseQueue(await runScript(this.port, pauseQueue, this.keys, { pause }));
+      const { left } = decodePauseQueue(await runScript(this.port, pauseQueue, this.pauseKeys(), { pause }));
       if (left === 0) return;
     }
   }

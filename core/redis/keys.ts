@@ -144,6 +144,15 @@ export function workerRegistryKey(prefix: string, queueName: string): string {
   return `${queueKeyPrefix(prefix, queueName)}nq:workers`;
 }
 
+/**
+ * `<prefix>:nq:due`, the attention index of a key prefix: one entry per queue that needs the sweeper,
+ * scored with when (ms). The scripts that change a queue move its entry earlier; the sweep sets it to
+ * the queue's next due time or removes it. An idle deployment's tick reads this one key.
+ */
+export function attentionKey(prefix: string): string {
+  return `${prefix}:nq:due`;
+}
+
 /** The sweeper's lock and its event-forwarding cursors, one pair per key prefix. */
 export function sweeperKeys(prefix: string): { lock: string; cursors: string } {
   return { lock: `${prefix}:nq:sweeper:lock`, cursors: `${prefix}:nq:sweeper:cursors` };

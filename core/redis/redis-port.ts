@@ -24,6 +24,11 @@ export interface RedisPort {
   xrange?(key: string, start: string, end: string, count: number): Promise<StreamEntry[]>;
   /** XREVRANGE with COUNT, newest first. Optional, as xrange. */
   xrevrange?(key: string, end: string, start: string, count: number): Promise<StreamEntry[]>;
+  /**
+   * ZRANGE key 0 -1 WITHSCORES as a flat `[member, score, …]` list (one billed command). Optional:
+   * the sweeper reads its attention index with it (without it, with a script: two).
+   */
+  zrangeWithScores?(key: string): Promise<string[]>;
 }
 
 /** One stream entry as Redis answers it: its id and its flat field/value list. */
@@ -45,6 +50,7 @@ export interface UpstashRedisLike {
   hgetall(key: string): Promise<unknown>;
   xrange?(key: string, start: string, end: string, count?: number): Promise<unknown>;
   xrevrange?(key: string, end: string, start: string, count?: number): Promise<unknown>;
+  zrange?(key: string, min: number, max: number, options?: { withScores?: boolean }): Promise<unknown>;
 }
 
 /** The host a client talks to, for error messages (an `@upstash/redis` client keeps its base URL). */
@@ -92,7 +98,13 @@ export function toRedisPort(redis: UpstashRedisLike | RedisPort, retry: RedisRet
       return reply.map(String);
     },
   };
-  const { xrange, xrevrange } = redis;
+  const { xrange, xrevrange, zrange } = redis;
+  if (zrange)
+    port.zrangeWithScores = async (key) => {
+      const reply = await call("ZRANGE", () => zrange.call(redis, key, 0, -1, { withScores: true }));
+      if (!Array.isArray(reply)) return [];
+      return reply.map(String);
+    };
   if (xrange)
     port.xrange = async (key, start, end, count) =>
       streamEntries(await call("XRANGE", () => xrange.call(redis, key, start, end, count)));

@@ -18,7 +18,7 @@ import {
   removeJobScheduler,
   upsertJobScheduler,
 } from "../redis/generated/scripts.ts";
-import { queueKeyPrefix, queueKeys } from "../redis/keys.ts";
+import { attentionKey, queueKeyPrefix, queueKeys } from "../redis/keys.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import { runScript } from "../redis/scripts.ts";
 import type { JobSchedulerJson, RepeatOptions } from "../types.ts";
@@ -122,7 +122,7 @@ export async function upsertScheduler<TData>(
 
 function queueKeysFor(host: SchedulerHost) {
   const keys = queueKeys(host.location.prefix, host.location.queueName);
-  return { ...keys, schedulers: keys.repeat };
+  return { ...keys, schedulers: keys.repeat, attention: attentionKey(host.location.prefix) };
 }
 
 /** One scheduler, as BullMQ's `getJobScheduler`; undefined when there is none. */

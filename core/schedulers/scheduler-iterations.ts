@@ -13,7 +13,7 @@ import {
   addIterations,
   decodeAddIterations,
 } from "../redis/generated/scripts.ts";
-import { defaultMaxLenEvents, queueKeyPrefix, queueKeys } from "../redis/keys.ts";
+import { attentionKey, defaultMaxLenEvents, queueKeyPrefix, queueKeys } from "../redis/keys.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
 import { runScript } from "../redis/scripts.ts";
@@ -58,7 +58,7 @@ async function run(
     await runScript(
       port,
       addIterations,
-      { ...keys, schedulers: keys.repeat },
+      { ...keys, schedulers: keys.repeat, attention: attentionKey(prefix) },
       { prefix: queueKeyPrefix(prefix, queueName), now, maxLenEvents, iterations },
     ),
   );

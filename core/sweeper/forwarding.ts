@@ -50,7 +50,8 @@ export async function forwardEvents(
   const events = swept.flatMap((s) => s.events.map((event) => ({ queue: s.queue, event })));
   if (events.length === 0) return { forwarded: 0, more: false };
   const { failed } = await publish(events);
-  await advanceCursors(port, prefix, token, cursorAdvances(events, failed));
+  const again = [...new Set(failed.map((index) => events[index]?.queue as string))];
+  await advanceCursors(port, prefix, token, cursorAdvances(events, failed), again);
   return {
     forwarded: events.length - failed.length,
     more: failed.length === 0 && swept.some((s) => s.events.length >= forwardBatch),

@@ -4,7 +4,7 @@
  */
 import { Checker, checkPrefix, checkQueueName } from "../validate.ts";
 
-const queueKeys = ["name", "workerFunction", "batchSize", "maxWorkers", "deadLetterQueue"] as const;
+const queueKeys = ["name", "workerFunction", "batchSize", "maxWorkers", "deadLetterQueue", "watch"] as const;
 const counts = [
   "tickMs",
   "marginMs",
@@ -37,6 +37,8 @@ export function checkSweeperSettings(settings: unknown, ports: unknown): void {
     if (q.workerFunction !== undefined) check.string(`${field}.workerFunction`, q.workerFunction);
     if (q.batchSize !== undefined) check.integer(`${field}.batchSize`, q.batchSize, 1);
     if (q.maxWorkers !== undefined) check.integer(`${field}.maxWorkers`, q.maxWorkers, 0);
+    if (q.watch !== undefined && q.watch !== "index" && q.watch !== "always")
+      check.fail(`${field}.watch`, '"index" or "always"', q.watch);
     if (q.deadLetterQueue !== undefined)
       checkQueueName(q.deadLetterQueue, "createSweeper", `${field}.deadLetterQueue`);
   }

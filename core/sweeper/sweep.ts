@@ -6,10 +6,11 @@ import {
   releaseLock,
   sweepQueues,
 } from "../redis/generated/scripts.ts";
-import { queueKeys, sweeperKeys, workerRegistryKey } from "../redis/keys.ts";
+import { attentionKey, queueKeys, sweeperKeys, workerRegistryKey } from "../redis/keys.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
 import { runScript } from "../redis/scripts.ts";
 import { type MissingIteration, restoreIterations } from "../schedulers/scheduler-iterations.ts";
+import { encodeIds } from "../worker/entry-wire.ts";
 import type { WorkerSettings } from "../worker/worker-registry.ts";
 
 export interface SweepRequest {
@@ -25,6 +26,8 @@ export interface SweepRequest {
   promoteLimit: number;
   /** Most events read per queue for forwarding; 0 reads none. */
   eventBatch: number;
+  /** How soon (ms) a queue left with jobs waiting is looked at again (the sweeper's tick). */
+  recheckMs: number;
   /**
    * How far back (ms, default 10 minutes) a job scheduler's due iteration is checked for: one found
    * missing is made again. Older ones are left alone, so a schedule that ended costs nothing for long.
@@ -82,6 +85,7 @@ export async function sweep(request: SweepRequest): Promise<SweepResult> {
     {
       lock: keys.lock,
       cursors: keys.cursors,
+      attention: attentionKey(prefix),
       queues: request.queues.map((name) => {
         const q = queueKeys(prefix, name);
         return { ...q, schedulers: q.repeat, workers: workerRegistryKey(prefix, name) };
@@ -96,6 +100,8 @@ export async function sweep(request: SweepRequest): Promise<SweepResult> {
       promoteLimit: request.promoteLimit,
       eventBatch: request.eventBatch,
       schedulerLookback: request.schedulerLookbackMs ?? 600_000,
+      recheck: request.recheckMs,
+      names: request.queues.map((name) => ({ name })),
     },
   );
   const decoded = decodeSweepQueues(reply);
@@ -135,21 +141,26 @@ export async function sweep(request: SweepRequest): Promise<SweepResult> {
   return { locked: false, queues };
 }
 
-/** Moves the forwarding cursors after a successful forward; false when the lock was lost. */
+/**
+ * Moves the forwarding cursors after a forward, and notes the queues in `again` (their forward partly
+ * failed) for the next pass; false when the lock was lost.
+ */
 export async function advanceCursors(
   port: RedisPort,
   prefix: string,
   token: string,
   lastIds: { queue: string; lastId: string }[],
+  again: readonly string[] = [],
 ): Promise<boolean> {
-  if (lastIds.length === 0) return true;
+  if (lastIds.length === 0 && again.length === 0) return true;
   const keys = sweeperKeys(prefix);
   const reply = await runScript(
     port,
     advanceEventCursors,
-    { lock: keys.lock, cursors: keys.cursors },
+    { lock: keys.lock, cursors: keys.cursors, attention: attentionKey(prefix) },
     {
       token,
+      again: encodeIds(again),
       streams: lastIds.map(({ queue, lastId }) => ({ events: queueKeys(prefix, queue).events, lastId })),
     },
   );

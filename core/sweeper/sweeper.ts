@@ -1,11 +1,12 @@
 /**
  * The sweeper loop, behind small ports so that any scheduler runs it (the Lambda adapter ticked by
- * EventBridge, a test with a fake clock): under a Redis lock (so overlapping or duplicated ticks do
- * nothing twice) it sweeps every queue in one script call, starts as many worker invocations as the
- * backlogs need (`startWorkers`), forwards new queue events (`publish`), reports each queue's metrics
- * every Nth pass (`reportMetrics`), and — until shortly before the next tick — sleeps until the next
- * thing is due and sweeps again. An idle deployment costs one sweep per tick; `mode: "once"` always
- * sweeps once.
+ * EventBridge, a test with a fake clock): each pass reads the prefix's attention index (one command)
+ * and, under a Redis lock (so overlapping or duplicated ticks do nothing twice), sweeps in one script
+ * call the queues it says are due — every queue on a container's first pass — starts as many worker
+ * invocations as the backlogs need (`startWorkers`), forwards new queue events (`publish`), reports
+ * each queue's metrics every Nth pass (`reportMetrics`), and — until shortly before the next tick —
+ * sleeps until the next thing is due and passes again. An idle deployment costs one read per tick,
+ * whatever its number of queues; `mode: "once"` always passes once.
  *
  * @example
  * const sweeper = createSweeper({ queues: [{ name: "email", workerFunction: "email-worker" }] }, {
@@ -15,15 +16,16 @@
  * await sweeper.run({ token: requestId, remainingMs: 60_000 });
  */
 
-import { type QueueMetrics, readQueueMetrics } from "../queue/queue-metrics.ts";
 import { defaultPrefix } from "../redis/keys.ts";
 import { checkRetry } from "../redis/lifecycle.ts";
 import { type RedisPort, toRedisPort, type UpstashRedisLike } from "../redis/redis-port.ts";
 import type { RedisRetryOptions } from "../redis/retry.ts";
+import { nextUnswept, queuesToSweep, readAttention } from "./attention.ts";
 import { fanOutBatchSize, nextDueAt, passWindow, sleepBeforeNextPass, workersToStart } from "./decisions.ts";
 import { forwardBatch, forwardEvents, type PublishEvents } from "./forwarding.ts";
+import { MetricsPass, type QueueReport } from "./metrics-pass.ts";
 import { checkSweeperSettings } from "./settings-check.ts";
-import { type QueueSweep, releaseSweeperLock, sweep } from "./sweep.ts";
+import { releaseSweeperLock, sweep } from "./sweep.ts";
 
 export interface SweptQueue {
   name: string;
@@ -34,6 +36,13 @@ export interface SweptQueue {
   maxWorkers?: number;
   /** Its dead-letter queue, whose depth the metrics report (default `<name>-dlq`). */
   deadLetterQueue?: string;
+  /**
+   * `index` (default): swept when the attention index says so (nimbusq's own scripts note every
+   * change). `always`: swept every pass, as before the index — for a queue that BullMQ producers add
+   * delayed or waiting jobs to while only nimbusq's workers drain it (BullMQ's scripts do not note
+   * the index); it costs a sweep (about 9 billed commands) per pass.
+   */
+  watch?: "index" | "always";
 }
 
 /** How the sweeper loops; an adapter adds its clients (see functions/sweeper.ts's SweeperOptions). */
@@ -73,12 +82,7 @@ export interface SweeperSettings {
   sleep?: (ms: number) => Promise<void>;
 }
 
-/** A queue's metrics as reported: its state, and what finished and stalled since the last report. */
-export interface QueueReport extends Omit<QueueMetrics, "completedSinceLastRead" | "failedSinceLastRead"> {
-  completedSinceLastPass: number;
-  failedSinceLastPass: number;
-  stalledRecovered: number;
-}
+export type { QueueReport } from "./metrics-pass.ts";
 
 export interface SweeperPorts {
   /** The Redis client, asked for by the first run (so an adapter reads its environment then, not at import). */
@@ -120,7 +124,7 @@ const startedCountsFor = 15_000;
 const failedPassWaitMs = 500;
 
 /** What a pass tells the loop: another sweeper holds the lock, events remain, or what it swept. */
-type PassOutcome = "locked" | "more-events" | readonly QueueSweep[];
+type PassOutcome = "locked" | "more-events" | { nextAt: number | undefined };
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -129,36 +133,14 @@ export function createSweeper(settings: SweeperSettings, ports: SweeperPorts): S
   const queues = settings.queues.map((q): SweptQueue => (typeof q === "string" ? { name: q } : q));
   const clock = settings.clock ?? Date.now;
   const prefix = settings.prefix ?? defaultPrefix;
-  const { reportMetrics } = ports;
   let redis: RedisPort | undefined;
-  const metricsEvery = settings.metricsEveryPasses ?? 5;
   // Counted from the container's start: a cold start's first passes cost what an idle pass costs.
-  let passesSinceMetrics = 0;
-  const stalledSinceMetrics = new Map<string, number>();
-
-  async function countPass(port: RedisPort, swept: readonly QueueSweep[], now: number): Promise<void> {
-    for (const s of swept) {
-      stalledSinceMetrics.set(s.queue, (stalledSinceMetrics.get(s.queue) ?? 0) + s.stalled.length);
-    }
-    if (!reportMetrics || metricsEvery === 0 || ++passesSinceMetrics < metricsEvery) return;
-    passesSinceMetrics = 0;
-    const read = await readQueueMetrics(
-      port,
-      prefix,
-      queues.map((q) => ({ name: q.name, deadLetterQueue: q.deadLetterQueue })),
-    );
-    const reports = read.map(({ completedSinceLastRead, failedSinceLastRead, ...state }): QueueReport => {
-      const stalledRecovered = stalledSinceMetrics.get(state.queue) ?? 0;
-      stalledSinceMetrics.set(state.queue, 0);
-      return {
-        ...state,
-        completedSinceLastPass: completedSinceLastRead,
-        failedSinceLastPass: failedSinceLastRead,
-        stalledRecovered,
-      };
-    });
-    reportMetrics(reports, now);
-  }
+  const metrics = new MetricsPass(prefix, queues, settings.metricsEveryPasses ?? 5, ports.reportMetrics);
+  const byName = new Map(queues.map((q) => [q.name, q]));
+  /** Every queue has been swept once by this container (its first pass sweeps them all). */
+  let sweptEverything = false;
+  /** The current invocation took the lock (an idle pass reads the index without it). */
+  let tookLock = false;
 
   /** The current invocation's end: retries of its calls never wait past it. */
   let invocationEnd = Number.POSITIVE_INFINITY;
@@ -188,6 +170,7 @@ export function createSweeper(settings: SweeperSettings, ports: SweeperPorts): S
     const recentlyStarted = new Map<string, { count: number; until: number }>();
     let failures = 0;
     let release = settings.releaseLock === true;
+    tookLock = false;
     try {
       for (;;) {
         const now = clock();
@@ -210,14 +193,14 @@ export function createSweeper(settings: SweeperSettings, ports: SweeperPorts): S
         if (outcome === "locked") return result;
         if (settings.mode === "once") break;
         if (outcome === "more-events") continue;
-        const due = nextDueAt(outcome);
+        const due = outcome.nextAt;
         result.nextDueAt = due;
         const wait = sleepBeforeNextPass(due, clock(), endAt, now, settings.minPassGapMs ?? 200);
         if (wait === undefined) break;
         await (settings.sleep ?? pause)(wait);
       }
     } finally {
-      if (!result.locked && release) await releaseSweeperLock(port, prefix, token);
+      if (!result.locked && release && tookLock) await releaseSweeperLock(port, prefix, token);
     }
     return result;
   }
@@ -230,7 +213,10 @@ export function createSweeper(settings: SweeperSettings, ports: SweeperPorts): S
     }
   }
 
-  /** One pass: sweep, count, fan out, forward. Answers what the loop does next. */
+  /**
+   * One pass: read the attention index; sweep the queues it says are due (every queue on the
+   * container's first pass), count, fan out, forward. Answers what the loop does next.
+   */
   async function pass(
     port: RedisPort,
     token: string,
@@ -239,10 +225,17 @@ export function createSweeper(settings: SweeperSettings, ports: SweeperPorts): S
     result: SweeperResult,
     recentlyStarted: Map<string, { count: number; until: number }>,
   ): Promise<PassOutcome> {
+    const scores = await readAttention(port, prefix);
+    const names = queuesToSweep(queues, scores, now, !sweptEverything);
+    if (names.length === 0) {
+      result.passes += 1;
+      await metrics.count(port, [], now);
+      return { nextAt: nextUnswept(queues, scores, new Set()) };
+    }
     const swept = await sweep({
       port,
       prefix,
-      queues: queues.map((q) => q.name),
+      queues: names,
       token,
       lockTtlMs: Math.max(lockUntil - now, 1000),
       now,
@@ -250,18 +243,21 @@ export function createSweeper(settings: SweeperSettings, ports: SweeperPorts): S
       maxStalledCount: settings.maxStalledCount ?? 1,
       promoteLimit: 1000,
       eventBatch: ports.publish ? forwardBatch : 0,
+      recheckMs: settings.tickMs ?? 60_000,
     });
     if (swept.locked) {
       result.locked = true;
       return "locked";
     }
+    tookLock = true;
+    sweptEverything = true;
     result.passes += 1;
-    await countPass(port, swept.queues, now);
-    for (const [i, s] of swept.queues.entries()) {
+    await metrics.count(port, swept.queues, now);
+    for (const s of swept.queues) {
       result.promoted += s.promoted;
       result.stalled += s.stalled.length;
       result.restored += s.restored.length;
-      const queue = queues[i] as SweptQueue;
+      const queue = byName.get(s.queue) as SweptQueue;
       if (!queue.workerFunction) continue;
       const recent = recentlyStarted.get(s.queue);
       const alreadyStarted = recent && recent.until > now ? recent.count : 0;
@@ -277,7 +273,9 @@ export function createSweeper(settings: SweeperSettings, ports: SweeperPorts): S
       result.forwarded += forwarded.forwarded;
       if (forwarded.more) return "more-events";
     }
-    return swept.queues;
+    const own = nextDueAt(swept.queues);
+    const other = nextUnswept(queues, scores, new Set(names));
+    return { nextAt: own === undefined ? other : other === undefined ? own : Math.min(own, other) };
   }
 
   return { run };

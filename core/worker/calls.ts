@@ -20,6 +20,7 @@ import {
   recoverStalled as recoverStalledScript,
 } from "../redis/generated/scripts.ts";
 import {
+  attentionKey,
   defaultMaxLenEvents,
   defaultReplayGuardTtlMs,
   jobSubKeys,
@@ -85,7 +86,11 @@ export async function cycle(location: QueueContext, request: CycleRequest): Prom
   const keys = queueKeys(prefix, queueName);
   const queuePrefix = queueKeyPrefix(prefix, queueName);
   const now = clock();
-  const fixedKeys = { ...keys, replayGuard: replayGuardKey(prefix, queueName, request.token) };
+  const fixedKeys = {
+    ...keys,
+    replayGuard: replayGuardKey(prefix, queueName, request.token),
+    attention: attentionKey(prefix),
+  };
   const args = {
     prefix: queuePrefix,
     leaseToken: request.token,
@@ -261,7 +266,7 @@ export async function runStalledCheck(
     await runScript(
       port,
       recoverStalledScript,
-      { ...keys, schedulers: keys.repeat },
+      { ...keys, schedulers: keys.repeat, attention: attentionKey(prefix) },
       {
         prefix: queueKeyPrefix(prefix, queueName),
         now: clock(),

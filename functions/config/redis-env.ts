@@ -46,5 +46,7 @@ function redisAfterSecret(build: () => Promise<Client>): UpstashRedisLike {
     hgetall: async (key) => (await ready()).hgetall(key),
     xrange: async (key, start, end, count) => (await ready()).xrange(key, start, end, count),
     xrevrange: async (key, end, start, count) => (await ready()).xrevrange(key, end, start, count),
+    zrange: async (key, min, max, options) =>
+      (await ready()).zrange(key, min, max, options?.withScores ? { withScores: true } : undefined),
   };
 }

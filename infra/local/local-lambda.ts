@@ -42,13 +42,23 @@ export class LocalLambda {
 
   /** Asynchronous invoke (InvocationType "Event"): returns once accepted, the run goes on. */
   invoke = async (functionName: string, event: unknown): Promise<void> => {
+    void this.start(functionName, event);
+  };
+
+  /** An invoke that resolves once the run has ended (the local stack's first sweep, before the demo). */
+  invokeAndWait = async (functionName: string, event: unknown): Promise<void> => {
+    await this.start(functionName, event);
+  };
+
+  private start(functionName: string, event: unknown): Promise<void> {
     const fn = this.functions.get(functionName);
     if (!fn) throw new Error(`no local function named "${functionName}"`);
-    if (this.stopped) return;
+    if (this.stopped) return Promise.resolve();
     const run = this.run(functionName, fn, event);
     this.inFlight.add(run);
     void run.finally(() => this.inFlight.delete(run));
-  };
+    return run;
+  }
 
   private async slot(name: string, limit: number): Promise<void> {
     while ((this.running.get(name) ?? 0) >= limit) {

@@ -195,7 +195,8 @@ async function startParts(options: LocalStackOptions, started: (() => Promise<vo
   const address = server.address();
   const apiUrl = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
   const sweepNow = () => lambda.invoke("sweeper", { source: "local.timer" });
-  await sweepNow();
+  // The first tick ends before the stack is handed over: its pass of every queue sees none of the demo.
+  await lambda.invokeAndWait("sweeper", { source: "local.timer" });
   const ticker = setInterval(() => void sweepNow(), tickMs);
   return {
     apiUrl,

@@ -6,6 +6,7 @@
 -- @include checkIntegerArgs
 -- @include readAckEntries
 -- @include ackEntries
+-- @include noteAttention
 -- @include leaseReadyJobs
 -- @include peekReady
 -- @include promoteDelayedJobs
@@ -24,7 +25,8 @@ local function cycleJobs(open)
     finishedKeys = { completed = KEYS[KEY.completed], failed = KEYS[KEY.failed] }, maxLen = ARGV[ARG.maxLenEvents],
     level = tonumber(ARGV[ARG.events]), token = ARGV[ARG.leaseToken], now = now, leaseMs = ARGV[ARG.leaseMs],
     workerName = ARGV[ARG.workerName], limiterMax = ARGV[ARG.limiterMax], limiterDuration = ARGV[ARG.limiterDuration],
-    finished = { completed = {}, failed = {} }, prunes = {}, dueScores = {}, delayedAdds = {} }
+    finished = { completed = {}, failed = {} }, prunes = {}, dueScores = {}, delayedAdds = {},
+    attention = KEYS[KEY.attention] }
   local jobs = readAckEntries(q.prefix)
   local candidates = not open and decodeIds(ARGV[ARG.candidates]) or nil
   if open then
@@ -86,6 +88,8 @@ local function cycleJobs(open)
       out[1], out[2], leased, exhausted = leaseReadyJobs(q, count, candidates, promoted, hashes)
     end
     for id in pairs(promoted) do redis.call("HSET", q.prefix .. id, "delay", 0) end
+    -- The sweeper looks at the queue at its next pass: events to forward, leases to watch.
+    if #jobs > 0 or #leased > 0 then noteAttention(q.attention, q.prefix, now) end
     if #leased > 0 or deviations ~= "" then
       local saved = { deviations }
       for _, id in ipairs(leased) do saved[#saved + 1] = id end

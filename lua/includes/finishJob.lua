@@ -1,11 +1,13 @@
 -- Completes a job or fails it for good: its fields, its finished set (batched in q.finished) or
 -- immediate removal (keep count 0), the completed / failed / retries-exhausted events, the
--- deduplication window, the parent, and a failed job's dead letter. `q.level` (events: 2 all, 1 final
+-- deduplication window, the parent, and a failed job's dead letter (with `q.attention`, the parent's and
+-- the dead letter's queues are noted in the sweeper's attention index). `q.level` (events: 2 all, 1 final
 -- only, 0 none; nil is 2) says which events are written.
 -- @include addDeadLetter
 -- @include removeJobKeys
 -- @include cleanDeduplicationKey
 -- @include settleParent
+-- @include noteAttention
 local function finishJob(q, job, now)
   local id, key = job.id, q.prefix .. job.id
   local failed = job.outcome == "failed"
@@ -18,7 +20,10 @@ local function finishJob(q, job, now)
     redis.call("HSET", key, "returnvalue", job.value, "finishedOn", now, "atm", job.attemptsMade)
   end
   if job.dedupId ~= "" then cleanDeduplicationKey(q.prefix, job.dedupId, id) end
-  if job.parentKey ~= "" then settleParent(job, key, failed, job.value, now) end
+  if job.parentKey ~= "" then
+    settleParent(job, key, failed, job.value, now)
+    if q.attention then noteAttention(q.attention, job.parentPrefix, now) end
+  end
   local keep = tonumber(job.keepCount)
   if keep == 0 then
     removeJobKeys(key)
@@ -40,5 +45,8 @@ local function finishJob(q, job, now)
     redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "retries-exhausted", "jobId", id,
       "attemptsMade", job.attemptsMade)
   end
-  if failed and job.deadLetter ~= "" then addDeadLetter(job, now, q.maxLen) end
+  if failed and job.deadLetter ~= "" then
+    addDeadLetter(job, now, q.maxLen)
+    if q.attention then noteAttention(q.attention, job.deadLetter, now) end
+  end
 end

@@ -202,6 +202,7 @@ export async function runScale(env: BenchEnv): Promise<ScaleResult> {
         maxStalledCount: 1,
         promoteLimit: 1000,
         eventBatch: 0,
+        recheckMs: 60_000,
       });
       if (result.locked) throw new Error("scale: the sweeper lock was held");
       promoted.push(result.queues[0]?.promoted ?? 0);

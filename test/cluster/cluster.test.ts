@@ -22,7 +22,7 @@ import {
 } from "../../core/index.ts";
 import type { AckEntry } from "../../core/job/ack-entry.ts";
 import { ackPromoteAndLease } from "../../core/redis/generated/scripts.ts";
-import { queueKeyPrefix, queueKeys, replayGuardKey } from "../../core/redis/keys.ts";
+import { attentionKey, queueKeyPrefix, queueKeys, replayGuardKey } from "../../core/redis/keys.ts";
 import { runScript } from "../../core/redis/scripts.ts";
 import { sweep } from "../../core/sweeper/sweep.ts";
 import { compactEntry } from "../../core/worker/entry-wire.ts";
@@ -216,7 +216,7 @@ describe.skipIf(!redisServerInstalled())("on a Redis Cluster", () => {
     const port = toRedisPort(redis);
     const queue = new Queue("raw", { redis, prefix });
     const job = await queue.add("r", {});
-    const keys = { ...queueKeys(prefix, "raw"), replayGuard: "" };
+    const keys = { ...queueKeys(prefix, "raw"), replayGuard: "", attention: attentionKey(prefix) };
     const call = (token: string, count: number, jobs: ReturnType<typeof compactEntry>[]) =>
       runScript(
         port,
@@ -382,6 +382,7 @@ async function lifecycle(prefix: string, errors: unknown[]): Promise<void> {
     maxStalledCount: 1,
     promoteLimit: 100,
     eventBatch: 10,
+    recheckMs: 60_000,
   });
   expect(swept.locked).toBe(false);
 }

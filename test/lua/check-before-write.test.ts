@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { Queue, toRedisPort, UnrecoverableError, Worker } from "../../core/index.ts";
 import type { AckEntry } from "../../core/job/ack-entry.ts";
 import { ackPromoteAndLease, addJobs, changeDelay } from "../../core/redis/generated/scripts.ts";
-import { jobKey, queueKeyPrefix, queueKeys, replayGuardKey } from "../../core/redis/keys.ts";
+import { attentionKey, jobKey, queueKeyPrefix, queueKeys, replayGuardKey } from "../../core/redis/keys.ts";
 import { runScript } from "../../core/redis/scripts.ts";
 import { compactEntry } from "../../core/worker/entry-wire.ts";
 import { keyspaceDigest } from "../support/keyspace.ts";
@@ -23,7 +23,11 @@ function workerCall(prefix: string, token: string, count: number, jobs: ReturnTy
   return runScript(
     port,
     ackPromoteAndLease,
-    { ...queueKeys(prefix, "q"), replayGuard: replayGuardKey(prefix, "q", `${token}-${count}`) },
+    {
+      ...queueKeys(prefix, "q"),
+      replayGuard: replayGuardKey(prefix, "q", `${token}-${count}`),
+      attention: attentionKey(prefix),
+    },
     {
       prefix: queueKeyPrefix(prefix, "q"),
       leaseToken: token,
@@ -96,7 +100,11 @@ describe("scripts check before their first write", () => {
     await new Queue("q", { redis, prefix }).add("j", {});
     const before = await keyspaceDigest(direct, prefix);
     await expect(workerCall(prefix, "t1", 5000, [])).rejects.toThrow(/count and peek must be at most 4000/);
-    const keys = { ...queueKeys(prefix, "q"), replayGuard: replayGuardKey(prefix, "q", "x") };
+    const keys = {
+      ...queueKeys(prefix, "q"),
+      replayGuard: replayGuardKey(prefix, "q", "x"),
+      attention: attentionKey(prefix),
+    };
     const args = {
       prefix: queueKeyPrefix(prefix, "q"),
       leaseToken: "t",
@@ -131,6 +139,7 @@ describe("scripts check before their first write", () => {
         changeDelay,
         {
           replayGuard: replayGuardKey(prefix, "q", "cd"),
+          attention: attentionKey(prefix),
           jobKey: jobKey(prefix, "q", job.id as string),
           delayed: keys.delayed,
           meta: keys.meta,
@@ -174,6 +183,7 @@ describe("scripts check before their first write", () => {
         addJobs,
         {
           replayGuard: replayGuardKey(prefix, "q", "add"),
+          attention: attentionKey(prefix),
           queues: [{ ...keys, waitingChildren: keys.waitingChildren }],
         },
         { guardTtl: 60_000, maxLenEvents: 10_000, now: Date.now(), events: 2, jobs },

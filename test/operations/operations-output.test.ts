@@ -204,7 +204,8 @@ describe("worker and sweeper output", () => {
       output: off.output,
     })(scheduledEvent(), lambdaContext());
     expect(off.parsed().filter((d) => d._aws)).toEqual([]);
-    expect(stack.rest.stats().requests).toBe(2); // the sweep and the lock release
+    // The attention index's read, the sweep (a container's first pass sweeps every queue), the release.
+    expect(stack.rest.stats().requests).toBe(3);
   });
 });
 

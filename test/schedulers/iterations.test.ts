@@ -8,7 +8,7 @@ import type { Redis as IORedis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { type ActiveJob, Queue, toRedisPort, Worker } from "../../core/index.ts";
 import { addIterations } from "../../core/redis/generated/scripts.ts";
-import { queueKeys } from "../../core/redis/keys.ts";
+import { attentionKey, queueKeys } from "../../core/redis/keys.ts";
 import { runScript } from "../../core/redis/scripts.ts";
 import { sharedConnection, sharedRedis, uniquePrefix } from "../support/stack.ts";
 
@@ -143,7 +143,7 @@ describe("the next iteration", () => {
       runScript(
         toRedisPort(redis),
         addIterations,
-        { ...queueKeys(prefix, "q"), schedulers: key("repeat") },
+        { ...queueKeys(prefix, "q"), schedulers: key("repeat"), attention: attentionKey(prefix) },
         {
           prefix: `${prefix}:q:`,
           now,

@@ -30,6 +30,7 @@ function setup() {
       maxStalledCount: 1,
       promoteLimit: 1000,
       eventBatch: 0,
+      recheckMs: 60_000,
     }).then(async (result) => {
       await stack.direct.del(`${prefix}:nq:sweeper:lock`);
       if (result.locked) throw new Error("locked");

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { Queue, toRedisPort, Worker } from "../../core/index.ts";
 import { ackAndLease } from "../../core/redis/generated/scripts.ts";
-import { queueKeyPrefix, queueKeys, replayGuardKey } from "../../core/redis/keys.ts";
+import { attentionKey, queueKeyPrefix, queueKeys, replayGuardKey } from "../../core/redis/keys.ts";
 import { runScript } from "../../core/redis/scripts.ts";
 import { leaseBatch } from "../../core/worker/calls.ts";
 import { directConnectionForFile, sharedRedis, uniquePrefix } from "../support/stack.ts";
@@ -64,7 +64,12 @@ describe("declared keys", () => {
       runScript(
         port,
         ackAndLease,
-        { ...keys, replayGuard: replayGuardKey(prefix, "q", `t:${declared.length}`), declared },
+        {
+          ...keys,
+          replayGuard: replayGuardKey(prefix, "q", `t:${declared.length}`),
+          attention: attentionKey(prefix),
+          declared,
+        },
         {
           prefix: queueKeyPrefix(prefix, "q"),
           leaseToken: "t:2",
