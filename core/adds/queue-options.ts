@@ -3,6 +3,7 @@ import type { RedisPort, UpstashRedisLike } from "../redis/redis-port.ts";
 import type { RedisRetryOptions } from "../redis/retry.ts";
 import type { Telemetry } from "../telemetry/telemetry.ts";
 import type { EventsLevel, JobsOptions } from "../types.ts";
+import type { WakeHint } from "./add-wake.ts";
 
 export interface QueueOptions {
   /** An `@upstash/redis` client built with `automaticDeserialization: false` (see `createRedis`). */
@@ -30,6 +31,14 @@ export interface QueueOptions {
   replayGuardTtlMs?: number;
   /** The clock (ms); injectable for tests. */
   clock?: () => number;
+  /**
+   * Wakes what runs the queue's jobs after an add (e.g. nimbusq/functions' worker kick, an
+   * asynchronous Lambda Invoke): `{}` when the add created a job ready to run, `{ wakeAt }` when its
+   * earliest new delayed job is due within a minute, so a worker can wait for it. Awaited; its error
+   * rejects the add (the jobs are added). Without it, ready jobs wait for the sweeper's next tick and
+   * a delayed job is promoted at most one tick late (the tick that notices the add sleeps until it).
+   */
+  wake?: (queueName: string, hint: WakeHint) => Promise<void> | void;
   /** Tracing: an `add <queue>` span per add/addBulk call (BullMQ's Telemetry shape, see core/telemetry/telemetry.ts). */
   telemetry?: Telemetry;
 }

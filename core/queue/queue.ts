@@ -8,6 +8,7 @@
 
 import { type AddedJob, placementOf, writeJobs, writeSettings } from "../adds/add-jobs.ts";
 import type { AddOutcome, NewJob } from "../adds/add-types.ts";
+import { checkWake, wakeAfterAdd } from "../adds/add-wake.ts";
 import type { QueueOptions } from "../adds/queue-options.ts";
 import { type RedriveOptions, redrive } from "../dead-letter/redrive.ts";
 import { NotSupportedError, UnexpectedReplyError } from "../errors.ts";
@@ -72,7 +73,8 @@ import * as settings from "./queue-settings.ts";
 export class Queue<TData = unknown> {
   readonly name: string;
   readonly prefix: string;
-  readonly keys: ReturnType<typeof queueKeys>;
+  /** The queue's keys, and the sweeper's attention index its pause and resume note. */
+  readonly keys: ReturnType<typeof queueKeys> & { attention: string };
   private readonly port: RedisPort;
   private readonly options: QueueOptions;
   private readonly lifecycle: Lifecycle;
@@ -84,9 +86,9 @@ export class Queue<TData = unknown> {
     this.lifecycle = new Lifecycle(`Queue "${this.name}"`);
     const port = redisPortFrom(options, `Queue "${this.name}"`);
     this.prefix = checkPrefix(options.prefix ?? defaultPrefix);
-    this.options = options;
+    this.options = checkWake(options, `Queue "${this.name}"`);
     this.port = this.lifecycle.guard(port);
-    this.keys = queueKeys(this.prefix, this.name);
+    this.keys = { ...queueKeys(this.prefix, this.name), attention: attentionKey(this.prefix) };
     this.location = {
       port: this.port,
       prefix: this.prefix,
@@ -97,11 +99,6 @@ export class Queue<TData = unknown> {
   }
 
   /** `<prefix>:<queueName>`, the value a child's `parent.queue` names. */
-  /** pauseQueue's keys: the queue's and the sweeper's attention index, which a pause or resume notes. */
-  private pauseKeys() {
-    return { ...this.keys, attention: attentionKey(this.prefix) };
-  }
-
   get qualifiedName(): string {
     return queueQualifiedName(this.prefix, this.name);
   }
@@ -181,6 +178,7 @@ export class Queue<TData = unknown> {
     const outcomes = this.options.telemetry
       ? await tracedAdd(this.options.telemetry, this.name, prepared, write)
       : await write();
+    await wakeAfterAdd(this.options.wake, this.name, prepared, outcomes, now);
     return prepared.map((job, i) => {
       const { id, outcome } = outcomes[i] as AddOutcome;
       return { job: this.jobFromNew(job, id), outcome };
@@ -230,7 +228,7 @@ export class Queue<TData = unknown> {
 
   /** Pauses the queue for every worker (BullMQ's global pause: only `meta.paused` changes). */
   async pause(): Promise<void> {
-    decodePauseQueue(await runScript(this.port, pauseQueue, this.pauseKeys(), { pause: "1" }));
+    decodePauseQueue(await runScript(this.port, pauseQueue, this.keys, { pause: "1" }));
   }
 
   /**
@@ -239,7 +237,7 @@ export class Queue<TData = unknown> {
    */
   async resume(): Promise<void> {
     for (let pause = "0"; ; pause = "2") {
-      const { left } = decodePauseQueue(await runScript(this.port, pauseQueue, this.pauseKeys(), { pause }));
+      const { left } = decodePauseQueue(await runScript(this.port, pauseQueue, this.keys, { pause }));
       if (left === 0) return;
     }
   }

@@ -14,6 +14,7 @@ import {
   ParentConflictError,
   ParentNotFoundError,
   ValidationError,
+  wakeWithinMs,
 } from "../../core/index.ts";
 import { Checker, checkJobId } from "../../core/internal.ts";
 import { errorResponses } from "./error-schemas.ts";
@@ -170,7 +171,7 @@ export function addEnqueueRoute(app: OpenAPIHono<AppEnv>, access: QueueAccess): 
       const dueSoon = added
         .filter((a, i) => a.outcome === "created" && states[i] === "delayed")
         .map(({ job }) => job.timestamp + job.delay)
-        .filter((due) => due <= Date.now() + 60_000);
+        .filter((due) => due <= Date.now() + wakeWithinMs);
       if (dueSoon.length > 0) await access.kick(queue.name, { wakeAt: Math.min(...dueSoon) });
     }
     if (many) return c.json({ jobs: results }, 202);

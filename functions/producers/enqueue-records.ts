@@ -6,7 +6,13 @@
  */
 
 import type { Context } from "aws-lambda";
-import { type BulkJob, type JobsOptions, type Queue, ValidationError } from "../../core/index.ts";
+import {
+  type BulkJob,
+  type JobsOptions,
+  type Queue,
+  ValidationError,
+  wakeWithinMs,
+} from "../../core/index.ts";
 import { errorFields, logger } from "../log.ts";
 import { setInvocationDeadline } from "../request-deadline.ts";
 import { indexedJobId } from "./job-ids.ts";
@@ -67,8 +73,8 @@ export interface EnqueueSettings<R> {
   context: Context;
   /** The trigger's name, for error messages. */
   source: string;
-  /** Starts the queue's worker once jobs were added ready (see ProducerOptions.kick). */
-  kick?: ((queue: string) => Promise<void>) | undefined;
+  /** Starts the queue's worker once jobs were added ready or due soon (see ProducerOptions.kick). */
+  kick?: ((queue: string, hint?: { wakeAt?: number }) => Promise<void>) | undefined;
 }
 
 /** Jobs per addBulk call, so that a failed call names the records it carried (core also splits at 1,000). */
@@ -94,6 +100,7 @@ export async function enqueueRecords<R>(
   };
 
   let ready = false;
+  let dueSoon: number | undefined;
   let call: { index: number; jobs: BulkJob[] }[] = [];
   let callSize = 0;
   const flush = async () => {
@@ -104,6 +111,11 @@ export async function enqueueRecords<R>(
     try {
       const added = await queue.addBulk(records.flatMap((r) => r.jobs));
       if (added.some((job) => !(job.delay > 0))) ready = true;
+      // A delayed job due before the sweeper's next tick: the kicked worker waits for it.
+      for (const job of added) {
+        const due = job.timestamp + job.delay;
+        if (job.delay > 0 && due <= Date.now() + wakeWithinMs) dueSoon = Math.min(dueSoon ?? due, due);
+      }
       let at = 0;
       for (const { index, jobs } of records) {
         jobIds[index] = added.slice(at, at + jobs.length).map((job) => job.id);
@@ -131,11 +143,11 @@ export async function enqueueRecords<R>(
     }
   }
   await flush();
-  if (ready && settings.kick) {
+  if ((ready || dueSoon !== undefined) && settings.kick) {
     // Awaited (work left running after the answer is frozen with the function); a failure only
     // delays the jobs until the sweeper's next pass, so it never fails the records.
     await settings
-      .kick(queue.name)
+      .kick(queue.name, ready ? undefined : { wakeAt: dueSoon as number })
       .catch((error: unknown) =>
         logger.warn(
           `${settings.source}: kicking the worker of queue "${queue.name}" failed`,

@@ -20,11 +20,12 @@ export interface ProducerOptions<R> {
   /** Overrides the id derived from the record's identity; used as given. */
   jobId?: (record: R) => string;
   /**
-   * Starts the queue's worker once an event added jobs ready (not delayed), instead of at the
-   * sweeper's next pass: e.g. `workerKickFromEnv(process.env)`, which skips the invoke when the queue
+   * Starts the queue's worker once an event added jobs ready, instead of at the sweeper's next pass —
+   * or, when it added only delayed jobs, the earliest due within a minute, with `{ wakeAt }` so the
+   * worker waits for it: e.g. `workerKickFromEnv(process.env)`, which skips the invoke when the queue
    * already has its `maxWorkers` running. Off when left out.
    */
-  kick?: (queue: string) => Promise<void>;
+  kick?: (queue: string, hint?: { wakeAt?: number }) => Promise<void>;
 }
 
 /**

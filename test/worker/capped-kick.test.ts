@@ -126,7 +126,7 @@ describe("the kick with the worker registry", () => {
     expect(invokesOf("down-worker")).toHaveLength(1);
   });
 
-  it("kicks from a producer once its event added ready jobs, not at the cap, not for delayed ones", async () => {
+  it("kicks from a producer once its event added ready jobs or ones due within a minute, not at the cap", async () => {
     const prefix = uniquePrefix("kick");
     const kick = workerKickFromEnv(
       { NIMBUSQ_WORKERS: "feed:feed-worker:10:1" },
@@ -145,7 +145,8 @@ describe("the kick with the worker registry", () => {
     await handler(event("a", "b"), lambdaContext());
     expect(invokesOf("feed-worker")).toHaveLength(1);
     expect(invokesOf("feed-worker")[0]?.payload).toMatchObject({ queue: "feed" });
-    delay = 60_000;
+    // Delayed beyond the sweeper's tick: no kick (the tick promotes it on time).
+    delay = 120_000;
     await handler(event("c"), lambdaContext());
     expect(invokesOf("feed-worker")).toHaveLength(1);
     delay = 0;
@@ -155,5 +156,14 @@ describe("the kick with the worker registry", () => {
     await trackWorkerInvocation(port(), prefix, "feed", "f0", 0);
     await handler(event("e"), lambdaContext());
     expect(invokesOf("feed-worker")).toHaveLength(2);
+    // Delayed but due within a minute: a kick with the due time, so the worker waits for it.
+    delay = 2000;
+    const before = Date.now();
+    await handler(event("f"), lambdaContext());
+    expect(invokesOf("feed-worker")).toHaveLength(3);
+    const payload = invokesOf("feed-worker")[2]?.payload as { wakeAt?: number } | undefined;
+    const wakeAt = payload?.wakeAt ?? 0;
+    expect(wakeAt).toBeGreaterThanOrEqual(before + 2000);
+    expect(wakeAt).toBeLessThanOrEqual(Date.now() + 2000);
   });
 });
