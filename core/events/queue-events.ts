@@ -92,13 +92,15 @@ export class QueueEvents<
   /** Pending waitUntilFinished calls: while there are any, reads stay at most `maxMs` apart. */
   private waiters = 0;
   private readonly closeHooks = new Set<() => void>();
+  /** Fires when close() starts: a read failing meanwhile is not retried. */
+  private readonly closing = new AbortController();
   private catchUps: (() => void)[] = [];
 
   constructor(name: string, options: QueueEventsOptions) {
     super();
     this.name = checkQueueName(name, "QueueEvents");
     const check: Checker = new Checker(`QueueEvents "${this.name}"`);
-    const port = redisPortFrom(options, check.context);
+    const port = redisPortFrom(options, check.context, { signal: this.closing.signal });
     this.prefix = checkPrefix(options.prefix ?? defaultPrefix, "QueueEvents");
     this.streamKey = queueKeys(this.prefix, this.name).events;
     const stream = streamPort(port);
@@ -180,6 +182,7 @@ export class QueueEvents<
 
   /** Stops reading: idempotent; resolves once the read in flight has ended. Pending waits reject. */
   close(): Promise<void> {
+    this.closing.abort();
     this.closed ??= (async () => {
       for (const hook of [...this.closeHooks]) hook();
       this.closeHooks.clear();

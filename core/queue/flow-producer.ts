@@ -65,7 +65,9 @@ export class FlowProducer {
   private readonly lifecycle = new Lifecycle("FlowProducer");
 
   constructor(private readonly options: FlowProducerOptions) {
-    this.port = this.lifecycle.guard(redisPortFrom(options, "FlowProducer"));
+    this.port = this.lifecycle.guard(
+      redisPortFrom(options, "FlowProducer", { signal: this.lifecycle.closingSignal }),
+    );
   }
 
   /** BullMQ's `close()`: idempotent; afterwards every call is refused with a ClosedError. */

@@ -84,7 +84,7 @@ export class Queue<TData = unknown> {
   constructor(name: string, options: QueueOptions) {
     this.name = checkQueueName(name);
     this.lifecycle = new Lifecycle(`Queue "${this.name}"`);
-    const port = redisPortFrom(options, `Queue "${this.name}"`);
+    const port = redisPortFrom(options, `Queue "${this.name}"`, { signal: this.lifecycle.closingSignal });
     this.prefix = checkPrefix(options.prefix ?? defaultPrefix);
     this.options = checkWake(options, `Queue "${this.name}"`);
     this.port = this.lifecycle.guard(port);

@@ -25,7 +25,7 @@ function isClient(value: unknown): value is UpstashRedisLike | RedisPort {
 export function redisPortFrom(
   options: unknown,
   context: string,
-  onRetry?: RedisRetryOptions["onRetry"],
+  extra: Pick<RedisRetryOptions, "onRetry" | "signal"> = {},
 ): RedisPort {
   if (typeof options !== "object" || options === null)
     throw new ValidationError("options", `an object with redis: ${howToConnect}`, context);
@@ -33,7 +33,7 @@ export function redisPortFrom(
   if (redis === undefined && connection !== undefined)
     throw new ValidationError("connection", `replaced by redis: ${howToConnect}`, context);
   if (!isClient(redis)) throw new ValidationError("redis", howToConnect, context);
-  return toRedisPort(redis, { ...checkRetry(retry, context), ...(onRetry ? { onRetry } : {}) });
+  return toRedisPort(redis, { ...checkRetry(retry, context), ...extra });
 }
 
 /** The `retry` option: `{ windowMs?, deadline? }`. */
@@ -54,6 +54,12 @@ export function checkRetry(retry: unknown, context: string): RedisRetryOptions {
 export class Lifecycle {
   private pending: Promise<void> | undefined;
   private done = false;
+  private readonly closingController = new AbortController();
+
+  /** Fires when `close()` starts: Redis calls stop retrying, so a close during an outage is prompt. */
+  get closingSignal(): AbortSignal {
+    return this.closingController.signal;
+  }
 
   constructor(private readonly subject: string) {}
 
@@ -69,6 +75,7 @@ export class Lifecycle {
 
   /** Runs `finish` once; every call returns the same promise. */
   close(finish: () => Promise<void> = async () => {}): Promise<void> {
+    this.closingController.abort();
     this.pending ??= (async () => {
       try {
         await finish();

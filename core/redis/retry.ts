@@ -16,6 +16,8 @@ export interface RedisRetryOptions {
   windowMs?: number;
   /** Never wait past this moment (epoch ms), e.g. a Lambda invocation's end less a margin. */
   deadline?: () => number | undefined;
+  /** Once it fires (the owner's `close()`), a failure is not retried any more. */
+  signal?: AbortSignal;
   /** Told before each wait (a worker emits it as an `error` event). */
   onRetry?: (error: RedisCallError, attempt: number, waitMs: number) => void;
 }
@@ -68,7 +70,7 @@ export async function withRetries<T>(
       if (!failure.transient) throw wrapped;
       const wait = retryWait(attempt, (site.random ?? Math.random)());
       const deadline = Math.min(windowEnd, options.deadline?.() ?? Number.POSITIVE_INFINITY);
-      if (now + wait > deadline) throw wrapped;
+      if (now + wait > deadline || options.signal?.aborted) throw wrapped;
       options.onRetry?.(wrapped, attempt + 1, wait);
       await (site.sleep ?? pause)(wait);
     }

@@ -14,7 +14,7 @@ import type { Settled } from "./outcome.ts";
 export type Stop = { kind: "timeout"; ms: number } | { kind: "deadline" } | { kind: "lost" };
 
 export interface AttemptOptions {
-  processor: (job: ActiveJob) => Promise<unknown>;
+  processor: (job: ActiveJob, token?: string, signal?: AbortSignal) => Promise<unknown>;
   /** Epoch ms: an attempt still running then is stopped and handed back. */
   deadline: number;
   clock: () => number;
@@ -81,6 +81,11 @@ export function safeError(thrown: unknown): Error {
   return copy;
 }
 
+/** The processor with BullMQ 6's arguments: the job, its lock token and the attempt's signal. */
+function call(options: AttemptOptions, job: ActiveJob): Promise<unknown> {
+  return options.processor(job, job.token, job.signal);
+}
+
 /** Runs the attempt; `stopper` receives the function that stops it early (lease lost). */
 export async function runAttempt(
   job: ActiveJob,
@@ -110,7 +115,7 @@ export async function runAttempt(
   let running: Promise<unknown>;
   try {
     running = Promise.resolve(
-      span && telemetry ? withSpan(telemetry, span, () => options.processor(job)) : options.processor(job),
+      span && telemetry ? withSpan(telemetry, span, () => call(options, job)) : call(options, job),
     );
   } catch (thrown) {
     running = Promise.reject(thrown);

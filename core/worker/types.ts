@@ -9,8 +9,14 @@ import type { RedisRetryOptions } from "../redis/retry.ts";
 import type { Telemetry } from "../telemetry/telemetry.ts";
 import type { DeadLetterOptions, EventsLevel, KeepJobs } from "../types.ts";
 
+/**
+ * BullMQ 6's processor signature: the job, its lock token (the worker call's token, as
+ * `job.token`) and the attempt's abort signal (as `job.signal`).
+ */
 export type Processor<TData = unknown, TResult = unknown> = (
   job: ActiveJob<TData, TResult>,
+  token?: string,
+  signal?: AbortSignal,
 ) => Promise<TResult>;
 
 export interface WorkerOptions {

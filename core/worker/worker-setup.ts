@@ -77,6 +77,10 @@ export function decideOutcome(setup: WorkerSetup, job: ActiveJob, settled: Settl
 
 /** Counts a settled job in the drain's summary and emits the worker's event for it, as BullMQ does. */
 export function reportOutcome(emit: Emit, job: ActiveJob, decision: Decision, summary: DrainSummary): void {
+  // As BullMQ's listeners see it: the finished attempt counts (attemptsMade 1 after a first success).
+  const made = Number(decision.entry?.attemptsMade);
+  if (decision.result !== "handed-back" && decision.result !== "delayed" && made > job.attemptsMade)
+    job.attemptsMade = made;
   switch (decision.result) {
     case "completed":
       summary.completed += 1;

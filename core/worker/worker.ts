@@ -78,7 +78,10 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
     this.lifecycle = new Lifecycle(`Worker "${this.name}"`);
     // A transient failure being retried is told as an `error` event, as BullMQ tells connection errors.
     const port = this.lifecycle.guard(
-      redisPortFrom(options, `Worker "${this.name}"`, (error) => this.emit("error", error)),
+      redisPortFrom(options, `Worker "${this.name}"`, {
+        onRetry: (error) => this.emit("error", error),
+        signal: this.stopping.signal,
+      }),
     );
     // Only a batchSize: it is the concurrency too (no prefetch). Otherwise the default prefetches as
     // many jobs again as run (at least 10 per call), so freed slots start without a round trip.

@@ -216,3 +216,22 @@ describe("the clock check", () => {
     expect(leastSkewMs(10_000, 7000, 7200)).toBe(2800);
   });
 });
+
+describe("close() during an outage", () => {
+  it("stops retrying at once: the pending call fails and close resolves promptly", async () => {
+    const queue = new Queue("q", { redis: stack.redis, prefix: uniquePrefix() });
+    await queue.add("warm", {});
+    stack.rest.setFault({ kind: "status-500", command: "evalsha" });
+    try {
+      const started = Date.now();
+      const adding = queue.add("during", {}).catch((error: Error) => error);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await queue.close();
+      const error = await adding;
+      expect(error).toBeInstanceOf(RedisCallError);
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      stack.rest.setFault(null);
+    }
+  });
+});

@@ -171,4 +171,26 @@ describe("inside the processor", () => {
       "drained",
     ]);
   });
+
+  it("calls the processor with BullMQ 6's (job, token, signal), and listeners see attemptsMade as BullMQ's", async () => {
+    const { queue, worker } = setup();
+    await queue.add("ok", {});
+    await queue.add("flaky", {}, { attempts: 2 });
+    const seen: unknown[] = [];
+    const w = worker((async (job: ActiveJob, token?: string, signal?: AbortSignal) => {
+      seen.push([job.name, token === job.token && typeof token === "string", signal === job.signal]);
+      if (job.name === "flaky" && job.attemptsMade === 0) throw new Error("first try");
+      return 1;
+    }) as (job: ActiveJob) => Promise<unknown>);
+    const made: string[] = [];
+    w.on("completed", (job) => made.push(`completed ${job.name} ${job.attemptsMade}`));
+    w.on("failed", (job) => made.push(`failed ${job?.name} ${job?.attemptsMade}`));
+    await w.drain();
+    expect(seen).toEqual([
+      ["ok", true, true],
+      ["flaky", true, true],
+      ["flaky", true, true],
+    ]);
+    expect(made).toEqual(["completed ok 1", "failed flaky 1", "completed flaky 2"]);
+  });
 });
