@@ -5,7 +5,7 @@
  * Lambda and for an edge platform, and the edge bundle adds a job inside a real edge runtime
  * (`edge-runtime`, Vercel's). All against the test run's REST server and redis-server.
  */
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EdgeRuntime } from "edge-runtime";
 import { build, type Metafile } from "esbuild";
@@ -232,6 +232,45 @@ describe("the tarball", () => {
       expect(shippedManifest.peerDependenciesMeta?.[name], name).toEqual({ optional: true });
     }
     expect(shippedManifest.exports).toEqual(manifest(repoRoot).exports);
+  });
+
+  it("declares ranges: beside an app's own zod, hono and @upstash/redis (other patch levels) npm keeps one copy of each", async () => {
+    const manifest = JSON.parse(readFileSync(join(project.dir, "node_modules/nimbusq/package.json"), "utf8"));
+    for (const [name, range] of Object.entries(manifest.dependencies as Record<string, string>))
+      expect(range, name).toMatch(/^\^\d/);
+    const app = join(project.root, "app-with-its-own");
+    mkdirSync(app);
+    writeFileSync(join(app, "package.json"), JSON.stringify({ name: "own", private: true, type: "module" }));
+    const own = ["zod@4.6.6", "hono@4.13.18", "@upstash/redis@1.38.4"];
+    const flags = ["--prefer-offline", "--no-audit", "--no-fund"];
+    await run("npm", ["install", ...flags, ...own], { cwd: app, timeout: 120_000 });
+    await run("npm", ["install", ...flags, project.tarball], { cwd: app, timeout: 120_000 });
+    const { stdout } = await run("npm", ["ls", "--all", "--json", "zod", "hono", "@upstash/redis"], {
+      cwd: app,
+    });
+    const versions = new Map<string, Set<string>>();
+    const walk = (deps: Record<string, { version: string; dependencies?: object }> | undefined) => {
+      for (const [name, info] of Object.entries(deps ?? {})) {
+        if (["zod", "hono", "@upstash/redis"].includes(name))
+          versions.set(name, new Set([...(versions.get(name) ?? []), info.version]));
+        walk(info.dependencies as typeof deps);
+      }
+    };
+    walk(JSON.parse(stdout).dependencies);
+    expect(Object.fromEntries([...versions].map(([name, set]) => [name, [...set]]))).toEqual({
+      zod: ["4.6.6"],
+      hono: ["4.13.18"],
+      "@upstash/redis": ["1.38.4"],
+    });
+    // And it runs on them: the package and its functions (the HTTP app: hono, zod) load and build.
+    const probe = `import("nimbusq/functions").then(({ createHttpApp }) => {
+      createHttpApp({ redis: { evalsha() {}, eval() {}, hgetall() {} }, tokens: ["t"] });
+      console.log("ok");
+    })`;
+    const { stdout: loaded } = await run(process.execPath, ["--input-type=module", "-e", probe], {
+      cwd: app,
+    });
+    expect(loaded.trim()).toBe("ok");
   });
 
   it("runs in plain node: nimbusq adds a job, nimbusq/functions' worker handler runs it", async () => {
