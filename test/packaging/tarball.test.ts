@@ -203,7 +203,7 @@ describe("the tarball", () => {
     const installed = join(project.dir, "node_modules");
     const shipped = filesUnder(join(installed, "nimbusq"));
     const other = shipped.filter((file) => !/^dist\/.+\.(js|d\.ts)$/.test(file));
-    expect(other.sort()).toEqual(["README.md", "package.json"]);
+    expect(other.sort()).toEqual(["LICENSE", "README.md", "package.json"]);
     for (const entry of ["dist/core/index.js", "dist/core/index.d.ts", "dist/functions/index.js"]) {
       expect(shipped).toContain(entry);
     }
@@ -297,6 +297,37 @@ describe("the tarball", () => {
     };
     const { stdout } = await run(bin, ["queues", "--json", "--prefix", prefix], { cwd: project.dir, env });
     expect(JSON.stringify(JSON.parse(stdout))).toContain('"plain"');
+  });
+
+  it("types resolve in a module: commonjs TypeScript project too (main, types, typesVersions)", async () => {
+    const cjs = join(project.root, "cjs-app");
+    mkdirSync(cjs, { recursive: true });
+    writeFileSync(
+      join(cjs, "index.ts"),
+      'import { Queue, type ActiveJob } from "nimbusq";\nimport { workerHandler } from "nimbusq/functions";\n' +
+        'import { NimbusqModule } from "nimbusq/nestjs";\n' +
+        "export const parts = [Queue, workerHandler, NimbusqModule];\nexport type Job = ActiveJob;\n",
+    );
+    writeFileSync(
+      join(cjs, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          module: "commonjs",
+          target: "ES2022",
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+        },
+        files: ["index.ts"],
+      }),
+    );
+    // Resolved from the consumer project's node_modules (the folder sits beside it, under the same root).
+    writeFileSync(join(cjs, "package.json"), JSON.stringify({ name: "cjs-app", private: true }));
+    await run("ln", ["-s", join(project.dir, "node_modules"), join(cjs, "node_modules")], { cwd: cjs });
+    await run(process.execPath, [join(project.dir, "node_modules/typescript/bin/tsc"), "-p", "."], {
+      cwd: cjs,
+    });
+    expect(readFileSync(join(project.dir, "node_modules/nimbusq/LICENSE"), "utf8")).toMatch(/^MIT License/);
   });
 
   it("loads with require() too, where node can require ES modules", async () => {
