@@ -11,7 +11,7 @@ import { type RedisServer, startRedisServer } from "../redis-server.ts";
 import { startRestServer, UPSTASH_MAX_REQUEST_BYTES } from "./server.ts";
 
 const USAGE = `Usage: rest-server [--redis-url redis://host:port] [--port 8079] [--host 127.0.0.1] [--token TOKEN]
-                   [--max-body-bytes N] [--no-script-calls] [--no-declared-keys] [--no-upstash-mode]
+                   [--max-body-bytes N] [--no-script-calls] [--no-declared-keys] [--no-upstash-mode] [--redis62]
 
   --redis-url        redis-server to front (env REDIS_URL); without one a disposable redis-server is started
   --port             port to listen on (env PORT; default 8079, 0 = any free port)
@@ -22,8 +22,10 @@ const USAGE = `Usage: rest-server [--redis-url redis://host:port] [--port 8079] 
   --no-script-calls  do not measure redis.call()s inside scripts (no serialisation of script requests)
   --no-declared-keys let scripts flagged allow-key-locking touch keys missing from KEYS (the flag is
                      still stripped before Redis sees the script)
-  --no-upstash-mode  let Redis 7.0-only forms through (by default they are refused, as plain commands
-                     and inside scripts, since Upstash promises Redis 6.2)
+  --no-upstash-mode  answer as a plain Redis would (by default as Upstash, which promises Redis up to
+                     8.2: its shebang flags accepted, commands it does not serve over REST refused)
+  --redis62          also refuse Redis 7.0-only forms, plain and inside scripts, and shebangs other
+                     than allow-key-locking (what Upstash promised before)
   --cluster          --redis-url names a node of a Redis Cluster: route each command by its keys
 `;
 
@@ -36,6 +38,7 @@ interface CliOptions {
   countScriptCalls: boolean;
   declaredKeys: boolean;
   upstashMode: boolean;
+  redis62: boolean;
   cluster: boolean;
 }
 
@@ -107,6 +110,7 @@ function parseCliOptions(argv: string[], env: NodeJS.ProcessEnv): CliOptions | "
     countScriptCalls: !values["no-script-calls"],
     declaredKeys: !values["no-declared-keys"],
     upstashMode: !values["no-upstash-mode"],
+    redis62: values.redis62 === true,
     cluster: values.cluster === true,
   };
 }
@@ -125,6 +129,7 @@ function parse(argv: string[]) {
       "no-script-calls": { type: "boolean" },
       "no-declared-keys": { type: "boolean" },
       "no-upstash-mode": { type: "boolean" },
+      redis62: { type: "boolean" },
       cluster: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },

@@ -19,6 +19,8 @@ export interface Context {
   readonly token: string;
   readonly maxBodyBytes: number;
   readonly upstashMode: boolean;
+  /** Refuse Redis 7.0-only forms and shebangs other than allow-key-locking (RestServerOptions.redis62). */
+  readonly redis62: boolean;
   readonly backend: Backend;
   readonly meter: UsageMeter;
   readonly faults: FaultInjector;
@@ -52,7 +54,7 @@ function rejectionsOf(context: Context, commands: readonly Command[]): (string |
   let refused = 0;
   const rejections = commands.map((command) => {
     const rejection = rejectionOf(command);
-    if (rejection !== null || !context.upstashMode) return rejection;
+    if (rejection !== null || !context.redis62) return rejection;
     const refusal = upstashModeRefusal(command);
     if (refusal !== null) refused += 1;
     return refusal;

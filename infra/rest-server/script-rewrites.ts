@@ -1,11 +1,11 @@
 /**
  * Scripts are sent to Redis rewritten (`lua-prelude.ts`): a script flagged `#!lua
- * flags=allow-key-locking` always (Redis 7 rejects the flag), and in Upstash mode every script (its
+ * flags=allow-key-locking` always (Redis 7 rejects the flag), and with `redis62` every script (its
  * calls are checked against Redis 6.2's forms). A rewritten script's SHA-1 in Redis differs from the one
  * the client computed over its own text, so this module keeps the client SHA → rewritten script map and
  * translates EVAL, EVAL_RO, EVALSHA, EVALSHA_RO, SCRIPT LOAD and SCRIPT EXISTS both ways: clients only
  * ever see their own SHAs. With Upstash mode off, unflagged scripts and unknown SHAs pass through
- * untouched. In Upstash mode an unknown SHA goes to Redis as one no script can have, so a script that
+ * untouched. With `redis62` an unknown SHA goes to Redis as one no script can have, so a script that
  * reached Redis some other way (unchecked) answers NOSCRIPT and the client falls back to EVAL.
  *
  * When Redis has lost a rewritten flagged script (restart, SCRIPT FLUSH), a request made of that single
@@ -55,8 +55,8 @@ export interface Settled {
 export interface RewriteOptions {
   /** Key positions for declared-keys mode; null: flags are stripped but keys are not checked. */
   readonly positions: KeyPositions | null;
-  /** Rewrite every script to refuse Redis 7.0-only forms. */
-  readonly upstashMode: boolean;
+  /** Rewrite every script to refuse Redis 7.0-only forms (RestServerOptions.redis62). */
+  readonly redis62: boolean;
   /** Cluster mode: every script gets a `#!lua` line 1, so Redis refuses one touching two slots. */
   readonly slotShebang?: boolean;
 }
@@ -85,13 +85,13 @@ export class ScriptRewrites {
   /** The rewritten form of `source`, or null when it goes to Redis as it is. */
   private rewrite(source: string): Rewritten | null {
     const shebang = flaggedShebang(source);
-    if (!shebang && !this.options.upstashMode && !this.options.slotShebang) return null;
+    if (!shebang && !this.options.redis62 && !this.options.slotShebang) return null;
     const clientSha = sha1(source);
     let script = this.scripts.get(clientSha);
     if (!script) {
-      const { positions, upstashMode, slotShebang } = this.options;
+      const { positions, redis62, slotShebang } = this.options;
       const keyPositions = shebang && positions ? positionsTable(source, positions) : null;
-      const rewritten = rewriteScript(source, shebang, { keyPositions, redis62: upstashMode, slotShebang });
+      const rewritten = rewriteScript(source, shebang, { keyPositions, redis62, slotShebang });
       script = { clientSha, source: rewritten, redisSha: sha1(rewritten), flagged: shebang !== null };
       this.scripts.set(clientSha, script);
     }
@@ -104,7 +104,7 @@ export class ScriptRewrites {
 
   /** The SHA to send Redis for a client's SHA. */
   private redisSha(sha: string): string {
-    return this.known(sha)?.redisSha ?? (this.options.upstashMode ? UNKNOWN_SHA : sha);
+    return this.known(sha)?.redisSha ?? (this.options.redis62 ? UNKNOWN_SHA : sha);
   }
 
   private translate(command: Command): { command: Command; step: Step } {

@@ -50,11 +50,19 @@ export interface RestServerOptions {
    */
   declaredKeys?: boolean;
   /**
-   * Default true: refuse the Redis 7.0-only forms Upstash (which promises Redis 6.2) may not accept, as
-   * plain commands and inside every script (see `redis62.ts`), and script shebangs other than
-   * `#!lua flags=allow-key-locking`. Billing is the same either way.
+   * Default true: answer as Upstash does (it now promises Redis "up to 8.2"): commands it does not
+   * serve over REST are refused (command-policy.ts), scripts may carry its `#!lua flags=…` shebang
+   * (`allow-key-locking`, `no-writes`, both), and unknown script SHAs answer NOSCRIPT. Billing is the
+   * same either way.
    */
   upstashMode?: boolean;
+  /**
+   * Default false: also refuse the Redis 7.0-only forms (plain and inside every script, see
+   * `redis62.ts`) and any shebang but `#!lua flags=allow-key-locking` — what an Upstash database that
+   * promised Redis 6.2 did. nimbusq's own tests run with it on: its scripts keep to forms every Upstash
+   * database has.
+   */
+  redis62?: boolean;
   /** Default 0: the `Date` header of every answer is this far from the machine's clock (ms), for tests. */
   dateOffsetMs?: number;
 }
@@ -117,6 +125,7 @@ export async function startRestServer(options: RestServerOptions): Promise<RestS
   const meter = new UsageMeter(() => backend.nodes(), options.countScriptCalls ?? true);
   const faults = new FaultInjector();
   const upstashMode = options.upstashMode ?? true;
+  const redis62 = upstashMode && (options.redis62 ?? false);
   let scripts: ScriptRewrites;
   try {
     const ping = await backend.call({ name: "ping", args: ["PING"] });
@@ -127,7 +136,7 @@ export async function startRestServer(options: RestServerOptions): Promise<RestS
       (options.declaredKeys ?? true) ? await backend.call({ name: "command", args: ["COMMAND"] }) : null;
     scripts = new ScriptRewrites({
       positions: table ? parseCommandTable(table) : null,
-      upstashMode,
+      redis62,
       slotShebang: options.cluster === true,
     });
   } catch (error) {
@@ -140,6 +149,7 @@ export async function startRestServer(options: RestServerOptions): Promise<RestS
     token: options.token,
     maxBodyBytes: options.maxBodyBytes ?? UPSTASH_MAX_REQUEST_BYTES,
     upstashMode,
+    redis62,
     backend,
     meter,
     faults,

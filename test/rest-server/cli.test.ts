@@ -72,8 +72,29 @@ describe("rest-server CLI", () => {
       const client = new Redis({ url, token: "cli-token", enableAutoPipelining: false });
       expect(await client.set("cli:k", "abcd")).toBe("OK");
       expect(await client.get("cli:k")).toBe("abcd");
-      // Upstash mode is on by default.
-      await expect(client.set("cli:k", "x", { nx: true, get: true })).rejects.toThrow(
+      // Upstash mode is on by default: Redis "up to 8.2", so a 7.0 form (SET with NX and GET) passes.
+      expect(await client.set("cli:k", "x", { nx: true, get: true })).toBe("abcd");
+      child.kill("SIGINT");
+      expect((await finished).code).toBe(0);
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+
+  it("--redis62 refuses the Redis 7.0 forms an Upstash database on Redis 6.2 refused", async () => {
+    const { child, finished } = run([
+      "--redis-url",
+      redis.url,
+      "--port",
+      "0",
+      "--token",
+      "cli-token",
+      "--redis62",
+    ]);
+    try {
+      const url = await waitForUrl(child);
+      const client = new Redis({ url, token: "cli-token", enableAutoPipelining: false });
+      await expect(client.set("cli:k2", "x", { nx: true, get: true })).rejects.toThrow(
         /Upstash promises Redis 6.2/,
       );
       child.kill("SIGINT");

@@ -20,7 +20,12 @@ let rest: RestServer | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
   redis = await startRedisServer();
-  rest = await startRestServer({ redis: { host: redis.host, port: redis.port }, token: "test-token" });
+  // redis62: nimbusq's own scripts and commands keep to forms every Upstash database has.
+  rest = await startRestServer({
+    redis: { host: redis.host, port: redis.port },
+    token: "test-token",
+    redis62: true,
+  });
   project.provide("redisHost", redis.host);
   project.provide("redisPort", redis.port);
   project.provide("restUrl", rest.url);

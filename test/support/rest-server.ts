@@ -26,6 +26,7 @@ export async function startRestStack(options: Partial<RestServerOptions> = {}): 
   const rest = await startRestServer({
     redis: { host: redis.host, port: redis.port },
     token: "stack-token",
+    redis62: true,
     ...options,
   });
   const direct = new IORedis({ host: redis.host, port: redis.port, lazyConnect: true });

@@ -94,6 +94,7 @@ export async function startPrivateStack(): Promise<PrivateStack> {
   const rest = await startRestServer({
     redis: { host: redisServer.host, port: redisServer.port },
     token: "private",
+    redis62: true,
   });
   const direct = new IORedis({ host: redisServer.host, port: redisServer.port, maxRetriesPerRequest: null });
   return {
