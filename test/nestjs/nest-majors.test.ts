@@ -4,10 +4,16 @@
  * run: a `@Processor` extending `WorkerHost` with an injected service processes a job added through an
  * `@InjectQueue` queue, over the test run's REST server.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { type ConsumerProject, consumerProject, run } from "../packaging/consumer-project.ts";
+import {
+  type ConsumerProject,
+  consumerProject,
+  npmInstall,
+  pinned,
+  run,
+} from "../packaging/consumer-project.ts";
 import { uniquePrefix } from "../support/stack.ts";
 
 const appSource = `
@@ -87,26 +93,15 @@ async function runOnNest(major: number): Promise<{ nest: string; completed: numb
     join(dir, "package.json"),
     JSON.stringify({ name: `nest${major}`, private: true, type: "module" }),
   );
-  const pinned = (name: string) =>
-    JSON.parse(readFileSync(join(project.dir, "node_modules", name, "package.json"), "utf8"))
-      .version as string;
-  await run(
-    "npm",
-    [
-      "install",
-      "--prefer-offline",
-      "--no-audit",
-      "--no-fund",
-      project.tarball,
-      `@nestjs/common@${major}`,
-      `@nestjs/core@${major}`,
-      "reflect-metadata@0.2",
-      "rxjs@7",
-      `typescript@${pinned("typescript")}`,
-      `@types/node@${pinned("@types/node")}`,
-    ],
-    { cwd: dir, timeout: 180_000 },
-  );
+  await npmInstall(dir, [
+    project.tarball,
+    `@nestjs/common@${major}`,
+    `@nestjs/core@${major}`,
+    "reflect-metadata@0.2",
+    "rxjs@7",
+    `typescript@${pinned("typescript")}`,
+    `@types/node@${pinned("@types/node")}`,
+  ]);
   writeFileSync(join(dir, "tsconfig.json"), JSON.stringify(tsconfig));
   writeFileSync(join(dir, "app.ts"), appSource);
   await run(process.execPath, [join(dir, "node_modules/typescript/bin/tsc"), "-p", "."], { cwd: dir });

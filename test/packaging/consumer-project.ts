@@ -51,7 +51,16 @@ export interface ConsumerProject {
   remove(): void;
 }
 
-const pinned = (name: string) =>
+/** `npm install` of `packages` in `dir`, from npm's cache where it has them (the registry otherwise). */
+export async function npmInstall(dir: string, packages: string[]): Promise<void> {
+  await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", ...packages], {
+    cwd: dir,
+    timeout: 180_000,
+  });
+}
+
+/** The version of a package the repository itself installed (npm's cache has it). */
+export const pinned = (name: string) =>
   (
     JSON.parse(readFileSync(join(repoRoot, "node_modules", name, "package.json"), "utf8")) as {
       version: string;
@@ -73,19 +82,11 @@ export async function consumerProject(): Promise<ConsumerProject> {
     mkdirSync(dir);
     writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
     started = performance.now();
-    await run(
-      "npm",
-      [
-        "install",
-        "--prefer-offline",
-        "--no-audit",
-        "--no-fund",
-        tarball,
-        `typescript@${pinned("typescript")}`,
-        `@types/node@${pinned("@types/node")}`,
-      ],
-      { cwd: dir, timeout: 120_000 },
-    );
+    await npmInstall(dir, [
+      tarball,
+      `typescript@${pinned("typescript")}`,
+      `@types/node@${pinned("@types/node")}`,
+    ]);
     const installMs = performance.now() - started;
     const write = (name: string, text: string) => {
       const file = join(dir, name);

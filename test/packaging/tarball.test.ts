@@ -12,7 +12,14 @@ import { build, type Metafile } from "esbuild";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { sqsEvent } from "../support/aws-events.ts";
 import { directConnectionForFile, uniquePrefix } from "../support/stack.ts";
-import { type ConsumerProject, consumerProject, filesUnder, type Ran, run } from "./consumer-project.ts";
+import {
+  type ConsumerProject,
+  consumerProject,
+  filesUnder,
+  npmInstall,
+  type Ran,
+  run,
+} from "./consumer-project.ts";
 import { importInFreshNode } from "./fresh-node.ts";
 import { repoRoot } from "./service.ts";
 
@@ -242,9 +249,8 @@ describe("the tarball", () => {
     mkdirSync(app);
     writeFileSync(join(app, "package.json"), JSON.stringify({ name: "own", private: true, type: "module" }));
     const own = ["zod@4.6.6", "hono@4.13.18", "@upstash/redis@1.38.4"];
-    const flags = ["--prefer-offline", "--no-audit", "--no-fund"];
-    await run("npm", ["install", ...flags, ...own], { cwd: app, timeout: 120_000 });
-    await run("npm", ["install", ...flags, project.tarball], { cwd: app, timeout: 120_000 });
+    await npmInstall(app, own);
+    await npmInstall(app, [project.tarball]);
     const { stdout } = await run("npm", ["ls", "--all", "--json", "zod", "hono", "@upstash/redis"], {
       cwd: app,
     });
