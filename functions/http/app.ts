@@ -3,6 +3,7 @@
  * (`serve({ fetch: app.fetch })` from `@hono/node-server`) and tests (`app.request()`).
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "./app-env.ts";
 import { corsMiddleware, preflightResponse } from "./cors.ts";
 import { addEnqueueRoute } from "./enqueue.ts";
 import { errorBody, errorCodes, errorResponse, HttpError } from "./http-errors.ts";
@@ -12,7 +13,7 @@ import { addMaintenanceRoutes } from "./maintenance-routes.ts";
 import { authenticate } from "./middleware.ts";
 import { openApiDocument, openApiRoute } from "./openapi.ts";
 import { type HttpOptions, type HttpSettings, resolveHttpOptions } from "./options.ts";
-import { type AppEnv, queueAccess } from "./queue-access.ts";
+import { queueAccess } from "./queue-access.ts";
 import { addQueueRoutes } from "./queue-routes.ts";
 import { addRedriveRoute } from "./redrive-route.ts";
 import { refuseInvalid } from "./validation.ts";

@@ -7,8 +7,8 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { ValidationError } from "../../core/index.ts";
+import type { AppEnv } from "./app-env.ts";
 import { errorCodes, HttpError } from "./http-errors.ts";
-import type { AppEnv } from "./queue-access.ts";
 
 export interface CorsOptions {
   /** Origins allowed to call the API (`https://app.example.com`, no path), or "*" for any. */

@@ -17,12 +17,13 @@ import {
   wakeWithinMs,
 } from "../../core/index.ts";
 import { Checker, checkJobId } from "../../core/internal.ts";
+import type { AppEnv } from "./app-env.ts";
 import { errorResponses } from "./error-schemas.ts";
 import { asHttpError, errorCodes, HttpError, invalid } from "./http-errors.ts";
 import { checkAfterAdd, checkBeforeAdd, keyHeader } from "./idempotency.ts";
 import { addJobsBody, addResult, addResults, maxJobsPerRequest } from "./job-schemas.ts";
 import { stateOfCreatedJob } from "./job-view.ts";
-import type { AppEnv, QueueAccess } from "./queue-access.ts";
+import type { QueueAccess } from "./queue-access.ts";
 import { jsonAnswer, jsonBody, namedQueue, queueParams } from "./route-parts.ts";
 import { jobId } from "./schema-rules.ts";
 import { validBody } from "./validation.ts";

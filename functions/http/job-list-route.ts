@@ -1,10 +1,11 @@
 /** `GET /queues/:queue/jobs?state=…`: the jobs of one state, a page at a time, without their data. */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { JobState, JobType } from "../../core/index.ts";
+import type { AppEnv } from "./app-env.ts";
 import { errorResponses } from "./error-schemas.ts";
 import { jobSummarySchema } from "./job-schemas.ts";
 import { jobSummary } from "./job-view.ts";
-import type { AppEnv, QueueAccess } from "./queue-access.ts";
+import type { QueueAccess } from "./queue-access.ts";
 import { jsonAnswer, namedQueue, queueParams } from "./route-parts.ts";
 import { oneOf, queryInteger } from "./schema-rules.ts";
 

@@ -4,13 +4,14 @@
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { type Job, JobNotInStateError, type RetryOptions } from "../../core/index.ts";
+import type { AppEnv } from "./app-env.ts";
 import { errorResponses } from "./error-schemas.ts";
 import { errorCodes, HttpError } from "./http-errors.ts";
 import { jobViewSchema } from "./job-schemas.ts";
 import { jobView } from "./job-view.ts";
 import { maxWaitMs, untilFinished, waitDeadline } from "./job-wait.ts";
 import { adminOnly } from "./middleware.ts";
-import type { AppEnv, QueueAccess } from "./queue-access.ts";
+import type { QueueAccess } from "./queue-access.ts";
 import { adminSecurity, jobParams, jsonAnswer, jsonBody, namedQueue } from "./route-parts.ts";
 import { flag, oneOf, queryInteger } from "./schema-rules.ts";
 import { validBody } from "./validation.ts";

@@ -1,9 +1,9 @@
 /** Authentication for every route but the public OpenAPI document, and the admin gate. */
 import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "./app-env.ts";
 import { bearerToken, tokenChecker } from "./auth.ts";
 import { errorCodes, HttpError } from "./http-errors.ts";
 import type { HttpSettings } from "./options.ts";
-import type { AppEnv } from "./queue-access.ts";
 
 const publicPaths: ReadonlySet<string> = new Set(["/openapi.json"]);
 

@@ -5,17 +5,9 @@
 import type { Context } from "hono";
 import { type Job, type JobState, Queue, ValidationError } from "../../core/index.ts";
 import { checkQueueName, keyNameProblem } from "../../core/internal.ts";
+import type { AppEnv } from "./app-env.ts";
 import { errorCodes, HttpError } from "./http-errors.ts";
 import type { HttpSettings, KickHint } from "./options.ts";
-
-/** The Hono environment of the app: what the auth middleware leaves for the routes. */
-export interface AppEnv {
-  /**
-   * `preflight`: the request is a CORS preflight the cors middleware let through to its route;
-   * `queue`: the queue the path names, once route-parts.ts's `namedQueue` has checked it.
-   */
-  Variables: { admin: boolean; preflight: boolean; queue: Queue };
-}
 
 /**
  * Ids that name a key other than a job hash (`{P}meta`, `{P}wait`, `{P}1:lock`, `{P}de:<id>`…), by

@@ -1,8 +1,9 @@
 /** `GET /queues/:queue` (counts and pause state) and the admin routes that pause and resume it. */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { AppEnv } from "./app-env.ts";
 import { errorResponses } from "./error-schemas.ts";
 import { adminOnly } from "./middleware.ts";
-import type { AppEnv, QueueAccess } from "./queue-access.ts";
+import type { QueueAccess } from "./queue-access.ts";
 import { adminSecurity, jsonAnswer, jsonBody, namedQueue, queueParams } from "./route-parts.ts";
 import { validBody } from "./validation.ts";
 

@@ -4,10 +4,11 @@
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { defaultDeadLetterQueue } from "../../core/index.ts";
+import type { AppEnv } from "./app-env.ts";
 import { errorResponses } from "./error-schemas.ts";
 import { errorCodes, HttpError, invalid } from "./http-errors.ts";
 import { adminOnly } from "./middleware.ts";
-import type { AppEnv, QueueAccess } from "./queue-access.ts";
+import type { QueueAccess } from "./queue-access.ts";
 import { adminSecurity, jsonAnswer, jsonBody, namedQueue, queueParams } from "./route-parts.ts";
 import { integer, queueName } from "./schema-rules.ts";
 import { validBody } from "./validation.ts";

@@ -10,7 +10,8 @@
  */
 import { z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
-import type { AppEnv, QueueAccess } from "./queue-access.ts";
+import type { AppEnv } from "./app-env.ts";
+import type { QueueAccess } from "./queue-access.ts";
 import { queueName } from "./schema-rules.ts";
 
 /** The security requirement of operations that need an admin token (see openapi.ts). */

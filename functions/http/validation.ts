@@ -6,8 +6,8 @@
  */
 import type { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import type { AppEnv } from "./app-env.ts";
 import { type HttpError, invalid } from "./http-errors.ts";
-import type { AppEnv } from "./queue-access.ts";
 import { readJsonBody } from "./request-body.ts";
 
 type Issue = z.core.$ZodIssue;

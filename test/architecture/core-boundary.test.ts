@@ -161,6 +161,15 @@ describe("the adapters (functions/, infra/, sandbox/, cli/, nestjs/, examples/)"
   });
 });
 
+describe("the adapters' own files", () => {
+  it("have no import cycles either (functions/, sandbox/, infra/, cli/, nestjs/)", () => {
+    const found = ["functions", "sandbox", "infra", "cli", "nestjs"].flatMap((dir) =>
+      cycles(importGraph(dir)),
+    );
+    expect(found).toEqual([]);
+  });
+});
+
 describe("settings", () => {
   it("have one source: the default prefix and the replay-guard TTL are written once (core/redis/keys.ts)", () => {
     const offenders: string[] = [];
