@@ -117,7 +117,7 @@ async function main(argv: string[], env: Env): Promise<number> {
         allowPositionals: true,
       });
     } catch (error) {
-      throw new UsageError((error as Error).message);
+      throw new UsageError(argumentProblem(error, command.name));
     }
     if (parsed.values.help) {
       out(commandHelp(command));
@@ -162,3 +162,13 @@ main(process.argv.slice(2), process.env).then((code) => {
   process.stdout.write("", done);
   process.stderr.write("", done);
 });
+
+/** A parse error of node:util's parseArgs, said in the CLI's words (the caller adds the help hint). */
+function argumentProblem(error: unknown, command: string): string {
+  const { code, message } = error as { code?: string; message?: string };
+  const option = /'(-[^' ]*)/.exec(message ?? "")?.[1];
+  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && option) return `unknown option ${option} for "${command}"`;
+  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && option)
+    return `option ${option} needs a value, e.g. ${option} 10`;
+  return message ?? "the arguments could not be read";
+}

@@ -3,7 +3,9 @@ redriveDeadLetters: Moves dead letters back to their source queue in one atomic 
 in the structure it was read from leaves the dead-letter queue (its keys deleted, `removed`) and becomes
 a new job of the source queue, stored as an add stores it (next counter id, wait / lifo / prioritized,
 `added`, `waiting`, marker). A letter no longer there (taken, removed, or moved by another call) is
-skipped. Safe to replay: a replayed call returns the first call's answer and writes nothing.
+skipped. A letter whose failed job was retried since (it exists in the source queue, not failed) is
+dropped instead: redriving it too would run the job twice. Safe to replay: a replayed call returns the
+first call's answer and writes nothing.
 
 KEYS
   replayGuard  nimbusq's replay guard for this call, <prefix>:nq-req:<queue>:<token> of the source queue
@@ -27,14 +29,15 @@ ARGV
   maxLenEvents  both streams' approximate cap (MAXLEN ~)
 ARGV repeated letters
   deadLetterId  the dead letter's id
+  sourceJobId  the id of the failed job it was made from, in the source queue
   name  the new job's name
   data  its data JSON
   opts  its opts JSON, BullMQ's short keys
   priority  its priority, 0 for none
   placement  wait | lifo | prioritized
 REPLY
-  ids  string  one entry per letter, separated by ",": the new job's id, or "" when the letter was
-    skipped
+  ids  string  one entry per letter, separated by ",": the new job's id, "" when the letter was
+    skipped, "-" when it was dropped (its job was retried since)
 EVENTS
   removed {jobId, prev} on the dead-letter queue; added, waiting on the source queue.
 ]]
@@ -54,17 +57,22 @@ end
 if not redis.call("SET", KEYS[KEY.replayGuard], "", "NX", "PX", ARGV[ARG.guardTtl]) then
   return redis.call("GET", KEYS[KEY.replayGuard])
 end
-local state, structure = ARGV[ARG.state], KEYS[KEY.structure]
-local moved = {}
+local state, structure, prefix = ARGV[ARG.state], KEYS[KEY.structure], ARGV[ARG.prefix]
+local moved, ids = {}, {}
 for i = 1, ARG_GROUP_COUNT do
-  local id = groupArg(i, ARG_GROUP.deadLetterId)
+  local id, source = groupArg(i, ARG_GROUP.deadLetterId), groupArg(i, ARG_GROUP.sourceJobId)
   local gone
+  ids[i] = ""
   -- Letters are read oldest first, from the tail of wait: search from there.
   if state == "wait" then gone = redis.call("LREM", structure, -1, id) else gone = redis.call("ZREM", structure, id) end
-  if gone > 0 then moved[#moved + 1] = i end
+  local retried = gone > 0 and not redis.call("ZSCORE", prefix .. "failed", source)
+    and redis.call("EXISTS", prefix .. source) == 1
+  if retried then
+    removeJobKeys(ARGV[ARG.deadLetterPrefix] .. id)
+    redis.call("XADD", KEYS[KEY.deadLetterEvents], "*", "event", "removed", "jobId", id, "prev", state)
+    ids[i] = "-"
+  elseif gone > 0 then moved[#moved + 1] = i end
 end
-local ids = {}
-for i = 1, ARG_GROUP_COUNT do ids[i] = "" end
 if #moved > 0 then
   local q = { prefix = ARGV[ARG.prefix] }
   for name, index in pairs(KEY) do q[name] = KEYS[index] end

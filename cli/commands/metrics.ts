@@ -7,9 +7,10 @@ const minute = 60_000;
 export const metrics: Command = {
   name: "metrics",
   usage: "metrics <queue> completed|failed [--start N] [--end N]",
-  summary: "jobs completed or failed per minute (kept by workers with metrics on)",
-  help: `Shows the per-minute counts of completed or failed jobs that workers keep when their
-"metrics" option is on (BullMQ's getMetrics), newest minute first.
+  summary: "jobs completed or failed per minute (kept by BullMQ workers with metrics on)",
+  help: `Shows the per-minute counts of completed or failed jobs that BullMQ workers keep when their
+"metrics" option is on (BullMQ's getMetrics), newest minute first. nimbusq's workers do not keep
+them: the sweeper's CloudWatch metrics (CompletedSinceLastPass, FailedSinceLastPass) count those jobs.
 
 Options:
   --start N  first point, 0 the newest minute (default 0)
@@ -29,7 +30,8 @@ Cost: one script call.`,
     const newest = Math.floor(result.meta.prevTS / minute) * minute - minute;
     const text =
       result.data.length === 0
-        ? `no ${type} metrics for queue "${queue.name}" (workers record them with the metrics option)`
+        ? `no ${type} metrics for queue "${queue.name}" (BullMQ workers record them with their metrics option; ` +
+          "nimbusq's workers are counted by the sweeper's CloudWatch metrics instead)"
         : `${type} jobs of queue "${queue.name}": ${result.meta.count} in all, ${result.count} minutes recorded\n${table(
             [{ header: "MINUTE (UTC)" }, { header: "JOBS", align: "right" }],
             result.data.map((jobs, i) => [time(newest - (start + i) * minute).slice(0, 16), jobs]),

@@ -9,7 +9,9 @@ export const redrive: Command = {
   summary: "move dead letters back into their queue as new jobs",
   help: `Moves the dead letters of <queue> (waiting, failed or completed in the dead-letter queue) back
 into it as new jobs, as Queue.redrive. Takes at most the letters there when it started, so jobs that
-die again meanwhile are not redriven in a loop. Runs 1,000 letters per step, progress on stderr.
+die again meanwhile are not redriven in a loop. A letter whose failed job was retried since ("nimbusq
+retry") is dropped, not redriven: the job already runs again. Runs 1,000 letters per step, progress on
+stderr.
 
 Options:
   --from Q   the dead-letter queue (default <queue>-dlq)

@@ -58,6 +58,8 @@ const maxPageBytes = 4 * 1024 * 1024;
 
 interface Letter {
   id: string;
+  /** The id of the failed job the letter was made from, in the source queue. */
+  sourceJobId: string;
   name: string;
   data: string;
   opts: string;
@@ -106,7 +108,7 @@ export async function redrive(
       const moved =
         taken.length > 0 ? await move(location, settings, state, deadLetterPrefix, from, taken) : [];
       for (const [i, id] of moved.entries()) {
-        if (id) result.jobs.push({ id, deadLetterId: (taken[i] as Letter).id });
+        if (id && id !== supersededMark) result.jobs.push({ id, deadLetterId: (taken[i] as Letter).id });
       }
       result.count = result.jobs.length;
       if (letters.length > room) return { ...result, more: true };
@@ -134,6 +136,7 @@ function lettersOf(read: readonly { id: string; data: string }[]): Letter[] {
     if (data === undefined) continue;
     letters.push({
       id,
+      sourceJobId: String(letter.job.id),
       name: letter.job.name,
       data,
       opts: encodeOptions(opts),
@@ -144,7 +147,13 @@ function lettersOf(read: readonly { id: string; data: string }[]): Letter[] {
   return letters;
 }
 
-/** One atomic move; the new job's id per letter, "" for a letter no longer there. */
+/** A letter dropped, not moved: its job was retried in the source queue since it failed. */
+const supersededMark = "-";
+
+/**
+ * One atomic move; the new job's id per letter, "" for a letter no longer there, "-" for one dropped
+ * because its failed job was retried since (running it again from the letter would do the work twice).
+ */
 async function move(
   location: QueueContext,
   settings: WriteSettings,

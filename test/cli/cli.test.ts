@@ -201,9 +201,10 @@ describe("nimbusq CLI", () => {
     expect(await json(["retry", "mail"])).toEqual({ queue: "mail", state: "failed", retried: 2 });
     expect(await mail.getJobCounts("failed", "waiting")).toEqual({ failed: 0, waiting: 2 });
 
+    // The retried jobs' dead letters are dropped, not redriven: the same work would run twice.
     const redriven = await json<{ redriven: number; left: number }>(["redrive", "mail"]);
-    expect(redriven).toEqual({ queue: "mail", from: "mail-dlq", redriven: 2, left: 0 });
-    expect(await mail.count("waiting")).toBe(4);
+    expect(redriven).toEqual({ queue: "mail", from: "mail-dlq", redriven: 0, left: 0 });
+    expect(await mail.count("waiting")).toBe(2);
     expect(await dlq.count("waiting")).toBe(0);
 
     expect(await json(["clean", "mail", "completed"])).toEqual({
@@ -234,14 +235,24 @@ describe("nimbusq CLI", () => {
       if (error instanceof ValidationError) validation = error.message;
     }
     expect(validation).not.toBe("");
-    const [badName, noToken, unknown, badFlag, noJob, help] = await Promise.all([
+    const [badName, noToken, unknown, badFlag, noJob, help, unknownFlag, noValue] = await Promise.all([
       cli(["jobs", "bad:name"]),
       cli(["queues"], { UPSTASH_REDIS_REST_TOKEN: undefined }),
       cli(["frobnicate"]),
       cli(["clean", "mail", "failed", "--grace", "soon"]),
       cli(["job", "mail", "no-such-job"]),
       cli(["retry", "--help"], { UPSTASH_REDIS_REST_URL: undefined }),
+      cli(["clean", "mail", "failed", "--gracee", "10"]),
+      cli(["metrics", "mail", "completed", "--start"]),
     ]);
+    // The argument parser's own wording (positional '-- "--x"' hints, "<value>") never reaches the user.
+    expect(unknownFlag).toMatchObject({ code: 2 });
+    expect(unknownFlag.stderr).toBe(
+      'nimbusq: unknown option --gracee for "clean" (run "nimbusq clean --help")\n',
+    );
+    expect(noValue.stderr).toBe(
+      'nimbusq: option --start needs a value, e.g. --start 10 (run "nimbusq metrics --help")\n',
+    );
     expect(badName).toEqual({ code: 2, stdout: "", stderr: `nimbusq: ${validation}\n` });
     expect(noToken.code).toBe(2);
     expect(noToken.stderr).toMatch(/^nimbusq: UPSTASH_REDIS_REST_TOKEN is not set/);

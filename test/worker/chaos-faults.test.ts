@@ -1,9 +1,9 @@
 /**
  * Everyday faults on a fleet (issue 23): 3,000 jobs across three worker processes while Redis is
  * killed and restarted twice (AOF, fsync always), the REST server answers 500s and proxy 503 pages,
- * answers are dropped after the command ran, and one worker is frozen (SIGSTOP) past its lease. The
- * sweeper's loop runs beside them (stalled recovery, promotions). Side effects are counted by the
- * processes themselves, not read from Redis.
+ * answers are dropped after the command ran, and one worker is frozen (SIGSTOP) 10 s, past its 8 s
+ * leases. The sweeper's loop runs beside them (stalled recovery, promotions). Side effects are counted
+ * by the processes themselves, not read from Redis.
  *
  * Must hold: nothing lost, every job in exactly one state, a side effect twice only for jobs the
  * frozen worker was running, and no job failed — in particular none whose processor had succeeded.
@@ -123,7 +123,8 @@ describe("a fleet under everyday faults", () => {
       [7900, () => redis.start()],
       [8500, () => rest.setFault({ kind: "status-500", command: "evalsha", every: 6 })],
       [9500, () => rest.setFault(null)],
-      [13_500, () => void frozen.kill("SIGCONT")],
+      // Frozen 10 s: past its 8 s leases, which the sweeper's stalled check then hands on.
+      [16_200, () => void frozen.kill("SIGCONT")],
     ];
     const began = Date.now();
     for (const [at, step] of schedule) {
