@@ -5,11 +5,12 @@
 
 /** The per-queue keys, by what they hold. */
 export const queueKeySuffix = {
-  /** STRING, job-id counter (INCR on every add attempt). */
+  /** STRING, job-id counter (INCRBY by each add call that numbers new jobs; a replayed call does not). */
   idCounter: "id",
   /**
    * HASH, queue meta: `paused`, `concurrency`, `max`, `duration`, `opts.maxLenEvents`, `version`; and
-   * nimbusq's own `nq:batchSize`, `nq:concurrency`, what its workers last registered (lua/trackWorker.lua).
+   * nimbusq's own `nq:batchSize`, `nq:concurrency`, what its workers last registered (lua/trackWorker.lua),
+   * and `nq:resuming`, set while a resume moves a legacy paused list over several calls (lua/pauseQueue.lua).
    */
   meta: "meta",
   /** LIST, ready job ids; LPUSH on add, the next job is the rightmost. */

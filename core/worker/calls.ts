@@ -21,7 +21,6 @@ import {
 } from "../redis/generated/scripts.ts";
 import {
   attentionKey,
-  defaultMaxLenEvents,
   defaultReplayGuardTtlMs,
   jobSubKeys,
   queueKeyPrefix,
@@ -167,64 +166,6 @@ export async function tracedCycle(location: QueueContext, request: CycleRequest)
   const { telemetry } = location;
   const run = () => cycle(location, request);
   return telemetry ? tracedCall(telemetry, location.queueName, request.entries, run) : run();
-}
-
-export interface LeaseRequest {
-  token: string;
-  count: number;
-  leaseMs: number;
-  limiterMax: number;
-  limiterDuration: number;
-  workerName: string;
-}
-
-export interface LeaseResult {
-  status: LeaseStatus;
-  jobs: ActiveJob[];
-  /** rate-limited: the limiter's TTL (ms); leased with no job: when the earliest delayed job is due (ms), or 0. */
-  info: number;
-}
-
-/** Leases jobs without acking any (a worker's first call; tests play a worker that dies with it). */
-export async function leaseBatch(location: QueueContext, request: LeaseRequest): Promise<LeaseResult> {
-  const result = await cycle(location, {
-    ...request,
-    peek: 0,
-    candidates: [],
-    open: true,
-    prunes: "",
-    maxLenEvents: defaultMaxLenEvents,
-    events: "all",
-    entries: [],
-  });
-  const info = result.status === "rate-limited" ? result.info : result.jobs.length === 0 ? result.nextDue : 0;
-  return { status: result.status, jobs: result.jobs, info };
-}
-
-/** Acks entries without leasing; codes as {@link CycleResult.codes}. */
-export async function ackBatch(
-  location: QueueContext,
-  entries: AckEntry[],
-  token: string,
-  maxLenEvents = defaultMaxLenEvents,
-): Promise<{ codes: number[]; readyLeft: boolean; nextDue: number }> {
-  const result = await cycle(location, {
-    // Its own guard: the lease that took these jobs used `token` for its guard.
-    token: `ack-${token}`,
-    count: 0,
-    leaseMs: 1000,
-    peek: 1,
-    candidates: [],
-    open: false,
-    prunes: "",
-    limiterMax: 0,
-    limiterDuration: 0,
-    workerName: "",
-    maxLenEvents,
-    events: "all",
-    entries,
-  });
-  return { codes: result.codes, readyLeft: result.readyLeft, nextDue: result.nextDue };
 }
 
 /** Extends the given leases; returns the ids whose lease is lost. */

@@ -16,10 +16,11 @@ import type { Held } from "./held.ts";
 import { HeldJobs } from "./held-jobs.ts";
 import type { Decision, Settled } from "./outcome.ts";
 import { StartGate, wakeableSleep } from "./start-gate.ts";
-import { type DrainOptions, type DrainSummary, emptySummary, type StopReason } from "./types.ts";
+import type { DrainOptions, DrainSummary, StopReason } from "./types.ts";
 import {
   ackAnswered,
   decideHeld,
+  emptySummary,
   extendLeased,
   type PipelineSettings,
   prepareLeased,

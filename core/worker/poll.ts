@@ -3,7 +3,8 @@
  * waits with a doubling backoff (never a blocking command), waking earlier when a delayed job or the
  * rate limit is due. A drain that fails is told and counts as an empty one.
  */
-import { type DrainSummary, sleep } from "./types.ts";
+import { sleep } from "./signals.ts";
+import type { DrainSummary } from "./types.ts";
 
 export interface PollSettings {
   minMs: number;

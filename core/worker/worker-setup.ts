@@ -75,6 +75,20 @@ export function decideOutcome(setup: WorkerSetup, job: ActiveJob, settled: Settl
   }
 }
 
+/** A drain's summary before its first job. */
+export function emptySummary(): DrainSummary {
+  return {
+    leased: 0,
+    completed: 0,
+    failed: 0,
+    retried: 0,
+    delayed: 0,
+    handedBack: 0,
+    lostLeases: 0,
+    stoppedBecause: "empty",
+  };
+}
+
 /** Counts a settled job in the drain's summary and emits the worker's event for it, as BullMQ does. */
 export function reportOutcome(emit: Emit, job: ActiveJob, decision: Decision, summary: DrainSummary): void {
   // As BullMQ's listeners see it: the finished attempt counts (attemptsMade 1 after a first success).

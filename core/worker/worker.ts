@@ -21,14 +21,8 @@ import { runStalledCheck } from "./calls.ts";
 import { Pipeline } from "./pipeline.ts";
 import { pollDrains } from "./poll.ts";
 import { isProcessorFile, type Sandbox, sandboxFor } from "./sandbox.ts";
-import {
-  type DrainOptions,
-  type DrainSummary,
-  linkSignals,
-  type Processor,
-  type WorkerEvents,
-  type WorkerOptions,
-} from "./types.ts";
+import { linkSignals } from "./signals.ts";
+import type { DrainOptions, DrainSummary, Processor, WorkerEvents, WorkerOptions } from "./types.ts";
 import type { WorkerSetup } from "./worker-setup.ts";
 
 export type {

@@ -18,12 +18,6 @@ export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return difference === 0;
 }
 
-/** Compares two secrets in constant time (their digests, so neither length shows either). */
-export async function secretsEqual(a: string, b: string): Promise<boolean> {
-  const [left, right] = await Promise.all([sha256(a), sha256(b)]);
-  return sameBytes(left, right);
-}
-
 export interface Grant {
   admin: boolean;
 }

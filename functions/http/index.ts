@@ -2,7 +2,6 @@
 
 export { httpOptionsFromEnv } from "../config/http-env.ts";
 export { createHttpApp } from "./app.ts";
-export { secretsEqual } from "./auth.ts";
 export type { CorsOptions } from "./cors.ts";
 export type { ErrorBody, ErrorCode } from "./http-errors.ts";
 export type { JobView } from "./job-view.ts";

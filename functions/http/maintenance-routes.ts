@@ -1,5 +1,5 @@
 /**
- * The admin routes for queue-wide maintenance, each one Queue call (core/maintenance.ts) that works in
+ * The admin routes for queue-wide maintenance, each one Queue call (core/queue/maintenance.ts) that works in
  * bounded steps: `POST /queues/:queue/retry` (failed or completed jobs back to wait), `…/clean` (old
  * jobs of one state deleted), `…/drain` (waiting, prioritized and optionally delayed jobs deleted) and
  * `…/promote` (delayed jobs made ready). Each answers the number of jobs it handled.

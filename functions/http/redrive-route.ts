@@ -1,6 +1,6 @@
 /**
  * `POST /queues/:queue/redrive` (admin): moves the queue's dead letters back into it as new jobs
- * (core/redrive.ts), from `deadLetterQueue` (default `<queue>-dlq`), at most `count` of them.
+ * (core/dead-letter/redrive.ts), from `deadLetterQueue` (default `<queue>-dlq`), at most `count` of them.
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { defaultDeadLetterQueue } from "../../core/index.ts";

@@ -4,7 +4,7 @@
  * be" ("an integer from 0 to 10"): validation.ts turns a failed check into `400 invalid_request`
  * naming the field and stating that phrase.
  *
- * Name rules are core's (core/names.ts): validation calls core's own functions (which count UTF-8
+ * Name rules are core's (core/redis/names.ts): validation calls core's own functions (which count UTF-8
  * bytes and spot lone surrogates, as no pattern can), and the document shows core's patterns and
  * limits, so a rule changes in one place.
  */

@@ -9,8 +9,8 @@ import type { Redis as IORedis } from "ioredis";
 import { type RedisPort, toRedisPort } from "../../core/index.ts";
 import { ackAndLease, ackPromoteAndLease, sweepQueues } from "../../core/redis/generated/scripts.ts";
 import { releaseSweeperLock, sweep } from "../../core/sweeper/sweep.ts";
-import { ackBatch, leaseBatch } from "../../core/worker/calls.ts";
 import { decide } from "../../core/worker/outcome.ts";
+import { ackBatch, leaseBatch } from "../support/worker-calls.ts";
 import { type BenchEnv, commandCounts, flush, median, round } from "./common.ts";
 
 export interface LeaseAckRow {

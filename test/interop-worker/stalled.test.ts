@@ -5,9 +5,9 @@
  * the `stalled` event alike, and a job stalled once on each side is failed by the next worker.
  */
 import { describe, expect, it } from "vitest";
-import { leaseBatch } from "../../core/worker/calls.ts";
 import { type Interop, interopPeers, type RecordedEvent, sleep, waitFor } from "../support/bullmq-peer.ts";
 import { byJob, delivered, finished, nimbusWorker, outcomes, recordAll } from "../support/mixed-fleet.ts";
+import { leaseBatch } from "../support/worker-calls.ts";
 
 const peers = interopPeers();
 

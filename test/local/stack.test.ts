@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedis } from "../../core/index.ts";
 import { toRedisPort } from "../../core/redis/redis-port.ts";
-import { leaseBatch } from "../../core/worker/calls.ts";
 import { type LocalStack, startLocalStack } from "../../infra/local/stack.ts";
+import { leaseBatch } from "../support/worker-calls.ts";
 
 let stack: LocalStack;
 const lines: string[] = [];

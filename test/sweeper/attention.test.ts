@@ -17,8 +17,8 @@ import {
   toRedisPort,
   Worker,
 } from "../../core/index.ts";
-import { leaseBatch } from "../../core/worker/calls.ts";
 import { type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
+import { leaseBatch } from "../support/worker-calls.ts";
 
 let stack: PrivateStack;
 beforeAll(async () => {

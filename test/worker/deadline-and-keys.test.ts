@@ -8,8 +8,8 @@ import { Queue, toRedisPort, Worker } from "../../core/index.ts";
 import { ackAndLease } from "../../core/redis/generated/scripts.ts";
 import { attentionKey, queueKeyPrefix, queueKeys, replayGuardKey } from "../../core/redis/keys.ts";
 import { runScript } from "../../core/redis/scripts.ts";
-import { leaseBatch } from "../../core/worker/calls.ts";
 import { directConnectionForFile, sharedRedis, uniquePrefix } from "../support/stack.ts";
+import { leaseBatch } from "../support/worker-calls.ts";
 
 const direct = directConnectionForFile();
 

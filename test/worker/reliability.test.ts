@@ -7,10 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { noDeadLetter } from "../../core/dead-letter/dead-letter.ts";
 import { Queue, Worker } from "../../core/index.ts";
 import type { QueueContext } from "../../core/redis/queue-context.ts";
-
-import { ackBatch, leaseBatch } from "../../core/worker/calls.ts";
 import { type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
 import { misplacedJobs } from "../support/state-walk.ts";
+import { ackBatch, leaseBatch } from "../support/worker-calls.ts";
 
 let stack: PrivateStack;
 beforeAll(async () => {
