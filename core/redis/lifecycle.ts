@@ -5,6 +5,7 @@
  */
 import { ClosedError, ValidationError } from "../errors.ts";
 import { Checker } from "../validate.ts";
+import { checkOptionKeys } from "./option-keys.ts";
 import { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
 import type { RedisRetryOptions } from "./retry.ts";
 
@@ -26,6 +27,7 @@ export function redisPortFrom(
   options: unknown,
   context: string,
   extra: Pick<RedisRetryOptions, "onRetry" | "signal"> = {},
+  className = context.split(" ")[0] as string,
 ): RedisPort {
   if (typeof options !== "object" || options === null)
     throw new ValidationError("options", `an object with redis: ${howToConnect}`, context);
@@ -33,6 +35,7 @@ export function redisPortFrom(
   if (redis === undefined && connection !== undefined)
     throw new ValidationError("connection", `replaced by redis: ${howToConnect}`, context);
   if (!isClient(redis)) throw new ValidationError("redis", howToConnect, context);
+  checkOptionKeys(options, className, context);
   return toRedisPort(redis, { ...checkRetry(retry, context), ...extra });
 }
 

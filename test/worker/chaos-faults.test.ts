@@ -42,7 +42,7 @@ interface Fleet {
   /** Per job: who started it, and when (the worker's clock). */
   starts: Map<string, { by: string; at: number }[]>;
   effects: Map<string, string[]>;
-  errors: string[];
+  errors: { by: string; at: number; text: string }[];
 }
 
 function startWorker(fleet: Fleet, name: string, prefix: string): Promise<void> {
@@ -61,7 +61,8 @@ function startWorker(fleet: Fleet, name: string, prefix: string): Promise<void> 
         if (message.type === "ready") resolve();
         else if (message.type === "start") fleet.starts.set(id, [...(fleet.starts.get(id) ?? []), start]);
         else if (message.type === "ok") fleet.effects.set(id, [...(fleet.effects.get(id) ?? []), message.by]);
-        else if (message.type === "error") fleet.errors.push(message.message as string);
+        else if (message.type === "error")
+          fleet.errors.push({ by: message.by, at: message.at ?? 0, text: message.message ?? "" });
       },
     );
   });
@@ -166,7 +167,15 @@ describe("a fleet under everyday faults", () => {
       expect(await misplacedJobs(raw, `${prefix}:chaos`, ids), "in two states").toEqual([]);
       expect(succeededThenFailed, "failed after their processor succeeded").toEqual([]);
       expect(failed, "failed").toEqual([]);
-      expect(unexplained, "run twice outside the frozen worker").toEqual([]);
+      const detail = unexplained.map((id) => ({
+        id,
+        starts: (fleet.starts.get(id) ?? []).map(({ by, at }) => `${by}@${at - began}`),
+        effects: fleet.effects.get(id),
+        errors: fleet.errors
+          .filter(({ text }) => text.includes(id))
+          .map(({ by, at, text }) => `${by}@${at - began}: ${text}`),
+      }));
+      expect(detail, `run twice outside the frozen worker (frozen at ${frozenAt - began} ms)`).toEqual([]);
       expect(
         ids.filter((id) => (fleet.effects.get(id)?.length ?? 0) === 0),
         "never ran",
