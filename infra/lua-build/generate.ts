@@ -10,30 +10,18 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { HeaderError, type HeaderSection, parseHeader, type ScriptHeader } from "./header.ts";
 import { replySpec, replyType } from "./reply-type.ts";
+import { partConstant, type Segment, segmentsOf } from "./segments.ts";
 
 export const generatedModulePath = "core/redis/generated/scripts.ts";
 export const generatedCodesPath = "core/redis/generated/codes.ts";
 
-const includeDirective = /^-- @include ([A-Za-z0-9]+)\s*$/gm;
-
 export interface BuiltScript {
   header: ScriptHeader;
+  /** The shebang (if any) and the named-position prelude, before the segments. */
+  head: string;
+  segments: Segment[];
   source: string;
   sha1: string;
-}
-
-function inlineIncludes(luaDir: string, body: string, seen: Set<string>, trail: string[]): string {
-  return body.replace(includeDirective, (_line, name: string) => {
-    if (trail.includes(name)) throw new Error(`include cycle: ${[...trail, name].join(" -> ")}`);
-    if (seen.has(name)) return "";
-    seen.add(name);
-    const path = join(luaDir, "includes", `${name}.lua`);
-    const text = readFileSync(path, "utf8");
-    if (!new RegExp(`^local function ${name}\\(`, "m").test(text)) {
-      throw new Error(`${path}: an include must define "local function ${name}(…)"`);
-    }
-    return inlineIncludes(luaDir, text, seen, [...trail, name]).trimEnd();
-  });
 }
 
 function luaTable(name: string, entries: [string, number][]): string {
@@ -79,12 +67,11 @@ export function buildScript(luaDir: string, fileName: string): BuiltScript {
   const header = parseHeader(fileName, raw);
   if (header.reply.length === 0) throw new HeaderError(`${fileName}: header has no REPLY section`);
   const body = raw.replace(/^--\[\[\n[\s\S]*?\n\]\]\n/, "");
-  const source = `${shebang}${prelude(header)}\n${inlineIncludes(luaDir, body, new Set(), [])}`.replace(
-    /\n{3,}/g,
-    "\n\n",
-  );
+  const head = `${shebang}${prelude(header)}\n`;
+  const segments = segmentsOf(luaDir, body);
+  const source = head + segments.map((segment) => segment.text).join("");
   const sha1 = createHash("sha1").update(source).digest("hex");
-  return { header, source, sha1 };
+  return { header, head, segments, source, sha1 };
 }
 
 export function buildAllScripts(luaDir: string): BuiltScript[] {
@@ -92,6 +79,48 @@ export function buildAllScripts(luaDir: string): BuiltScript[] {
     .filter((file) => file.endsWith(".lua"))
     .sort()
     .map((file) => buildScript(luaDir, file));
+}
+
+/** The source as a multi-line template literal, so a change to a script reads as lines in a diff. */
+function templateLiteral(text: string): string {
+  return `\`${text.replaceAll("\\", "\\\\").replaceAll("`", "\\`").replaceAll("${", "\\${")}\``;
+}
+
+/** Every include part the scripts use, once each, as a constant. */
+function includeConstants(scripts: BuiltScript[]): string[] {
+  const parts = new Map<string, string>();
+  for (const { header, segments } of scripts) {
+    for (const segment of segments) {
+      if (segment.kind !== "include") continue;
+      const name = partConstant(segment);
+      const known = parts.get(name);
+      if (known !== undefined && known !== segment.text) {
+        throw new Error(
+          `${header.name}: include ${segment.name} part ${segment.part} differs between scripts`,
+        );
+      }
+      parts.set(name, segment.text);
+    }
+  }
+  const out = [
+    "// Include parts, each once: the scripts' sources below are joined from them and their own code.",
+    "",
+  ];
+  for (const name of [...parts.keys()].sort()) {
+    out.push(`const ${name} = ${templateLiteral(parts.get(name) as string)};`, "");
+  }
+  return out;
+}
+
+/** A script's source: its head, then its own code and the include constants, joined when the module loads. */
+function sourceExpression({ head, segments }: BuiltScript): string {
+  const pieces = [
+    templateLiteral(head),
+    ...segments.map((segment) =>
+      segment.kind === "include" ? partConstant(segment) : templateLiteral(segment.text),
+    ),
+  ];
+  return `/* @__PURE__ */ [\n    ${pieces.join(",\n    ")},\n  ].join("")`;
 }
 
 const pascal = (name: string): string => name.charAt(0).toUpperCase() + name.slice(1);
@@ -172,7 +201,9 @@ export function generateModule(scripts: BuiltScript[]): string {
     'export * from "./codes.ts";',
     "",
   ];
-  for (const { header, source, sha1 } of scripts) {
+  out.push(...includeConstants(scripts));
+  for (const script of scripts) {
+    const { header, source, sha1 } = script;
     const base = pascal(header.name);
     out.push(shape(`${base}Keys`, header.keys, "string"), "");
     out.push(shape(`${base}Args`, header.argv, "string | number"), "");
@@ -186,7 +217,7 @@ export function generateModule(scripts: BuiltScript[]): string {
     out.push(`  keyLocking: ${/^#!lua[^\n]*allow-key-locking/.test(source)},`);
     out.push(`  keys: ${layout(header.keys)},`);
     out.push(`  argv: ${layout(header.argv)},`);
-    out.push(`  source: ${JSON.stringify(source)},`);
+    out.push(`  source: ${sourceExpression(script)},`);
     out.push("};", "");
     out.push(...decoder(header));
   }

@@ -5,6 +5,1508 @@ import type { ScriptDef } from "../scripts.ts";
 
 export * from "./codes.ts";
 
+// Include parts, each once: the scripts' sources below are joined from them and their own code.
+
+const include_ackEntries_0 = `-- include ackEntries
+`;
+
+const include_ackEntries_4 = `local function ackEntries(q, jobs, now)
+  local codes, deviations = {}, {}
+  if #jobs == 0 then return codes, "", {} end
+  local lockKeys = {}
+  for i, job in ipairs(jobs) do lockKeys[i] = q.prefix .. job.id .. ":lock" end
+  local locks = redis.call("MGET", unpack(lockKeys))
+  local refused = refusedCompletions(q.prefix, jobs, locks)
+  local held = {}
+  for i, job in ipairs(jobs) do
+    local code = 1
+    if not locks[i] then code = -2 elseif locks[i] ~= job.token then code = -6 end
+    if code == 1 and refused[i] then code = refused[i] end
+    codes[i] = code
+    if code == 1 then held[#held + 1] = job.id end
+  end
+  local removed = removeFromActive(q.active, held)
+  local owned, ownedLocks, ownedIds = {}, {}, {}
+  for i, job in ipairs(jobs) do
+    if codes[i] == 1 and not removed[job.id] then codes[i] = -3 end
+    if codes[i] == 1 then
+      owned[#owned + 1] = job
+      ownedLocks[#ownedLocks + 1] = lockKeys[i]
+      ownedIds[#ownedIds + 1] = job.id
+    else
+      deviations[#deviations + 1] = i .. ":" .. codes[i] .. ";"
+    end
+  end
+  if #owned > 0 then
+    redis.call("DEL", unpack(ownedLocks))
+    redis.call("SREM", q.stalled, unpack(ownedIds))
+  end
+  local requeued, finished = {}, { completed = 0, failed = 0 }
+  for _, job in ipairs(owned) do
+    if job.outcome == "completed" or job.outcome == "failed" then
+      finishJob(q, job, now)
+      finished[job.outcome] = finished[job.outcome] + 1
+    else
+      requeueJob(q, job, now)
+      if job.outcome ~= "delayed" then requeued[#requeued + 1] = job.id end
+    end
+  end
+  for from = 1, #q.delayedAdds, 4000 do
+    redis.call("ZADD", q.delayed, unpack(q.delayedAdds, from, math.min(from + 3999, #q.delayedAdds)))
+  end
+  for target, members in pairs(q.finished) do
+    if #members > 0 then redis.call("ZADD", q.finishedKeys[target], unpack(members)) end
+  end
+  if finished.completed + finished.failed > 0 and redis.call("EXISTS", KEYS[KEY.finishCounts]) == 1 then
+    for outcome, count in pairs(finished) do
+      if count > 0 then redis.call("HINCRBY", KEYS[KEY.finishCounts], outcome, count) end
+    end
+  end
+  if q.ready then redis.call("ZADD", q.marker, 0, "0") end
+  if q.earliestDue then redis.call("ZADD", q.marker, "LT", q.earliestDue, "1") end
+  return codes, table.concat(deviations), requeued
+end
+`;
+
+const include_addDeadLetter_0 = `-- include addDeadLetter
+local function addDeadLetter(job, now, maxLen)
+  local prefix, id = job.deadLetter, job.deadLetterId
+  local events = prefix .. "events"
+  if redis.call("EXISTS", prefix .. id) == 1 then
+    redis.call("XADD", events, "MAXLEN", "~", maxLen, "*", "event", "duplicated", "jobId", id)
+    return
+  end
+  redis.call("HSET", prefix .. id, "name", job.deadLetterName, "data", job.deadLetterData,
+    "opts", job.deadLetterOpts, "timestamp", now, "delay", 0, "priority", 0)
+  redis.call("XADD", events, "*", "event", "added", "jobId", id, "name", job.deadLetterName)
+  redis.call("LPUSH", prefix .. "wait", id)
+  redis.call("XADD", events, "MAXLEN", "~", maxLen, "*", "event", "waiting", "jobId", id)
+  redis.call("ZADD", prefix .. "marker", 0, "0")
+end
+`;
+
+const include_attachExistingChild_0 = `-- include attachExistingChild
+local function attachExistingChild(prefix, jobId, parentKey, parentField)
+  local jobKey = prefix .. jobId
+  redis.call("HSET", jobKey, "parentKey", parentKey, "parent", parentField)
+  if redis.call("ZSCORE", prefix .. "completed", jobId) then
+    local value = redis.call("HGET", jobKey, "returnvalue") or "null"
+    redis.call("HSET", parentKey .. ":processed", jobKey, value)
+    return true
+  end
+  redis.call("SADD", parentKey .. ":dependencies", jobKey)
+  return false
+end
+`;
+
+const include_checkIntegerArgs_0 = `-- include checkIntegerArgs
+local function checkIntegerArgs(script, names)
+  for _, name in ipairs(names) do
+    if not string.find(ARGV[ARG[name]] or "", "^%-?%d+$") then
+      error(script .. ": argument " .. name .. " must be an integer")
+    end
+  end
+end
+`;
+
+const include_checkNewJobs_0 = `-- include checkNewJobs
+`;
+
+const include_checkNewJobs_1 = `local function checkNewJobs(jobs, queues)
+  local seen = {}
+  for i, job in ipairs(jobs) do
+    local q = queues[job.queue]
+    if not q then error("addJobs: job " .. i .. " names no queue of the call") end
+    for _, field in ipairs({ "timestamp", "delay", "priority", "dedupTtl" }) do
+      if not isNumberText(job[field]) then error("addJobs: job " .. i .. " has a bad " .. field) end
+    end
+    q.counts = q.counts + 1
+    job.seq = q.counts
+    if job.customId ~= "" then
+      local key = q.prefix .. job.customId
+      if seen[key] then
+        job.exists = true
+      elseif job.generatedId == "1" then
+        seen[key] = true
+      else
+        local found = redis.call("HMGET", key, "name", "parentKey")
+        if found[1] or found[2] then
+          if redis.call("PTTL", key) > 0 then return { -31, i } end
+          job.exists = true
+          if job.parentKey ~= "" and found[2] and found[2] ~= job.parentKey
+              and redis.call("EXISTS", found[2]) == 1 then
+            return { -7, i }
+          end
+        end
+        seen[key] = true
+      end
+    end
+    if job.parentKey ~= "" and not seen[job.parentKey] and redis.call("EXISTS", job.parentKey) == 0 then
+      return { -5, i }
+    end
+  end
+  return nil
+end
+`;
+
+const include_checkStagedAdd_0 = `-- include checkStagedAdd
+`;
+
+const include_checkStagedAdd_1 = `local function checkStagedAdd(k, queues, chunks, tail, deferred)
+  local flat = redis.call("HGETALL", k.stage)
+  local counts = {}
+  for i = 1, #flat, 2 do counts[flat[i]] = tonumber(flat[i + 1]) end
+  local function holds(command, key, field)
+    return redis.call(command, key) == (counts[field] or 0)
+  end
+  if counts.chunks ~= chunks or not holds("LLEN", k.stagedKeys, "keys")
+      or not holds("LLEN", k.stagedCustomKeys, "customKeys") then
+    return { -30 }
+  end
+  for g, q in ipairs(queues) do
+    if not (holds("LLEN", q.stagedWait, g .. ":wait") and holds("LLEN", q.stagedLifo, g .. ":lifo")
+        and holds("ZCARD", q.stagedPrioritized, g .. ":prioritized")
+        and holds("ZCARD", q.stagedDelayed, g .. ":delayed")
+        and holds("ZCARD", q.stagedWaitingChildren, g .. ":waiting-children")) then
+      return { -30 }
+    end
+  end
+  local parents = redis.call("HGETALL", k.parents)
+  for i = 1, #parents, 2 do
+    if redis.call("EXISTS", parents[i]) == 0 then return { -5, parents[i] } end
+    if not holds("SCARD", k.stage .. ":deps:" .. parents[i], "deps:" .. parents[i]) then return { -30 } end
+  end
+  local present = 0
+  for from = 1, #tail, 4000 do
+    present = present + redis.call("EXISTS", unpack(tail, from, math.min(from + 3999, #tail)))
+  end
+  if present ~= #tail then return { -30 } end
+  for i, job in ipairs(deferred) do
+    if not queues[job.queue] then error("commitStagedJobs: deferred job " .. i .. " names no queue of the call") end
+    for _, field in ipairs({ "timestamp", "delay", "priority", "dedupTtl" }) do
+      if not isNumberText(job[field]) then error("commitStagedJobs: deferred job " .. i .. " has a bad " .. field) end
+    end
+    if job.kind == "attach" then
+      local found = redis.call("HMGET", queues[job.queue].prefix .. job.id, "name", "parentKey")
+      if not (found[1] or found[2]) then return { -30 } end
+      if job.inBatch ~= "1" and found[2] and found[2] ~= job.parentKey
+          and redis.call("EXISTS", found[2]) == 1 then
+        return { -7, i }
+      end
+    end
+  end
+  return nil, counts, parents
+end
+`;
+
+const include_checkStalledJobs_0 = `-- include checkStalledJobs
+`;
+
+const include_checkStalledJobs_2 = `local function checkStalledJobs(q, now, stalledInterval, maxStalledCount)
+  if redis.call("SET", q.stalledCheck, now, "PX", stalledInterval, "NX") == false then return nil end
+  local maxLen = eventsMaxLen(q.meta)
+  redis.call("XTRIM", q.events, "MAXLEN", "~", maxLen)
+  local candidates = redis.call("SMEMBERS", q.stalled)
+  if #candidates > 0 then redis.call("DEL", q.stalled) end
+  local moved = {}
+  for _, id in ipairs(candidates) do
+    local jobKey = q.prefix .. id
+    if string.sub(id, 1, 2) == "0:" then
+      redis.call("LREM", q.active, 1, id)
+    elseif redis.call("EXISTS", jobKey .. ":lock") == 0 and redis.call("LREM", q.active, 1, id) > 0 then
+      local fields = redis.call("HMGET", jobKey, "stc", "rjk")
+      local stalls = (tonumber(fields[1]) or 0) + 1
+      redis.call("HSET", jobKey, "stc", stalls)
+      local schedulerId = fields[2]
+      local isIteration = schedulerId and (redis.call("EXISTS", q.prefix .. "repeat:" .. schedulerId) == 1
+        or redis.call("ZSCORE", q.schedulers, schedulerId) ~= false)
+      if stalls > maxStalledCount and not isIteration then
+        redis.call("HSET", jobKey, "defa", "job stalled more than allowable limit")
+      end
+      redis.call("RPUSH", q.wait, id)
+      redis.call("XADD", q.events, "*", "event", "waiting", "jobId", id, "prev", "active")
+      redis.call("XADD", q.events, "*", "event", "stalled", "jobId", id)
+      moved[#moved + 1] = id
+    end
+  end
+  if #moved > 0 and not isQueuePausedOrMaxed(q.meta, q.active) then redis.call("ZADD", q.marker, 0, "0") end
+  local active = redis.call("LRANGE", q.active, 0, -1)
+  for from = 1, #active, 4000 do
+    redis.call("SADD", q.stalled, unpack(active, from, math.min(from + 3999, #active)))
+  end
+  return moved
+end
+`;
+
+const include_cleanDeduplicationKey_0 = `-- include cleanDeduplicationKey
+local function cleanDeduplicationKey(prefix, dedupId, jobId)
+  local key = prefix .. "de:" .. dedupId
+  local ttl = redis.call("PTTL", key)
+  if ttl == 0 or (ttl == -1 and redis.call("GET", key) == jobId) then redis.call("DEL", key) end
+end
+`;
+
+const include_copyGroupFields_0 = `-- include copyGroupFields
+local function copyGroupFields(target, group, read, index)
+  for field, offset in pairs(group) do
+    if field ~= "first" and field ~= "size" then target[field] = read(index, offset) end
+  end
+  return target
+end
+`;
+
+const include_cycleJobs_0 = `-- include cycleJobs
+`;
+
+const include_cycleJobs_10 = `local function cycleJobs(open)
+  checkIntegerArgs("worker call", { "now", "leaseMs", "count", "peek", "guardTtl", "maxLenEvents", "events" })
+  if tonumber(ARGV[ARG.count]) > 4000 or tonumber(ARGV[ARG.peek]) > 4000 then
+    error("worker call: count and peek must be at most 4000")
+  end
+  local now = tonumber(ARGV[ARG.now])
+  local q = { prefix = ARGV[ARG.prefix], events = KEYS[KEY.events], delayed = KEYS[KEY.delayed], wait = KEYS[KEY.wait],
+    active = KEYS[KEY.active], prioritized = KEYS[KEY.prioritized], priorityCounter = KEYS[KEY.priorityCounter],
+    stalled = KEYS[KEY.stalled], marker = KEYS[KEY.marker], meta = KEYS[KEY.meta], limiter = KEYS[KEY.limiter],
+    finishedKeys = { completed = KEYS[KEY.completed], failed = KEYS[KEY.failed] }, maxLen = ARGV[ARG.maxLenEvents],
+    level = tonumber(ARGV[ARG.events]), token = ARGV[ARG.leaseToken], now = now, leaseMs = ARGV[ARG.leaseMs],
+    workerName = ARGV[ARG.workerName], limiterMax = ARGV[ARG.limiterMax], limiterDuration = ARGV[ARG.limiterDuration],
+    finished = { completed = {}, failed = {} }, prunes = {}, dueScores = {}, delayedAdds = {},
+    attention = KEYS[KEY.attention] }
+  local jobs = readAckEntries(q.prefix)
+  local candidates = not open and decodeIds(ARGV[ARG.candidates]) or nil
+  if open then
+    for spec in string.gmatch(ARGV[ARG.prunes], "[^;]+") do
+      local target, keep, age, limit = string.match(spec, "^(%a+)|(-?%d+)|(%d+)|(%d+)$")
+      if not q.finishedKeys[target or ""] then error("worker call: a prune spec is malformed") end
+      q.prunes[spec] = { target, tonumber(keep), tonumber(age), tonumber(limit) }
+    end
+  end
+  local out = { 0, 0, 0, 0, #jobs }
+  local replayed = redis.call("SET", KEYS[KEY.replayGuard], "", "NX", "PX", ARGV[ARG.guardTtl]) == false
+  local leased, deviations, codes, hashes, requeued = {}, "", {}, {}, {}
+  if replayed then
+    local saved = decodeIds(redis.call("GET", KEYS[KEY.replayGuard]) or "")
+    deviations = saved[1] or ""
+    for i = 1, #jobs do codes[i] = 1 end
+    for part in string.gmatch(deviations, "[^;]+") do
+      local index, code = string.match(part, "^(%d+):(-?%d+)$")
+      codes[tonumber(index)] = tonumber(code)
+    end
+    local savedIds, lockKeys = {}, {}
+    for i = 2, #saved do
+      savedIds[#savedIds + 1] = saved[i]
+      lockKeys[#lockKeys + 1] = q.prefix .. saved[i] .. ":lock"
+    end
+    local locks = #lockKeys > 0 and redis.call("MGET", unpack(lockKeys)) or {}
+    for i, id in ipairs(savedIds) do
+      if locks[i] == q.token then
+        leased[#leased + 1] = id
+        hashes[#hashes + 1] = id
+        hashes[#hashes + 1] = redis.call("HGETALL", q.prefix .. id)
+      end
+    end
+  else
+    codes, deviations, requeued = ackEntries(q, jobs, now)
+  end
+  for i = 1, #jobs do out[5 + i] = codes[i] end
+  local first = redis.call("ZRANGE", q.delayed, 0, 0, "WITHSCORES")
+  local nextDue = first[2] and math.floor(tonumber(first[2]) / 4096) or 0
+  local promoted, exhausted = {}, false
+  if not replayed then
+    if open then
+      for _, prune in pairs(q.prunes) do
+        pruneFinished(q.prefix, q.finishedKeys[prune[1]], prune[2], prune[3], prune[4], now)
+      end
+      if nextDue > 0 and nextDue <= now then
+        promoted = promoteDelayedJobs(q.prefix, q.delayed, q.wait, q.prioritized, q.priorityCounter, q.events, now, 1000, q.level)
+        first = redis.call("ZRANGE", q.delayed, 0, 0, "WITHSCORES")
+        nextDue = first[2] and math.floor(tonumber(first[2]) / 4096) or 0
+      end
+    end
+    local count = tonumber(ARGV[ARG.count])
+    if count > 0 then
+      if candidates then
+        for _, id in ipairs(requeued) do candidates[#candidates + 1] = id end
+      end
+      out[1], out[2], leased, exhausted = leaseReadyJobs(q, count, candidates, promoted, hashes)
+    end
+    for id in pairs(promoted) do redis.call("HSET", q.prefix .. id, "delay", 0) end
+    if #jobs > 0 or #leased > 0 then noteAttention(q.attention, q.prefix, now) end
+    if #leased > 0 or deviations ~= "" then
+      local saved = { deviations }
+      for _, id in ipairs(leased) do saved[#saved + 1] = id end
+      redis.call("SET", KEYS[KEY.replayGuard], encodeIds(saved), "XX", "KEEPTTL")
+    end
+  end
+  local peek = exhausted and {} or peekReady(q, tonumber(ARGV[ARG.peek]))
+  out[3], out[4] = #peek > 0 and 1 or 0, nextDue
+  if #peek > 0 and #leased > 0 then redis.call("ZADD", q.marker, 0, "0") end
+  if #peek == 0 and nextDue == 0 and #jobs > 0 and not replayed and q.level >= 2 and out[1] == 0
+    and redis.call("LLEN", q.active) == 0 then
+    redis.call("XADD", q.events, "*", "event", "drained")
+  end
+  out[#out + 1] = #peek
+  for _, id in ipairs(peek) do out[#out + 1] = id end
+  for _, item in ipairs(hashes) do out[#out + 1] = item end
+  return out
+end
+`;
+
+const include_decodeIds_0 = `-- include decodeIds
+local function decodeIds(text)
+  local ids, at = {}, 1
+  while at <= #text do
+    local colon = string.find(text, ":", at, true)
+    local length = tonumber(string.sub(text, at, colon - 1))
+    ids[#ids + 1] = string.sub(text, colon + 1, colon + length)
+    at = colon + length + 1
+  end
+  return ids
+end
+`;
+
+const include_deduplicateJob_0 = `-- include deduplicateJob
+`;
+
+const include_deduplicateJob_1 = `local function deduplicateJob(prefix, eventsKey, maxLen, dedupId, jobId, ttl, extend, replace)
+  local dedupKey = prefix .. "de:" .. dedupId
+  local function claim(owner)
+    if ttl > 0 then
+      redis.call("SET", dedupKey, owner, "PX", ttl)
+    else
+      redis.call("SET", dedupKey, owner)
+    end
+  end
+  local owner
+  if replace or (ttl > 0 and extend) then
+    owner = redis.call("GET", dedupKey)
+  else
+    local claimed
+    if ttl > 0 then
+      claimed = redis.call("SET", dedupKey, jobId, "PX", ttl, "NX")
+    else
+      claimed = redis.call("SET", dedupKey, jobId, "NX")
+    end
+    if claimed then return jobId, true end
+    owner = redis.call("GET", dedupKey)
+  end
+  if not owner then
+    claim(jobId)
+    return jobId, true
+  end
+  if replace and redis.call("ZREM", prefix .. "delayed", owner) > 0 then
+    removeJobKeys(prefix .. owner)
+    if eventsKey then
+      redis.call("XADD", eventsKey, "*", "event", "removed", "jobId", owner, "prev", "delayed")
+      redis.call("XADD", eventsKey, "MAXLEN", "~", maxLen, "*", "event", "deduplicated", "jobId", jobId,
+        "deduplicationId", dedupId, "deduplicatedJobId", owner)
+    end
+    redis.call("DEL", prefix .. "dn:" .. dedupId)
+    if ttl > 0 and not extend then
+      redis.call("SET", dedupKey, jobId, "KEEPTTL")
+    else
+      claim(jobId)
+    end
+    return jobId, true
+  end
+  if redis.call("PTTL", dedupKey) == -1 and redis.call("EXISTS", prefix .. owner) == 0 then
+    redis.call("DEL", prefix .. "dn:" .. dedupId)
+    claim(jobId)
+    return jobId, true
+  end
+  if replace then return owner, false end
+  if ttl > 0 and extend then claim(owner) end
+  if eventsKey then
+    redis.call("XADD", eventsKey, "MAXLEN", "~", maxLen, "*", "event", "deduplicated", "jobId", owner,
+      "deduplicationId", dedupId, "deduplicatedJobId", jobId)
+  end
+  return owner, false
+end
+`;
+
+const include_deleteJob_0 = `-- include deleteJob
+`;
+
+const include_deleteJob_4 = `local function deleteJob(prefix, jobId, parentKey, parentField, dedupId)
+  local jobKey = prefix .. jobId
+  detachFromParent(jobKey, parentKey, parentPrefixOf(parentField), true, prefix)
+  releaseDeduplicationKey(prefix, jobId, dedupId)
+  removeJobKeys(jobKey)
+end
+`;
+
+const include_detachFromParent_0 = `-- include detachFromParent
+`;
+
+const include_detachFromParent_4 = `local function detachFromParent(jobKey, parentKey, parentPrefix, hard, basePrefix)
+  if not parentKey or not parentPrefix or redis.call("EXISTS", parentKey) == 0 then return end
+  local dependencies = parentKey .. ":dependencies"
+  if redis.call("SREM", dependencies, jobKey) == 0 or redis.call("SCARD", dependencies) > 0 then return end
+  local parentId = string.sub(parentKey, #parentPrefix + 1)
+  if redis.call("ZREM", parentPrefix .. "waiting-children", parentId) == 0 then return end
+  if hard and parentPrefix == basePrefix then
+    local fields = redis.call("HMGET", parentKey, "parentKey", "parent", "deid")
+    detachFromParent(parentKey, fields[1], parentPrefixOf(fields[2]), true, basePrefix)
+    releaseDeduplicationKey(parentPrefix, parentId, fields[3])
+    removeJobKeys(parentKey)
+    return
+  end
+  redis.call("RPUSH", parentPrefix .. "wait", parentId)
+  if not isQueuePausedOrMaxed(parentPrefix .. "meta", parentPrefix .. "active") then
+    redis.call("ZADD", parentPrefix .. "marker", 0, "0")
+  end
+  if not hard then
+    redis.call("XADD", parentPrefix .. "events", "*", "event", "waiting", "jobId", parentId,
+      "prev", "waiting-children")
+  end
+end
+`;
+
+const include_encodeIds_0 = `-- include encodeIds
+local function encodeIds(ids)
+  local parts = {}
+  for i, id in ipairs(ids) do parts[i] = #id .. ":" .. id end
+  return table.concat(parts)
+end
+`;
+
+const include_eventsMaxLen_0 = `-- include eventsMaxLen
+local function eventsMaxLen(metaKey)
+  local cap = redis.call("HGET", metaKey, "opts.maxLenEvents")
+  if cap and string.find(cap, "^%d+$") then return cap end
+  return "10000"
+end
+`;
+
+const include_everyNextMillis_0 = `-- include everyNextMillis
+local function everyNextMillis(prev, every, now, offset, startDate)
+  offset = tonumber(offset) or 0
+  local function nextSlot()
+    local slot = math.floor(now / every) * every + offset
+    if slot <= now then slot = slot + every end
+    return slot
+  end
+  local next
+  if prev then
+    next = prev + every
+    if next < now then next = nextSlot() end
+  elseif startDate then
+    next = math.max(tonumber(startDate), now)
+  elseif offset > 0 then
+    next = nextSlot()
+  else
+    next = now
+  end
+  if offset == 0 then offset = next - math.floor(next / every) * every end
+  return math.floor(next), math.floor(offset)
+end
+`;
+
+const include_finishJob_0 = `-- include finishJob
+`;
+
+const include_finishJob_5 = `local function finishJob(q, job, now)
+  local id, key = job.id, q.prefix .. job.id
+  local failed = job.outcome == "failed"
+  local target = failed and "failed" or "completed"
+  local valueField = failed and "failedReason" or "returnvalue"
+  if failed then
+    redis.call("HSET", key, "failedReason", job.value, "stacktrace", job.stacktrace, "finishedOn", now, "atm", job.attemptsMade)
+    if job.deferred == "1" then redis.call("HDEL", key, "defa") end
+  else
+    redis.call("HSET", key, "returnvalue", job.value, "finishedOn", now, "atm", job.attemptsMade)
+  end
+  if job.dedupId ~= "" then cleanDeduplicationKey(q.prefix, job.dedupId, id) end
+  if job.parentKey ~= "" then
+    settleParent(job, key, failed, job.value, now)
+    if q.attention then noteAttention(q.attention, job.parentPrefix, now) end
+  end
+  local keep = tonumber(job.keepCount)
+  if keep == 0 then
+    removeJobKeys(key)
+  else
+    local finished = q.finished[target]
+    finished[#finished + 1] = now
+    finished[#finished + 1] = id
+    local age = tonumber(job.keepAge)
+    if keep > 0 or age > 0 then
+      q.prunes[target .. "|" .. keep .. "|" .. age .. "|" .. job.keepLimit] = { target, keep, age, tonumber(job.keepLimit) }
+    end
+  end
+  local level = q.level or 2
+  if level >= 1 then
+    redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", target, "jobId", id, valueField, job.value,
+      "prev", "active")
+  end
+  if level >= 1 and failed and tonumber(job.attemptsMade) >= tonumber(job.attempts) then
+    redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "retries-exhausted", "jobId", id,
+      "attemptsMade", job.attemptsMade)
+  end
+  if failed and job.deadLetter ~= "" then
+    addDeadLetter(job, now, q.maxLen)
+    if q.attention then noteAttention(q.attention, job.deadLetter, now) end
+  end
+end
+`;
+
+const include_flushDeferredJobs_0 = `-- include flushDeferredJobs
+local function flushDeferredJobs(q)
+  local function inChunks(command, key, items)
+    for from = 1, #items, 4000 do
+      redis.call(command, key, unpack(items, from, math.min(from + 3999, #items)))
+    end
+  end
+  local deferred = q.deferred
+  inChunks("LPUSH", q.wait, deferred.wait)
+  inChunks("RPUSH", q.wait, deferred.lifo)
+  inChunks("ZADD", q.prioritized, deferred.prioritized)
+  inChunks("ZADD", q.delayed, deferred.delayed)
+  inChunks("ZADD", q.waitingChildren, deferred.waitingChildren)
+  if #deferred.wait + #deferred.lifo + #deferred.prioritized > 0 then redis.call("ZADD", q.marker, 0, "0") end
+  local earliest
+  for i = 1, #deferred.delayed, 2 do
+    if not earliest or deferred.delayed[i] < earliest then earliest = deferred.delayed[i] end
+  end
+  if earliest then redis.call("ZADD", q.marker, "LT", earliest / 4096, "1") end
+end
+`;
+
+const include_flushQueue_0 = `-- include flushQueue
+local function flushQueue(q)
+  local function inChunks(command, key, items)
+    for from = 1, #items, 4000 do
+      redis.call(command, key, unpack(items, from, math.min(from + 3999, #items)))
+    end
+  end
+  inChunks("LPUSH", q.wait, q.leftPushes)
+  inChunks("RPUSH", q.wait, q.rightPushes)
+  inChunks("ZADD", q.prioritized, q.prioritizedAdds)
+  inChunks("ZADD", q.delayed, q.delayedAdds)
+  if q.ready then redis.call("ZADD", q.marker, 0, "0") end
+  if q.earliestScore then redis.call("ZADD", q.marker, "LT", q.earliestScore / 4096, "1") end
+end
+`;
+
+const include_flushStagedChunk_0 = `-- include flushStagedChunk
+local function flushStagedChunk(keys, queues, out, ttl)
+  local counts = { "chunks", 1 }
+  local touched = { keys.stage }
+  local function put(command, key, items, field, width)
+    table.insert(touched, key)
+    if #items == 0 then return end
+    for from = 1, #items, 4000 do
+      redis.call(command, key, unpack(items, from, math.min(from + 3999, #items)))
+    end
+    table.insert(counts, field)
+    table.insert(counts, #items / width)
+  end
+  put("RPUSH", keys.stagedKeys, out.keys, "keys", 1)
+  put("RPUSH", keys.stagedCustomKeys, out.customKeys, "customKeys", 1)
+  for g, q in ipairs(queues) do
+    local staged = q.staged
+    put("RPUSH", q.stagedWait, staged.wait, g .. ":wait", 1)
+    put("RPUSH", q.stagedLifo, staged.lifo, g .. ":lifo", 1)
+    put("ZADD", q.stagedPrioritized, staged.prioritized, g .. ":prioritized", 2)
+    put("ZADD", q.stagedDelayed, staged.delayed, g .. ":delayed", 2)
+    put("ZADD", q.stagedWaitingChildren, staged.waitingChildren, g .. ":waiting-children", 2)
+  end
+  for parentKey, children in pairs(out.deps) do
+    redis.call("HSET", keys.parents, parentKey, out.parents[parentKey])
+    put("SADD", keys.stage .. ":deps:" .. parentKey, children, "deps:" .. parentKey, 1)
+  end
+  table.insert(touched, keys.parents)
+  for i = 1, #counts, 2 do redis.call("HINCRBY", keys.stage, counts[i], counts[i + 1]) end
+  for _, key in ipairs(touched) do redis.call("PEXPIRE", key, ttl) end
+end
+`;
+
+const include_hashTagOf_0 = `-- include hashTagOf
+local function hashTagOf(keyPrefix)
+  local open = string.find(keyPrefix, "{", 1, true)
+  if not open then return nil end
+  local close = string.find(keyPrefix, "}", open + 1, true)
+  if not close or close == open + 1 then return nil end
+  return string.sub(keyPrefix, open + 1, close - 1)
+end
+`;
+
+const include_isJobTreeLocked_0 = `-- include isJobTreeLocked
+local function isJobTreeLocked(jobKey, withChildren)
+  if redis.call("EXISTS", jobKey .. ":lock") == 1 then return true end
+  if not withChildren then return false end
+  for _, childKey in ipairs(redis.call("SMEMBERS", jobKey .. ":dependencies")) do
+    if isJobTreeLocked(childKey, true) then return true end
+  end
+  return false
+end
+`;
+
+const include_isNumberText_0 = `-- include isNumberText
+local function isNumberText(text)
+  return type(text) == "string" and string.find(text, "^%-?%d+%.?%d*$") ~= nil
+end
+`;
+
+const include_isQueuePausedOrMaxed_0 = `-- include isQueuePausedOrMaxed
+local function isQueuePausedOrMaxed(metaKey, activeKey)
+  local meta = redis.call("HMGET", metaKey, "paused", "concurrency")
+  if meta[1] then return true end
+  local limit = tonumber(meta[2])
+  if limit then
+    return redis.call("LLEN", activeKey) >= limit
+  end
+  return false
+end
+`;
+
+const include_isSchedulerIteration_0 = `-- include isSchedulerIteration
+local function isSchedulerIteration(jobId, rjk, schedulersKey)
+  if not rjk then return false end
+  local millis = redis.call("ZSCORE", schedulersKey, rjk)
+  return millis and jobId == "repeat:" .. rjk .. ":" .. millis or false
+end
+`;
+
+const include_leaseReadyJobs_0 = `-- include leaseReadyJobs
+`;
+
+const include_leaseReadyJobs_2 = `local function leaseReadyJobs(q, count, candidates, promoted, out)
+  local meta = redis.call("HMGET", q.meta, "paused", "concurrency", "max", "duration")
+  if meta[1] then return 1, 0, {} end
+  local maxJobs = tonumber(meta[3]) or tonumber(q.limiterMax) or 0
+  local used = tonumber(redis.call("GET", q.limiter)) or 0
+  if maxJobs > 0 or used >= 9007199254740991 then
+    if used >= maxJobs then
+      local ttl = redis.call("PTTL", q.limiter)
+      if ttl > 0 then return 2, ttl, {} end
+      redis.call("DEL", q.limiter)
+      used = 0
+    end
+    if maxJobs > 0 then count = math.min(count, maxJobs - used) end
+  end
+  if tonumber(meta[2]) then
+    count = math.min(count, tonumber(meta[2]) - redis.call("LLEN", q.active))
+    if count <= 0 then return 3, 0, {} end
+  end
+  local ids
+  local exhausted = false
+  if candidates then
+    ids = takeCandidates(q, count, candidates)
+  else
+    ids = takeReadyJobs(q.wait, q.prioritized, q.active, count)
+    exhausted = #ids < count
+  end
+  local leased, counted = {}, 0
+  for _, id in ipairs(ids) do
+    local key = q.prefix .. id
+    local hash = promoted[id] or redis.call("HGETALL", key)
+    if #hash == 0 then
+      redis.call("LREM", q.active, -1, id)
+    else
+      local started, deferred = 0, false
+      for i = 1, #hash, 2 do
+        if hash[i] == "ats" then started = tonumber(hash[i + 1]) or 0 elseif hash[i] == "defa" then deferred = true end
+        if promoted[id] and hash[i] == "delay" then hash[i + 1] = "0" end
+      end
+      if not deferred then counted = counted + 1 end
+      redis.call("SET", key .. ":lock", q.token, "PX", q.leaseMs)
+      local fields = { "processedOn", q.now, "ats", started + 1 }
+      if q.workerName ~= "" then table.insert(fields, "pb"); table.insert(fields, q.workerName) end
+      if promoted[id] then table.insert(fields, "delay"); table.insert(fields, 0); promoted[id] = nil end
+      redis.call("HSET", key, unpack(fields))
+      if q.level >= 2 then redis.call("XADD", q.events, "*", "event", "active", "jobId", id, "prev", "waiting") end
+      leased[#leased + 1] = id
+      out[#out + 1] = id
+      out[#out + 1] = hash
+    end
+  end
+  if maxJobs > 0 and counted > 0 then
+    local duration = tonumber(q.limiterDuration) or 0
+    if duration <= 0 then duration = tonumber(meta[4]) or 0 end
+    if redis.call("INCRBY", q.limiter, counted) == counted and duration > 0 then
+      redis.call("PEXPIRE", q.limiter, math.floor(duration))
+    end
+  end
+  return 0, 0, leased, exhausted
+end
+`;
+
+const include_loadQueueMeta_0 = `-- include loadQueueMeta
+local function loadQueueMeta(q, maxLen)
+  if q.maxLen then return end
+  q.maxLen = maxLen
+  q.leftPushes, q.rightPushes, q.prioritizedAdds, q.delayedAdds, q.dueScores = {}, {}, {}, {}, {}
+end
+`;
+
+const include_missingIterations_0 = `-- include missingIterations
+local function missingIterations(q, now, lookback)
+  local schedulers, nextSchedulerAt, missing = redis.call("ZRANGEBYSCORE", q.schedulers, now - lookback, "+inf",
+    "WITHSCORES", "LIMIT", 0, 100), 0, {}
+  for i = 1, #schedulers, 2 do
+    local id, at = schedulers[i], schedulers[i + 1]
+    if tonumber(at) > now then nextSchedulerAt = tonumber(at) break end
+    if redis.call("EXISTS", q.prefix .. "repeat:" .. id .. ":" .. at) == 0 then
+      table.insert(missing, id); table.insert(missing, at)
+      table.insert(missing, redis.call("HGETALL", q.schedulers .. ":" .. id))
+    end
+  end
+  return nextSchedulerAt, missing
+end
+`;
+
+const include_moveChildBackToParent_0 = `-- include moveChildBackToParent
+local function moveChildBackToParent(jobKey, parentKey, state)
+  if not parentKey or redis.call("EXISTS", parentKey) == 0 then return end
+  local recorded
+  if state == "failed" then
+    recorded = redis.call("ZREM", parentKey .. ":unsuccessful", jobKey) == 1
+      or redis.call("HDEL", parentKey .. ":failed", jobKey) == 1
+  else
+    recorded = redis.call("HDEL", parentKey .. ":processed", jobKey) == 1
+  end
+  if recorded then redis.call("SADD", parentKey .. ":dependencies", jobKey) end
+end
+`;
+
+const include_moveParentToWaitNow_0 = `-- include moveParentToWaitNow
+`;
+
+const include_moveParentToWaitNow_1 = `local function moveParentToWaitNow(parentPrefix, parentId, parentKey)
+  local moved = redis.call("ZREM", parentPrefix .. "waiting-children", parentId) == 1
+  if not moved and redis.call("ZREM", parentPrefix .. "delayed", parentId) == 1 then
+    redis.call("HSET", parentKey, "delay", 0)
+    moved = true
+  end
+  if not moved then return false end
+  redis.call("RPUSH", parentPrefix .. "wait", parentId)
+  if not isQueuePausedOrMaxed(parentPrefix .. "meta", parentPrefix .. "active") then
+    redis.call("ZADD", parentPrefix .. "marker", 0, "0")
+  end
+  redis.call("XADD", parentPrefix .. "events", "*", "event", "waiting", "jobId", parentId, "prev", "waiting-children")
+  return true
+end
+`;
+
+const include_nextDelayedScore_0 = `-- include nextDelayedScore
+local function nextDelayedScore(delayedKey, due, batchScores)
+  local base = due * 4096
+  local score = batchScores and batchScores[base]
+  if score then
+    score = math.min(score + 1, base + 4095)
+  else
+    local last = redis.call("ZREVRANGEBYSCORE", delayedKey, base + 4095, base, "WITHSCORES", "LIMIT", 0, 1)
+    score = last[2] and math.min(tonumber(last[2]) + 1, base + 4095) or base
+  end
+  if batchScores then batchScores[base] = score end
+  return score
+end
+`;
+
+const include_noteAttention_0 = `-- include noteAttention
+local function noteAttention(indexKey, queuePrefix, when)
+  local prefix = string.sub(indexKey, 1, -8)
+  if string.sub(queuePrefix, 1, #prefix + 1) ~= prefix .. ":" then return end
+  redis.call("ZADD", indexKey, "LT", when, string.sub(queuePrefix, #prefix + 2, -2))
+end
+`;
+
+const include_parentPrefixOf_0 = `-- include parentPrefixOf
+local function parentPrefixOf(parentField)
+  local queueKey = string.match(parentField or "", '"queueKey":"([^"]*)"')
+  return queueKey and queueKey .. ":" or nil
+end
+`;
+
+const include_peekReady_0 = `-- include peekReady
+local function peekReady(q, count)
+  local ids = {}
+  if count <= 0 then return ids end
+  local tail = redis.call("LRANGE", q.wait, -count, -1)
+  for i = #tail, 1, -1 do
+    if string.sub(tail[i], 1, 2) ~= "0:" then ids[#ids + 1] = tail[i] end
+  end
+  if #ids < count then
+    local lowest = redis.call("ZRANGE", q.prioritized, 0, count - #ids - 1)
+    for _, id in ipairs(lowest) do ids[#ids + 1] = id end
+  end
+  return ids
+end
+`;
+
+const include_placeDeferredJob_0 = `-- include placeDeferredJob
+`;
+
+const include_placeDeferredJob_3 = `local function placeDeferredJob(q, job, level)
+  if job.kind == "attach" then
+    return 2, job.id, attachExistingChild(q.prefix, job.id, job.parentKey, job.parentField)
+  end
+  local owner, create = deduplicateJob(q.prefix, level >= 2 and q.events or nil, q.maxLen, job.dedupId,
+    job.id, tonumber(job.dedupTtl), job.dedupExtend == "1", job.dedupReplace == "1")
+  if not create then
+    redis.call("DEL", q.prefix .. job.id)
+    return 3, owner, false
+  end
+  local deferred, placement = q.deferred, job.placement
+  local function add(list, first, second)
+    table.insert(list, first)
+    if second then table.insert(list, second) end
+  end
+  if placement == "delayed" then
+    local score = nextDelayedScore(q.delayed, tonumber(job.timestamp) + tonumber(job.delay), q.dueScores)
+    add(deferred.delayed, score, job.id)
+  elseif placement == "waiting-children" then
+    add(deferred.waitingChildren, job.timestamp, job.id)
+  elseif placement == "prioritized" then
+    local counter = redis.call("INCR", q.priorityCounter)
+    add(deferred.prioritized, tonumber(job.priority) * 4294967296 + counter % 4294967296, job.id)
+  else
+    add(placement == "lifo" and deferred.lifo or deferred.wait, job.id)
+  end
+  if job.parentKey ~= "" then redis.call("SADD", job.parentKey .. ":dependencies", q.prefix .. job.id) end
+  return 1, job.id, false
+end
+`;
+
+const include_placeJobs_0 = `-- include placeJobs
+`;
+
+const include_placeJobs_6 = `local function placeJobs(jobs, queues, now, maxLen, level)
+  local result, deviations, parents = {}, {}, {}
+  for i, job in ipairs(jobs) do
+    local q = queues[job.queue]
+    loadQueueMeta(q, maxLen)
+    q.level = level or 2
+    local id, outcome, create = job.customId, 1, true
+    if id == "" then id = string.format("%d", q.last - q.counts + job.seq) end
+    if job.exists then
+      outcome, create = 2, false
+      if job.parentKey ~= "" and attachExistingChild(q.prefix, id, job.parentKey, job.parentField) then
+        parents[job.parentKey] = job.parentPrefix
+      end
+      if q.level >= 2 then redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "duplicated", "jobId", id) end
+    elseif job.dedupId ~= "" then
+      local owner
+      owner, create = deduplicateJob(q.prefix, q.level >= 2 and q.events or nil, q.maxLen, job.dedupId, id, tonumber(job.dedupTtl),
+        job.dedupExtend == "1", job.dedupReplace == "1")
+      if not create then id, outcome = owner, 3 end
+    end
+    if create then storeJob(q, job, id, now) end
+    table.insert(result, outcome)
+    table.insert(result, id)
+    if outcome ~= 1 then table.insert(deviations, i .. ":" .. outcome .. ":" .. #id .. ":" .. id) end
+  end
+  for _, q in ipairs(queues) do
+    if q.leftPushes then flushQueue(q) end
+  end
+  for parentKey, parentPrefix in pairs(parents) do
+    if redis.call("SCARD", parentKey .. ":dependencies") == 0 then
+      releaseParent(parentPrefix, string.sub(parentKey, #parentPrefix + 1), parentKey, now)
+    end
+  end
+  return result, table.concat(deviations, ";")
+end
+`;
+
+const include_promoteDelayedJobs_0 = `-- include promoteDelayedJobs
+local function promoteDelayedJobs(prefix, delayedKey, waitKey, prioritizedKey, counterKey, eventsKey, now, limit, level)
+  local promoted = {}
+  local due = redis.call("ZRANGEBYSCORE", delayedKey, 0, (now + 1) * 4096 - 1, "LIMIT", 0, limit)
+  if #due == 0 then return promoted end
+  for from = 1, #due, 4000 do
+    redis.call("ZREM", delayedKey, unpack(due, from, math.min(from + 3999, #due)))
+  end
+  local toWait = {}
+  for _, id in ipairs(due) do
+    local hash = redis.call("HGETALL", prefix .. id)
+    promoted[id] = hash
+    local priority = 0
+    for i = 1, #hash, 2 do
+      if hash[i] == "priority" then priority = tonumber(hash[i + 1]) or 0 end
+    end
+    if priority > 0 then
+      local counter = redis.call("INCR", counterKey)
+      redis.call("ZADD", prioritizedKey, priority * 4294967296 + counter % 4294967296, id)
+    else
+      toWait[#toWait + 1] = id
+    end
+    if (level or 2) >= 2 then redis.call("XADD", eventsKey, "*", "event", "waiting", "jobId", id, "prev", "delayed") end
+  end
+  for from = 1, #toWait, 4000 do
+    redis.call("LPUSH", waitKey, unpack(toWait, from, math.min(from + 3999, #toWait)))
+  end
+  return promoted
+end
+`;
+
+const include_pruneFinished_0 = `-- include pruneFinished
+`;
+
+const include_pruneFinished_1 = `local function pruneFinished(prefix, setKey, count, age, limit, now)
+  local doomed = {}
+  if age > 0 then
+    doomed = redis.call("ZRANGEBYSCORE", setKey, 0, now - age * 1000, "LIMIT", 0, limit > 0 and limit or 1000)
+  end
+  if count > 0 then
+    local extra = redis.call("ZRANGE", setKey, 0, -(count + 1))
+    for i = 1, math.min(#extra, 1000) do doomed[#doomed + 1] = extra[i] end
+  end
+  for from = 1, #doomed, 4000 do
+    redis.call("ZREM", setKey, unpack(doomed, from, math.min(from + 3999, #doomed)))
+  end
+  for _, id in ipairs(doomed) do removeJobKeys(prefix .. id) end
+end
+`;
+
+const include_pushReadyJob_0 = `-- include pushReadyJob
+`;
+
+const include_pushReadyJob_1 = `local function pushReadyJob(k, jobId, priority, lifo)
+  if priority > 0 then
+    local counter = redis.call("INCR", k.priorityCounter)
+    redis.call("ZADD", k.prioritized, priority * 4294967296 + counter % 4294967296, jobId)
+  elseif lifo then
+    redis.call("RPUSH", k.wait, jobId)
+  else
+    redis.call("LPUSH", k.wait, jobId)
+  end
+  if not isQueuePausedOrMaxed(k.meta, k.active) then redis.call("ZADD", k.marker, 0, "0") end
+end
+`;
+
+const include_pushStagedQueue_0 = `-- include pushStagedQueue
+local function pushStagedQueue(q, g, counts)
+  local function inChunks(command, key, items)
+    for from = 1, #items, 4000 do
+      redis.call(command, key, unpack(items, from, math.min(from + 3999, #items)))
+    end
+  end
+  local function staged(kind, key, scored)
+    if (counts[g .. ":" .. kind] or 0) == 0 then return {} end
+    if not scored then return redis.call("LRANGE", key, 0, -1) end
+    local flat = redis.call("ZRANGE", key, 0, -1, "WITHSCORES")
+    local adds = {}
+    for i = 1, #flat, 2 do adds[i], adds[i + 1] = flat[i + 1], flat[i] end
+    return adds
+  end
+  local wait, lifo = staged("wait", q.stagedWait), staged("lifo", q.stagedLifo)
+  local prioritized = staged("prioritized", q.stagedPrioritized, true)
+  local delayed = staged("delayed", q.stagedDelayed, true)
+  inChunks("LPUSH", q.wait, wait)
+  inChunks("RPUSH", q.wait, lifo)
+  inChunks("ZADD", q.prioritized, prioritized)
+  inChunks("ZADD", q.delayed, delayed)
+  inChunks("ZADD", q.waitingChildren, staged("waiting-children", q.stagedWaitingChildren, true))
+  if #wait + #lifo + #prioritized > 0 then redis.call("ZADD", q.marker, 0, "0") end
+  if #delayed > 0 then redis.call("ZADD", q.marker, "LT", tonumber(delayed[1]) / 4096, "1") end
+end
+`;
+
+const include_readAckEntries_0 = `-- include readAckEntries
+`;
+
+const include_readAckEntries_3 = `local function readAckEntries(prefix)
+  if ARG_GROUP_COUNT > 2000 then error("worker call: at most 2000 acked entries per call") end
+  local outcomes = { completed = true, failed = true, delayed = true, waiting = true, returned = true }
+  local tag, jobs = hashTagOf(prefix), {}
+  for i = 1, ARG_GROUP_COUNT do
+    local job = { id = groupArg(i, ARG_GROUP.id), token = groupArg(i, ARG_GROUP.token),
+      outcome = groupArg(i, ARG_GROUP.outcome), value = groupArg(i, ARG_GROUP.value),
+      attemptsMade = groupArg(i, ARG_GROUP.attemptsMade), stacktrace = "", due = "0", priority = "0", lifo = "",
+      keepCount = "-1", keepAge = "0", keepLimit = "0", attempts = "0", parentKey = "", parentPrefix = "",
+      parentPolicy = "", dedupId = "", deferred = "", deadLetter = "" }
+    local extra = groupArg(i, ARG_GROUP.extra)
+    if extra ~= "" then
+      local fields = decodeIds(extra)
+      for k = 1, #fields, 2 do job[fields[k]] = fields[k + 1] or "" end
+    end
+    local bad = not outcomes[job.outcome] and "outcome"
+      or (job.attemptsMade ~= "" or job.outcome == "failed") and not isNumberText(job.attemptsMade) and "attemptsMade"
+    for _, field in ipairs({ "due", "priority", "keepCount", "keepAge", "keepLimit", "attempts" }) do
+      if not bad and not isNumberText(job[field]) then bad = field end
+    end
+    if bad then error("worker call: acked entry " .. i .. " has a bad " .. bad) end
+    if job.deadLetter ~= "" and tag and hashTagOf(job.deadLetter) ~= tag then job.deadLetter = "" end
+    jobs[i] = job
+  end
+  return jobs
+end
+`;
+
+const include_refusedCompletions_0 = `-- include refusedCompletions
+local function refusedCompletions(prefix, jobs, locks)
+  local refused, keys = {}, {}
+  for i, job in ipairs(jobs) do
+    if job.outcome == "completed" and locks[i] == job.token then
+      keys[#keys + 1] = prefix .. job.id .. ":dependencies"
+      keys[#keys + 1] = prefix .. job.id .. ":unsuccessful"
+    end
+  end
+  if #keys == 0 or redis.call("EXISTS", unpack(keys)) == 0 then return refused end
+  for i, job in ipairs(jobs) do
+    if job.outcome == "completed" and locks[i] == job.token then
+      if redis.call("EXISTS", prefix .. job.id .. ":dependencies") == 1 then
+        refused[i] = -4
+      elseif redis.call("EXISTS", prefix .. job.id .. ":unsuccessful") == 1 then
+        refused[i] = -9
+      end
+    end
+  end
+  return refused
+end
+`;
+
+const include_releaseDeduplicationKey_0 = `-- include releaseDeduplicationKey
+local function releaseDeduplicationKey(prefix, jobId, dedupId)
+  if not dedupId then return end
+  local key = prefix .. "de:" .. dedupId
+  if redis.call("GET", key) == jobId then redis.call("DEL", key, prefix .. "dn:" .. dedupId) end
+end
+`;
+
+const include_releaseParent_0 = `-- include releaseParent
+`;
+
+const include_releaseParent_2 = `local function releaseParent(parentPrefix, parentId, parentKey, now)
+  if redis.call("ZREM", parentPrefix .. "waiting-children", parentId) == 0 then return end
+  local fields = redis.call("HMGET", parentKey, "delay", "priority")
+  local delay = tonumber(fields[1]) or 0
+  local priority = tonumber(fields[2]) or 0
+  local events = parentPrefix .. "events"
+  if delay > 0 then
+    local due = now + delay
+    redis.call("ZADD", parentPrefix .. "delayed", due * 4096, parentId)
+    redis.call("XADD", events, "*", "event", "delayed", "jobId", parentId, "delay", due)
+    setDelayedMarker(parentPrefix .. "delayed", parentPrefix .. "marker")
+  else
+    local k = { wait = parentPrefix .. "wait", prioritized = parentPrefix .. "prioritized",
+      priorityCounter = parentPrefix .. "pc", meta = parentPrefix .. "meta", active = parentPrefix .. "active",
+      marker = parentPrefix .. "marker" }
+    pushReadyJob(k, parentId, priority, true)
+    redis.call("XADD", events, "*", "event", "waiting", "jobId", parentId, "prev", "waiting-children")
+  end
+end
+`;
+
+const include_removeFromActive_0 = `-- include removeFromActive
+local function removeFromActive(activeKey, ids)
+  local removed = {}
+  if #ids == 0 then return removed end
+  local list = #ids >= 4 and redis.call("LRANGE", activeKey, 0, 4000) or nil
+  if not list or #list > 4000 then
+    for _, id in ipairs(ids) do
+      if redis.call("LREM", activeKey, -1, id) > 0 then removed[id] = true end
+    end
+    return removed
+  end
+  local wanted = {}
+  for _, id in ipairs(ids) do wanted[id] = (wanted[id] or 0) + 1 end
+  local keptReversed = {}
+  for i = #list, 1, -1 do
+    local id = list[i]
+    if wanted[id] and wanted[id] > 0 then
+      wanted[id] = wanted[id] - 1
+      removed[id] = true
+    else
+      keptReversed[#keptReversed + 1] = id
+    end
+  end
+  if #keptReversed == #list then return removed end
+  redis.call("DEL", activeKey)
+  if #keptReversed > 0 then
+    local kept = {}
+    for i = #keptReversed, 1, -1 do kept[#kept + 1] = keptReversed[i] end
+    redis.call("RPUSH", activeKey, unpack(kept))
+  end
+  return removed
+end
+`;
+
+const include_removeFromAnyState_0 = `-- include removeFromAnyState
+`;
+
+const include_removeFromAnyState_1 = `local function removeFromAnyState(prefix, jobId, timestamp)
+  for _, state in ipairs({ "completed", "waiting-children", "delayed", "failed", "prioritized" }) do
+    if redis.call("ZREM", prefix .. state, jobId) == 1 then return state end
+  end
+  for _, state in ipairs({ "wait", "paused" }) do
+    if removeFromList(prefix .. state, prefix, jobId, timestamp) > 0 then return state end
+  end
+  if redis.call("LREM", prefix .. "active", -1, jobId) > 0 then return "active" end
+  return "unknown"
+end
+`;
+
+const include_removeFromList_0 = `-- include removeFromList
+local function nearerEnd(key, prefix, jobId, created)
+  local time = tonumber(created or redis.call("HGET", prefix .. jobId, "timestamp"))
+  if not time then return -1 end
+  local newest, oldest = redis.call("LINDEX", key, 0), redis.call("LINDEX", key, -1)
+  newest = newest and tonumber(redis.call("HGET", prefix .. newest, "timestamp"))
+  oldest = oldest and tonumber(redis.call("HGET", prefix .. oldest, "timestamp"))
+  if newest and oldest and newest - time < time - oldest then return 1 end
+  return -1
+end
+local function removeFromList(key, prefix, jobId, created)
+  return redis.call("LREM", key, nearerEnd(key, prefix, jobId, created), jobId)
+end
+local function findInList(key, prefix, jobId, created)
+  local from = nearerEnd(key, prefix, jobId, created)
+  if redis.call("LPOS", key, jobId, "RANK", from) then return from end
+  return nil
+end
+`;
+
+const include_removeJobKeys_0 = `-- include removeJobKeys
+local function removeJobKeys(jobKey)
+  return redis.call("DEL", jobKey, jobKey .. ":logs", jobKey .. ":dependencies", jobKey .. ":processed",
+    jobKey .. ":failed", jobKey .. ":unsuccessful")
+end
+`;
+
+const include_removeJobTree_0 = `-- include removeJobTree
+`;
+
+const include_removeJobTree_7 = `local function removeJobTree(prefix, jobId, withChildren, parentKey, parentPrefix, maxLens)
+  maxLens = maxLens or {}
+  local jobKey = prefix .. jobId
+  local fields = redis.call("HMGET", jobKey, "parentKey", "parent", "deid", "timestamp")
+  if parentKey then
+    detachFromParent(jobKey, parentKey, parentPrefix, false, prefix)
+  else
+    detachFromParent(jobKey, fields[1], parentPrefixOf(fields[2]), false, prefix)
+  end
+  if withChildren then
+    local children = redis.call("HKEYS", jobKey .. ":processed")
+    for _, key in ipairs(redis.call("HKEYS", jobKey .. ":failed")) do children[#children + 1] = key end
+    for _, key in ipairs(redis.call("ZRANGE", jobKey .. ":unsuccessful", 0, -1)) do children[#children + 1] = key end
+    for _, key in ipairs(redis.call("SMEMBERS", jobKey .. ":dependencies")) do children[#children + 1] = key end
+    for _, childKey in ipairs(children) do
+      local childPrefix, childId = splitJobKey(childKey)
+      removeJobTree(childPrefix, childId, true, jobKey, prefix, maxLens)
+    end
+  end
+  local prev = removeFromAnyState(prefix, jobId, fields[4])
+  releaseDeduplicationKey(prefix, jobId, fields[3])
+  if removeJobKeys(jobKey) > 0 then
+    local maxLen = maxLens[prefix] or eventsMaxLen(prefix .. "meta")
+    maxLens[prefix] = maxLen
+    redis.call("XADD", prefix .. "events", "MAXLEN", "~", maxLen, "*", "event", "removed", "jobId", jobId,
+      "prev", prev)
+  end
+end
+`;
+
+const include_replayedResult_0 = `-- include replayedResult
+`;
+
+const include_replayedResult_1 = `local function replayedResult(guardKey)
+  local saved = redis.call("GET", guardKey)
+  if saved then return decodeIds(saved) end
+  return nil
+end
+`;
+
+const include_requeueJob_0 = `-- include requeueJob
+`;
+
+const include_requeueJob_1 = `local function requeueJob(q, job, now)
+  local id, key = job.id, q.prefix .. job.id
+  local fields = {}
+  if job.value ~= "" then fields = { "failedReason", job.value, "stacktrace", job.stacktrace } end
+  if job.attemptsMade ~= "" then table.insert(fields, "atm"); table.insert(fields, job.attemptsMade) end
+  if job.outcome == "delayed" then
+    local due = tonumber(job.due)
+    table.insert(fields, "delay"); table.insert(fields, math.max(due - now, 0))
+    redis.call("HSET", key, unpack(fields))
+    local score = nextDelayedScore(q.delayed, due, q.dueScores)
+    table.insert(q.delayedAdds, score)
+    table.insert(q.delayedAdds, id)
+    if (q.level or 2) >= 2 then
+      redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "delayed", "jobId", id, "delay", due)
+    end
+    if not q.earliestDue or due < q.earliestDue then q.earliestDue = due end
+    return
+  end
+  if #fields > 0 then redis.call("HSET", key, unpack(fields)) end
+  local priority = tonumber(job.priority) or 0
+  local front = job.outcome == "returned"
+  if priority > 0 then
+    if front then
+      redis.call("ZADD", q.prioritized, priority * 4294967296, id)
+    else
+      local counter = redis.call("INCR", q.priorityCounter)
+      redis.call("ZADD", q.prioritized, priority * 4294967296 + counter % 4294967296, id)
+    end
+  elseif front or job.lifo == "1" then
+    redis.call("RPUSH", q.wait, id)
+  else
+    redis.call("LPUSH", q.wait, id)
+  end
+  q.ready = true
+  if (q.level or 2) >= 2 then
+    redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "waiting", "jobId", id, "prev", "active")
+  end
+end
+`;
+
+const include_saveResult_0 = `-- include saveResult
+`;
+
+const include_saveResult_1 = `local function saveResult(guardKey, result, ttl)
+  local texts = {}
+  for i, value in ipairs(result) do texts[i] = type(value) == "number" and string.format("%d", value) or value end
+  redis.call("SET", guardKey, encodeIds(texts), "PX", ttl)
+  return result
+end
+`;
+
+const include_setDelayedMarker_0 = `-- include setDelayedMarker
+local function setDelayedMarker(delayedKey, markerKey)
+  local first = redis.call("ZRANGE", delayedKey, 0, 0, "WITHSCORES")
+  if first[2] then
+    redis.call("ZADD", markerKey, tonumber(first[2]) / 4096, "1")
+  end
+end
+`;
+
+const include_settleAttention_0 = `-- include settleAttention
+local function settleAttention(indexKey, name, times)
+  local at = false
+  for _, t in ipairs(times) do
+    if t > 0 and (not at or t < at) then at = t end
+  end
+  if at then redis.call("ZADD", indexKey, at, name) else redis.call("ZREM", indexKey, name) end
+end
+`;
+
+const include_settleParent_0 = `-- include settleParent
+`;
+
+const include_settleParent_2 = `local function settleParent(job, jobKey, failed, value, now)
+  local parentKey, parentPrefix, policy = job.parentKey, job.parentPrefix, job.parentPolicy
+  local parentId = string.sub(parentKey, #parentPrefix + 1)
+  if failed and policy == "" then return end
+  local wasPending = redis.call("SREM", parentKey .. ":dependencies", jobKey) == 1
+  if not failed then
+    if wasPending then redis.call("HSET", parentKey .. ":processed", jobKey, value) end
+  elseif policy == "fpof" then
+    redis.call("ZADD", parentKey .. ":unsuccessful", now, jobKey)
+    if redis.call("EXISTS", parentKey) == 1 and not redis.call("ZSCORE", parentPrefix .. "failed", parentId) then
+      redis.call("HSET", parentKey, "defa", "child " .. jobKey .. " failed")
+      moveParentToWaitNow(parentPrefix, parentId, parentKey)
+    end
+    return
+  elseif policy == "cpof" then
+    redis.call("HSET", parentKey .. ":failed", jobKey, value)
+    moveParentToWaitNow(parentPrefix, parentId, parentKey)
+    return
+  elseif policy == "idof" then
+    redis.call("HSET", parentKey .. ":failed", jobKey, value)
+  end
+  if redis.call("SCARD", parentKey .. ":dependencies") == 0 then
+    releaseParent(parentPrefix, parentId, parentKey, now)
+  end
+end
+`;
+
+const include_splitJobKey_0 = `-- include splitJobKey
+local function splitJobKey(key)
+  local prefix3, id3 = string.match(key, "^(.+:[^:]+:)([^:]+:[^:]+:[^:]+)$")
+  if prefix3 and redis.call("EXISTS", prefix3 .. "id", prefix3 .. "events") > 0 then
+    return prefix3, id3
+  end
+  local prefix, id = string.match(key, "^(.*:)([^:]*)$")
+  return prefix, id
+end
+`;
+
+const include_stageJob_0 = `-- include stageJob
+`;
+
+const include_stageJob_2 = `local function stageJob(q, job, id, ttl, out)
+  local key = writeJobHash(q, job, id)
+  redis.call("PEXPIRE", key, ttl)
+  table.insert((job.customId ~= "" and job.generatedId ~= "1") and out.customKeys or out.keys, key)
+  if job.dedupId ~= "" then return end
+  local staged, placement = q.staged, job.placement
+  local function add(list, first, second)
+    table.insert(list, first)
+    if second then table.insert(list, second) end
+  end
+  if placement == "delayed" then
+    local due = tonumber(job.timestamp) + tonumber(job.delay)
+    add(staged.delayed, nextDelayedScore(q.delayed, due, q.dueScores), id)
+  elseif placement == "waiting-children" then
+    add(staged.waitingChildren, job.timestamp, id)
+  elseif placement == "prioritized" then
+    local counter = redis.call("INCR", q.priorityCounter)
+    add(staged.prioritized, tonumber(job.priority) * 4294967296 + counter % 4294967296, id)
+  elseif placement == "lifo" then
+    add(staged.lifo, id)
+  else
+    add(staged.wait, id)
+  end
+  if job.parentKey ~= "" then
+    local deps = out.deps[job.parentKey]
+    if not deps then
+      deps = {}
+      out.deps[job.parentKey] = deps
+      out.parents[job.parentKey] = job.parentPrefix
+    end
+    table.insert(deps, key)
+  end
+end
+`;
+
+const include_startGuardedMove_0 = `-- include startGuardedMove
+local function startGuardedMove(guardKey, guardTtl, done, jobKey, fromSet, jobId)
+  local fresh = redis.call("SET", guardKey, done, "NX", "PX", guardTtl)
+  if not fresh then return tonumber(redis.call("GET", guardKey)) end
+  local code
+  if redis.call("EXISTS", jobKey) == 0 then
+    code = -1
+  elseif fromSet and redis.call("ZREM", fromSet, jobId) == 0 then
+    code = -3
+  end
+  if code then redis.call("DEL", guardKey) end
+  return code
+end
+`;
+
+const include_storeIteration_0 = `-- include storeIteration
+`;
+
+const include_storeIteration_1 = `local function storeIteration(q, schedulerId, idJson, millis, now, optsHead, name, data, priority, lifo)
+  local delay = math.max(millis - now, 0)
+  local placement = "wait"
+  if delay > 0 then
+    placement = "delayed"
+  elseif tonumber(priority) > 0 then
+    placement = "prioritized"
+  elseif lifo == "1" then
+    placement = "lifo"
+  end
+  local opts = optsHead .. ',"jobId":"repeat:' .. idJson .. ":" .. millis .. '","delay":' .. delay .. "}"
+  storeJob(q, { name = name, data = data, opts = opts, timestamp = now, delay = delay, priority = priority,
+    parentKey = "", repeatJobKey = schedulerId, dedupId = "", placement = placement },
+    "repeat:" .. schedulerId .. ":" .. millis, now)
+  return delay
+end
+`;
+
+const include_storeJob_0 = `-- include storeJob
+`;
+
+const include_storeJob_2 = `local function storeJob(q, job, id, now)
+  local key = writeJobHash(q, job, id)
+  local events = (q.level or 2) >= 2
+  if events then redis.call("XADD", q.events, "*", "event", "added", "jobId", id, "name", job.name) end
+  local placement = job.placement
+  if placement == "delayed" then
+    local due = tonumber(job.timestamp) + tonumber(job.delay)
+    local score = nextDelayedScore(q.delayed, due, q.dueScores)
+    if not q.earliestScore or score < q.earliestScore then q.earliestScore = score end
+    table.insert(q.delayedAdds, score); table.insert(q.delayedAdds, id)
+    if events then redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "delayed", "jobId", id, "delay", due) end
+  elseif placement == "waiting-children" then
+    redis.call("ZADD", q.waitingChildren, job.timestamp, id)
+    if events then redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "waiting-children", "jobId", id) end
+  else
+    if placement == "prioritized" then
+      local counter = redis.call("INCR", q.priorityCounter)
+      table.insert(q.prioritizedAdds, tonumber(job.priority) * 4294967296 + counter % 4294967296)
+      table.insert(q.prioritizedAdds, id)
+    elseif placement == "lifo" then
+      table.insert(q.rightPushes, id)
+    else
+      table.insert(q.leftPushes, id)
+    end
+    q.ready = true
+    if events then redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "waiting", "jobId", id) end
+  end
+  if job.parentKey ~= "" then redis.call("SADD", job.parentKey .. ":dependencies", key) end
+end
+`;
+
+const include_takeCandidates_0 = `-- include takeCandidates
+local function takeCandidates(q, count, candidates)
+  local ids, peeked = {}, {}
+  for _, id in ipairs(candidates) do peeked[id] = true end
+  local popped = redis.call("RPOP", q.wait, count) or {}
+  local back = {}
+  for _, id in ipairs(popped) do
+    if peeked[id] then
+      ids[#ids + 1] = id
+      peeked[id] = nil
+    elseif string.sub(id, 1, 2) ~= "0:" then
+      table.insert(back, 1, id)
+    end
+  end
+  if #back > 0 then redis.call("RPUSH", q.wait, unpack(back)) end
+  local rest = {}
+  for _, id in ipairs(candidates) do
+    if peeked[id] then
+      rest[#rest + 1] = id
+      peeked[id] = nil
+    end
+  end
+  if #ids < count and #rest > 0 then
+    local scores = redis.call("ZMSCORE", q.prioritized, unpack(rest))
+    local found = {}
+    for i, id in ipairs(rest) do
+      if scores[i] then found[#found + 1] = { tonumber(scores[i]), id } end
+    end
+    table.sort(found, function(a, b) return a[1] < b[1] or (a[1] == b[1] and a[2] < b[2]) end)
+    local taken = {}
+    for i = 1, math.min(#found, count - #ids) do taken[i] = found[i][2] end
+    if #taken > 0 then
+      redis.call("ZREM", q.prioritized, unpack(taken))
+      for _, id in ipairs(taken) do ids[#ids + 1] = id end
+    end
+  end
+  if #ids > 0 then redis.call("LPUSH", q.active, unpack(ids)) end
+  return ids
+end
+`;
+
+const include_takeReadyJobs_0 = `-- include takeReadyJobs
+local function takeReadyJobs(waitKey, prioritizedKey, activeKey, count)
+  local ids = {}
+  local popped = redis.call("RPOP", waitKey, count)
+  if popped then
+    for _, id in ipairs(popped) do
+      if string.sub(id, 1, 2) ~= "0:" then ids[#ids + 1] = id end
+    end
+  end
+  if #ids < count then
+    local wanted = count - #ids
+    local lowest = redis.call("ZPOPMIN", prioritizedKey, wanted)
+    for i = 1, #lowest, 2 do ids[#ids + 1] = lowest[i] end
+  end
+  for from = 1, #ids, 4000 do
+    redis.call("LPUSH", activeKey, unpack(ids, from, math.min(from + 3999, #ids)))
+  end
+  return ids
+end
+`;
+
+const include_writeJobHash_0 = `-- include writeJobHash
+local function writeJobHash(q, job, id)
+  local key = q.prefix .. id
+  local fields = { "name", job.name, "data", job.data, "opts", job.opts, "timestamp", job.timestamp,
+    "delay", job.delay, "priority", job.priority }
+  if job.parentKey ~= "" then
+    table.insert(fields, "parentKey"); table.insert(fields, job.parentKey)
+    table.insert(fields, "parent"); table.insert(fields, job.parentField)
+  end
+  if job.repeatJobKey ~= "" then table.insert(fields, "rjk"); table.insert(fields, job.repeatJobKey) end
+  if job.dedupId ~= "" then table.insert(fields, "deid"); table.insert(fields, job.dedupId) end
+  redis.call("HSET", key, unpack(fields))
+  return key
+end
+`;
+
 export interface AbortStagedJobsKeysQueuesItem {
   /** <stage>:<n>:wait */
   stagedWait: string;
@@ -46,11 +1548,40 @@ export interface AbortStagedJobsArgs {
  */
 export const abortStagedJobs: ScriptDef<AbortStagedJobsKeys, AbortStagedJobsArgs> = {
   name: "abortStagedJobs",
-  sha1: "46153f9bed2e34729d6c7c92c0581644ce9dc2e2",
+  sha1: "f3265a3bd9fea520e5663d9233c9bb3608b4cb4d",
   keyLocking: false,
   keys: { fixed: ["replayGuard","stage","stagedKeys","stagedCustomKeys","parents"], group: { name: "queues", fields: ["stagedWait","stagedLifo","stagedPrioritized","stagedDelayed","stagedWaitingChildren"] } },
   argv: { fixed: ["count"] },
-  source: "-- nimbusq:abortStagedJobs (generated from lua/abortStagedJobs.lua; do not edit)\nlocal KEY = { replayGuard = 1, stage = 2, stagedKeys = 3, stagedCustomKeys = 4, parents = 5 }\nlocal KEY_GROUP = { first = 6, size = 5, stagedWait = 0, stagedLifo = 1, stagedPrioritized = 2, stagedDelayed = 3, stagedWaitingChildren = 4 }\nlocal KEY_GROUP_COUNT = (#KEYS - 5) / 5\nlocal function groupKey(i, offset) return KEYS[6 + (i - 1) * 5 + offset] end\nlocal ARG = { count = 1 }\n-- Refuses, before a script's first write, the ARGV it turns into numbers (or hands Redis as counts,\n-- TTLs and caps) only after writing: Redis never rolls a script back, so an argument found bad\n-- half-way would leave a job moved out of one structure and into none. `names` are ARG names; each\n-- must be a decimal integer. The error names the script and the argument, never its value.\nlocal function checkIntegerArgs(script, names)\n  for _, name in ipairs(names) do\n    if not string.find(ARGV[ARG[name]] or \"\", \"^%-?%d+$\") then\n      error(script .. \": argument \" .. name .. \" must be an integer\")\n    end\n  end\nend\ncheckIntegerArgs(\"abortStagedJobs\", { \"count\" })\nif redis.call(\"EXISTS\", KEYS[KEY.replayGuard]) == 1 then return -1 end\nredis.call(\"DEL\", KEYS[KEY.stage])\nlocal budget = tonumber(ARGV[ARG.count])\nfor _, list in ipairs({ KEYS[KEY.stagedKeys], KEYS[KEY.stagedCustomKeys] }) do\n  local keys = redis.call(\"LRANGE\", list, 0, budget - 1)\n  for from = 1, #keys, 4000 do redis.call(\"DEL\", unpack(keys, from, math.min(from + 3999, #keys))) end\n  redis.call(\"LTRIM\", list, #keys, -1)\n  if redis.call(\"LLEN\", list) > 0 then return 1 end\n  budget = budget - #keys\n  if budget <= 0 then return 1 end\nend\nlocal dropped = { KEYS[KEY.parents], KEYS[KEY.stagedKeys], KEYS[KEY.stagedCustomKeys] }\nfor _, parentKey in ipairs(redis.call(\"HKEYS\", KEYS[KEY.parents])) do\n  table.insert(dropped, KEYS[KEY.stage] .. \":deps:\" .. parentKey)\nend\nfor i = KEY_GROUP.first, #KEYS do table.insert(dropped, KEYS[i]) end\nfor from = 1, #dropped, 4000 do redis.call(\"DEL\", unpack(dropped, from, math.min(from + 3999, #dropped))) end\nreturn 0\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:abortStagedJobs (generated from lua/abortStagedJobs.lua; do not edit)
+local KEY = { replayGuard = 1, stage = 2, stagedKeys = 3, stagedCustomKeys = 4, parents = 5 }
+local KEY_GROUP = { first = 6, size = 5, stagedWait = 0, stagedLifo = 1, stagedPrioritized = 2, stagedDelayed = 3, stagedWaitingChildren = 4 }
+local KEY_GROUP_COUNT = (#KEYS - 5) / 5
+local function groupKey(i, offset) return KEYS[6 + (i - 1) * 5 + offset] end
+local ARG = { count = 1 }
+`,
+    include_checkIntegerArgs_0,
+    `checkIntegerArgs("abortStagedJobs", { "count" })
+if redis.call("EXISTS", KEYS[KEY.replayGuard]) == 1 then return -1 end
+redis.call("DEL", KEYS[KEY.stage])
+local budget = tonumber(ARGV[ARG.count])
+for _, list in ipairs({ KEYS[KEY.stagedKeys], KEYS[KEY.stagedCustomKeys] }) do
+  local keys = redis.call("LRANGE", list, 0, budget - 1)
+  for from = 1, #keys, 4000 do redis.call("DEL", unpack(keys, from, math.min(from + 3999, #keys))) end
+  redis.call("LTRIM", list, #keys, -1)
+  if redis.call("LLEN", list) > 0 then return 1 end
+  budget = budget - #keys
+  if budget <= 0 then return 1 end
+end
+local dropped = { KEYS[KEY.parents], KEYS[KEY.stagedKeys], KEYS[KEY.stagedCustomKeys] }
+for _, parentKey in ipairs(redis.call("HKEYS", KEYS[KEY.parents])) do
+  table.insert(dropped, KEYS[KEY.stage] .. ":deps:" .. parentKey)
+end
+for i = KEY_GROUP.first, #KEYS do table.insert(dropped, KEYS[i]) end
+for from = 1, #dropped, 4000 do redis.call("DEL", unpack(dropped, from, math.min(from + 3999, #dropped))) end
+return 0
+`,
+  ].join(""),
 };
 
 export type AbortStagedJobsReply =
@@ -175,11 +1706,65 @@ export interface AckAndLeaseArgs {
  */
 export const ackAndLease: ScriptDef<AckAndLeaseKeys, AckAndLeaseArgs> = {
   name: "ackAndLease",
-  sha1: "573cdfbce95a4ea3555ffe5a71f54f3c0b4b0712",
+  sha1: "42f3ebff96d094c78910f64d216e300b1d5dbb3e",
   keyLocking: true,
   keys: { fixed: ["meta","wait","active","prioritized","priorityCounter","delayed","completed","failed","stalled","limiter","marker","events","replayGuard","finishCounts","attention"], group: { name: "declared", fields: ["key"] } },
   argv: { fixed: ["prefix","leaseToken","now","leaseMs","count","peek","candidates","limiterMax","limiterDuration","workerName","guardTtl","maxLenEvents","events","prunes"], group: { name: "jobs", fields: ["id","token","outcome","value","attemptsMade","extra"] } },
-  source: "#!lua flags=allow-key-locking\n-- nimbusq:ackAndLease (generated from lua/ackAndLease.lua; do not edit)\nlocal KEY = { meta = 1, wait = 2, active = 3, prioritized = 4, priorityCounter = 5, delayed = 6, completed = 7, failed = 8, stalled = 9, limiter = 10, marker = 11, events = 12, replayGuard = 13, finishCounts = 14, attention = 15 }\nlocal KEY_GROUP = { first = 16, size = 1, key = 0 }\nlocal KEY_GROUP_COUNT = (#KEYS - 15) / 1\nlocal function groupKey(i, offset) return KEYS[16 + (i - 1) * 1 + offset] end\nlocal ARG = { prefix = 1, leaseToken = 2, now = 3, leaseMs = 4, count = 5, peek = 6, candidates = 7, limiterMax = 8, limiterDuration = 9, workerName = 10, guardTtl = 11, maxLenEvents = 12, events = 13, prunes = 14 }\nlocal ARG_GROUP = { first = 15, size = 6, id = 0, token = 1, outcome = 2, value = 3, attemptsMade = 4, extra = 5 }\nlocal ARG_GROUP_COUNT = (#ARGV - 14) / 6\nlocal function groupArg(i, offset) return ARGV[15 + (i - 1) * 6 + offset] end\n-- One worker call, shared by ackAndLease (keys declared) and ackPromoteAndLease (`open`: promotes\n-- due delayed jobs, prunes finished sets and leases from anywhere): acks the entries, leases up to\n-- `count` jobs, peeks the next ones, and says whether jobs are ready and when the next delayed job is\n-- due. A replayed call writes nothing and answers with the first call's codes and jobs.\n-- Everything that could fail is read and checked before the replay guard, the call's first write.\n-- Refuses, before a script's first write, the ARGV it turns into numbers (or hands Redis as counts,\n-- TTLs and caps) only after writing: Redis never rolls a script back, so an argument found bad\n-- half-way would leave a job moved out of one structure and into none. `names` are ARG names; each\n-- must be a decimal integer. The error names the script and the argument, never its value.\nlocal function checkIntegerArgs(script, names)\n  for _, name in ipairs(names) do\n    if not string.find(ARGV[ARG[name]] or \"\", \"^%-?%d+$\") then\n      error(script .. \": argument \" .. name .. \" must be an integer\")\n    end\n  end\nend\n-- Reads a worker call's acked entries (ARGV group `jobs`, with the defaults of the fields `extra`\n-- leaves out) and checks, before the call writes anything, every field the ack turns into a number or\n-- a decision: Redis never rolls a script back, so an entry found bad half-way would leave the jobs\n-- acked before it finished and the rest in no state. At most 2000 entries (the worker holds at most\n-- 1000 jobs), so every unpack of the ack stays under Lua's limit. A dead letter aimed outside the\n-- queue's Redis Cluster hash tag is dropped, as core/dead-letter/dead-letter.ts drops it: on a cluster, writing it\n-- would stop the script after the job left active.\n-- Reads back what encodeIds wrote.\nlocal function decodeIds(text)\n  local ids, at = {}, 1\n  while at <= #text do\n    local colon = string.find(text, \":\", at, true)\n    local length = tonumber(string.sub(text, at, colon - 1))\n    ids[#ids + 1] = string.sub(text, colon + 1, colon + length)\n    at = colon + length + 1\n  end\n  return ids\nend\n-- The Redis Cluster hash tag of every key that starts with `keyPrefix`: the text between its first \"{\"\n-- and the next \"}\" when that is not empty. Nil when there is none: such keys spread over slots.\n-- core/redis/hash-slot.ts computes the same.\nlocal function hashTagOf(keyPrefix)\n  local open = string.find(keyPrefix, \"{\", 1, true)\n  if not open then return nil end\n  local close = string.find(keyPrefix, \"}\", open + 1, true)\n  if not close or close == open + 1 then return nil end\n  return string.sub(keyPrefix, open + 1, close - 1)\nend\n-- True when `text` is a plain decimal number (\"12\", \"-3\", \"0.5\"): what tonumber takes, minus \"nan\",\n-- \"inf\" and exponents, which would reach Redis as scores or counts it refuses — after a write.\nlocal function isNumberText(text)\n  return type(text) == \"string\" and string.find(text, \"^%-?%d+%.?%d*$\") ~= nil\nend\nlocal function readAckEntries(prefix)\n  if ARG_GROUP_COUNT > 2000 then error(\"worker call: at most 2000 acked entries per call\") end\n  local outcomes = { completed = true, failed = true, delayed = true, waiting = true, returned = true }\n  local tag, jobs = hashTagOf(prefix), {}\n  for i = 1, ARG_GROUP_COUNT do\n    local job = { id = groupArg(i, ARG_GROUP.id), token = groupArg(i, ARG_GROUP.token),\n      outcome = groupArg(i, ARG_GROUP.outcome), value = groupArg(i, ARG_GROUP.value),\n      attemptsMade = groupArg(i, ARG_GROUP.attemptsMade), stacktrace = \"\", due = \"0\", priority = \"0\", lifo = \"\",\n      keepCount = \"-1\", keepAge = \"0\", keepLimit = \"0\", attempts = \"0\", parentKey = \"\", parentPrefix = \"\",\n      parentPolicy = \"\", dedupId = \"\", deferred = \"\", deadLetter = \"\" }\n    local extra = groupArg(i, ARG_GROUP.extra)\n    if extra ~= \"\" then\n      local fields = decodeIds(extra)\n      for k = 1, #fields, 2 do job[fields[k]] = fields[k + 1] or \"\" end\n    end\n    local bad = not outcomes[job.outcome] and \"outcome\"\n      or (job.attemptsMade ~= \"\" or job.outcome == \"failed\") and not isNumberText(job.attemptsMade) and \"attemptsMade\"\n    for _, field in ipairs({ \"due\", \"priority\", \"keepCount\", \"keepAge\", \"keepLimit\", \"attempts\" }) do\n      if not bad and not isNumberText(job[field]) then bad = field end\n    end\n    if bad then error(\"worker call: acked entry \" .. i .. \" has a bad \" .. bad) end\n    if job.deadLetter ~= \"\" and tag and hashTagOf(job.deadLetter) ~= tag then job.deadLetter = \"\" end\n    jobs[i] = job\n  end\n  return jobs\nend\n-- The ack half of a worker call: finishes or requeues each job whose lock this worker still owns and\n-- reports the others. A job has the fields of core/job/ack-entry.ts's AckEntry (id, token, outcome, value,\n-- attemptsMade, stacktrace, due, priority, lifo, keepCount, keepAge, keepLimit, attempts, parentKey,\n-- parentPrefix, parentPolicy, dedupId, deferred, deadLetter…). Returns one code per entry (1 done, -2 lock gone, -6 another owner, -3 not\n-- active, -4/-9 completion refused because of children), the replay-guard text of the non-1 codes,\n-- and the ids put back in wait or prioritized (declared, so the same call may lease them again).\n-- Counts the jobs it completed and failed for good in KEYS[KEY.finishCounts] when that hash exists\n-- (the including script declares it; the sweeper's metrics read creates it).\n-- Keys built here: each job's hash, `:lock`, `:dependencies`, `:unsuccessful` (and on removal its\n-- other sub-keys), its parent's keys, its deduplication key and its dead-letter queue's keys.\n-- Completes a job or fails it for good: its fields, its finished set (batched in q.finished) or\n-- immediate removal (keep count 0), the completed / failed / retries-exhausted events, the\n-- deduplication window, the parent, and a failed job's dead letter (with `q.attention`, the parent's and\n-- the dead letter's queues are noted in the sweeper's attention index). `q.level` (events: 2 all, 1 final\n-- only, 0 none; nil is 2) says which events are written.\n-- Adds a job that failed for good to its dead-letter queue (prefix job.deadLetter), as an add would:\n-- its hash (name, data and opts built by the caller), `added`, LPUSH to wait, `waiting`, and the ready\n-- marker. The id is deterministic: a dead letter that already exists is left alone and `duplicated` is\n-- emitted, as for a custom id. The dead-letter queue's stream is capped with the caller's maxLen.\nlocal function addDeadLetter(job, now, maxLen)\n  local prefix, id = job.deadLetter, job.deadLetterId\n  local events = prefix .. \"events\"\n  if redis.call(\"EXISTS\", prefix .. id) == 1 then\n    redis.call(\"XADD\", events, \"MAXLEN\", \"~\", maxLen, \"*\", \"event\", \"duplicated\", \"jobId\", id)\n    return\n  end\n  redis.call(\"HSET\", prefix .. id, \"name\", job.deadLetterName, \"data\", job.deadLetterData,\n    \"opts\", job.deadLetterOpts, \"timestamp\", now, \"delay\", 0, \"priority\", 0)\n  redis.call(\"XADD\", events, \"*\", \"event\", \"added\", \"jobId\", id, \"name\", job.deadLetterName)\n  redis.call(\"LPUSH\", prefix .. \"wait\", id)\n  redis.call(\"XADD\", events, \"MAXLEN\", \"~\", maxLen, \"*\", \"event\", \"waiting\", \"jobId\", id)\n  redis.call(\"ZADD\", prefix .. \"marker\", 0, \"0\")\nend\n-- Deletes a job's hash and the keys that hang off it (its lock simply expires, as in BullMQ);\n-- returns how many existed.\nlocal function removeJobKeys(jobKey)\n  return redis.call(\"DEL\", jobKey, jobKey .. \":logs\", jobKey .. \":dependencies\", jobKey .. \":processed\",\n    jobKey .. \":failed\", jobKey .. \":unsuccessful\")\nend\n-- After a job with `deid` finishes: a window without TTL that this job owns ends now; a window with\n-- a TTL runs out on its own (BullMQ's rules).\nlocal function cleanDeduplicationKey(prefix, dedupId, jobId)\n  local key = prefix .. \"de:\" .. dedupId\n  local ttl = redis.call(\"PTTL\", key)\n  if ttl == 0 or (ttl == -1 and redis.call(\"GET\", key) == jobId) then redis.call(\"DEL\", key) end\nend\n-- Parent bookkeeping when a child finishes for good. Completed: the child's return value goes to\n-- the parent's `:processed` and the parent is released when nothing is pending. Failed: the child's\n-- `parent` policy decides — fpof fails the parent (`defa`, moved to wait), cpof releases it at once,\n-- idof records the failure and releases it when nothing is pending, rdof just drops the dependency;\n-- with no policy the parent keeps waiting.\n-- Moves a parent out of its queue's waiting-children set once nothing is pending: to delayed (its\n-- own delay counted from now, with a `delayed` event and the delay marker), or to prioritized or the\n-- head of wait (RPUSH) with a marker and a `waiting prev waiting-children` event, all on the parent's\n-- queue (BullMQ's moveParentToWait: a delayed parent gets no `waiting` event). No-op when it is not\n-- waiting there.\n-- Makes a job ready as BullMQ does: a job with a priority joins prioritized at priority * 2^32 plus a\n-- fresh counter (FIFO within its priority); any other goes to wait, at the back (LPUSH) or, for\n-- lifo, the front (RPUSH). Then the \"ready\" marker, unless the queue is paused or at its global\n-- concurrency.\n-- True when the queue is paused (meta.paused present) or at its global concurrency\n-- (meta.concurrency set and LLEN active >= it): then BullMQ writes no \"ready\" marker. A concurrency\n-- that is no number counts as none (comparing it would stop the caller after its first write).\nlocal function isQueuePausedOrMaxed(metaKey, activeKey)\n  local meta = redis.call(\"HMGET\", metaKey, \"paused\", \"concurrency\")\n  if meta[1] then return true end\n  local limit = tonumber(meta[2])\n  if limit then\n    return redis.call(\"LLEN\", activeKey) >= limit\n  end\n  return false\nend\nlocal function pushReadyJob(k, jobId, priority, lifo)\n  if priority > 0 then\n    local counter = redis.call(\"INCR\", k.priorityCounter)\n    redis.call(\"ZADD\", k.prioritized, priority * 4294967296 + counter % 4294967296, jobId)\n  elseif lifo then\n    redis.call(\"RPUSH\", k.wait, jobId)\n  else\n    redis.call(\"LPUSH\", k.wait, jobId)\n  end\n  if not isQueuePausedOrMaxed(k.meta, k.active) then redis.call(\"ZADD\", k.marker, 0, \"0\") end\nend\n-- Points the marker's member \"1\" at the earliest delayed job's due time (its score / 4096), which is\n-- what an idle BullMQ worker blocks until.\nlocal function setDelayedMarker(delayedKey, markerKey)\n  local first = redis.call(\"ZRANGE\", delayedKey, 0, 0, \"WITHSCORES\")\n  if first[2] then\n    redis.call(\"ZADD\", markerKey, tonumber(first[2]) / 4096, \"1\")\n  end\nend\nlocal function releaseParent(parentPrefix, parentId, parentKey, now)\n  if redis.call(\"ZREM\", parentPrefix .. \"waiting-children\", parentId) == 0 then return end\n  local fields = redis.call(\"HMGET\", parentKey, \"delay\", \"priority\")\n  local delay = tonumber(fields[1]) or 0\n  local priority = tonumber(fields[2]) or 0\n  local events = parentPrefix .. \"events\"\n  if delay > 0 then\n    local due = now + delay\n    -- BullMQ scores a released parent at exactly due * 4096 (no sequence number).\n    redis.call(\"ZADD\", parentPrefix .. \"delayed\", due * 4096, parentId)\n    redis.call(\"XADD\", events, \"*\", \"event\", \"delayed\", \"jobId\", parentId, \"delay\", due)\n    setDelayedMarker(parentPrefix .. \"delayed\", parentPrefix .. \"marker\")\n  else\n    local k = { wait = parentPrefix .. \"wait\", prioritized = parentPrefix .. \"prioritized\",\n      priorityCounter = parentPrefix .. \"pc\", meta = parentPrefix .. \"meta\", active = parentPrefix .. \"active\",\n      marker = parentPrefix .. \"marker\" }\n    -- A released parent goes to the front of the line (RPUSH), as in BullMQ.\n    pushReadyJob(k, parentId, priority, true)\n    redis.call(\"XADD\", events, \"*\", \"event\", \"waiting\", \"jobId\", parentId, \"prev\", \"waiting-children\")\n  end\nend\n-- Takes a parent out of waiting-children (or delayed) and puts it at the head of wait, whatever is\n-- still pending: the \"continue parent on failure\" path, and a failParentOnFailure parent that the\n-- next worker must fail with its `defa` reason.\n\nlocal function moveParentToWaitNow(parentPrefix, parentId, parentKey)\n  local moved = redis.call(\"ZREM\", parentPrefix .. \"waiting-children\", parentId) == 1\n  if not moved and redis.call(\"ZREM\", parentPrefix .. \"delayed\", parentId) == 1 then\n    redis.call(\"HSET\", parentKey, \"delay\", 0)\n    moved = true\n  end\n  if not moved then return false end\n  redis.call(\"RPUSH\", parentPrefix .. \"wait\", parentId)\n  if not isQueuePausedOrMaxed(parentPrefix .. \"meta\", parentPrefix .. \"active\") then\n    redis.call(\"ZADD\", parentPrefix .. \"marker\", 0, \"0\")\n  end\n  redis.call(\"XADD\", parentPrefix .. \"events\", \"*\", \"event\", \"waiting\", \"jobId\", parentId, \"prev\", \"waiting-children\")\n  return true\nend\nlocal function settleParent(job, jobKey, failed, value, now)\n  local parentKey, parentPrefix, policy = job.parentKey, job.parentPrefix, job.parentPolicy\n  local parentId = string.sub(parentKey, #parentPrefix + 1)\n  if failed and policy == \"\" then return end\n  local wasPending = redis.call(\"SREM\", parentKey .. \":dependencies\", jobKey) == 1\n  if not failed then\n    if wasPending then redis.call(\"HSET\", parentKey .. \":processed\", jobKey, value) end\n  elseif policy == \"fpof\" then\n    redis.call(\"ZADD\", parentKey .. \":unsuccessful\", now, jobKey)\n    if redis.call(\"EXISTS\", parentKey) == 1 and not redis.call(\"ZSCORE\", parentPrefix .. \"failed\", parentId) then\n      redis.call(\"HSET\", parentKey, \"defa\", \"child \" .. jobKey .. \" failed\")\n      moveParentToWaitNow(parentPrefix, parentId, parentKey)\n    end\n    return\n  elseif policy == \"cpof\" then\n    redis.call(\"HSET\", parentKey .. \":failed\", jobKey, value)\n    moveParentToWaitNow(parentPrefix, parentId, parentKey)\n    return\n  elseif policy == \"idof\" then\n    redis.call(\"HSET\", parentKey .. \":failed\", jobKey, value)\n  end\n  if redis.call(\"SCARD\", parentKey .. \":dependencies\") == 0 then\n    releaseParent(parentPrefix, parentId, parentKey, now)\n  end\nend\n-- Tells the sweeper a queue needs a look by `when` (ms): the queue's entry in its prefix's attention\n-- index (`indexKey` = <prefix>:nq:due, score = when, member = the queue's name) moves earlier, never\n-- later (ZADD LT adds an absent entry). The sweeper moves it later, or removes it, once it has looked.\n-- `queuePrefix` is the queue's key prefix <prefix>:<queue>:; a queue under another prefix (a dead\n-- letter or a parent there) is left alone: its index is another key.\nlocal function noteAttention(indexKey, queuePrefix, when)\n  local prefix = string.sub(indexKey, 1, -8)\n  if string.sub(queuePrefix, 1, #prefix + 1) ~= prefix .. \":\" then return end\n  redis.call(\"ZADD\", indexKey, \"LT\", when, string.sub(queuePrefix, #prefix + 2, -2))\nend\nlocal function finishJob(q, job, now)\n  local id, key = job.id, q.prefix .. job.id\n  local failed = job.outcome == \"failed\"\n  local target = failed and \"failed\" or \"completed\"\n  local valueField = failed and \"failedReason\" or \"returnvalue\"\n  if failed then\n    redis.call(\"HSET\", key, \"failedReason\", job.value, \"stacktrace\", job.stacktrace, \"finishedOn\", now, \"atm\", job.attemptsMade)\n    if job.deferred == \"1\" then redis.call(\"HDEL\", key, \"defa\") end\n  else\n    redis.call(\"HSET\", key, \"returnvalue\", job.value, \"finishedOn\", now, \"atm\", job.attemptsMade)\n  end\n  if job.dedupId ~= \"\" then cleanDeduplicationKey(q.prefix, job.dedupId, id) end\n  if job.parentKey ~= \"\" then\n    settleParent(job, key, failed, job.value, now)\n    if q.attention then noteAttention(q.attention, job.parentPrefix, now) end\n  end\n  local keep = tonumber(job.keepCount)\n  if keep == 0 then\n    removeJobKeys(key)\n  else\n    local finished = q.finished[target]\n    finished[#finished + 1] = now\n    finished[#finished + 1] = id\n    local age = tonumber(job.keepAge)\n    if keep > 0 or age > 0 then\n      q.prunes[target .. \"|\" .. keep .. \"|\" .. age .. \"|\" .. job.keepLimit] = { target, keep, age, tonumber(job.keepLimit) }\n    end\n  end\n  local level = q.level or 2\n  if level >= 1 then\n    redis.call(\"XADD\", q.events, \"MAXLEN\", \"~\", q.maxLen, \"*\", \"event\", target, \"jobId\", id, valueField, job.value,\n      \"prev\", \"active\")\n  end\n  if level >= 1 and failed and tonumber(job.attemptsMade) >= tonumber(job.attempts) then\n    redis.call(\"XADD\", q.events, \"MAXLEN\", \"~\", q.maxLen, \"*\", \"event\", \"retries-exhausted\", \"jobId\", id,\n      \"attemptsMade\", job.attemptsMade)\n  end\n  if failed and job.deadLetter ~= \"\" then\n    addDeadLetter(job, now, q.maxLen)\n    if q.attention then noteAttention(q.attention, job.deadLetter, now) end\n  end\nend\n-- Puts a leased job back: `delayed` (a retry with backoff, or the processor's moveToDelayed) at its\n-- due time; `waiting` (a retry without backoff) at the back of the line, or the front for lifo;\n-- `returned` (rate limited, or never started before a deadline) at the front of the line, or at its\n-- priority's head. Failed attempts record their reason and stack.\n-- BullMQ's delayed score for a job due at `due` ms: due * 4096 + seq, where seq is one more than the\n-- highest score already used inside that millisecond (capped at 4095). Scores stay Lua numbers:\n-- tostring() would cut them to 14 significant digits. A batch that places several jobs passes its\n-- `batchScores` table (base → last score given): jobs of one batch often share a due ms, so its\n-- sequence is looked up once and then counted on.\nlocal function nextDelayedScore(delayedKey, due, batchScores)\n  local base = due * 4096\n  local score = batchScores and batchScores[base]\n  if score then\n    score = math.min(score + 1, base + 4095)\n  else\n    local last = redis.call(\"ZREVRANGEBYSCORE\", delayedKey, base + 4095, base, \"WITHSCORES\", \"LIMIT\", 0, 1)\n    score = last[2] and math.min(tonumber(last[2]) + 1, base + 4095) or base\n  end\n  if batchScores then batchScores[base] = score end\n  return score\nend\nlocal function requeueJob(q, job, now)\n  local id, key = job.id, q.prefix .. job.id\n  local fields = {}\n  if job.value ~= \"\" then fields = { \"failedReason\", job.value, \"stacktrace\", job.stacktrace } end\n  if job.attemptsMade ~= \"\" then table.insert(fields, \"atm\"); table.insert(fields, job.attemptsMade) end\n  if job.outcome == \"delayed\" then\n    local due = tonumber(job.due)\n    table.insert(fields, \"delay\"); table.insert(fields, math.max(due - now, 0))\n    redis.call(\"HSET\", key, unpack(fields))\n    local score = nextDelayedScore(q.delayed, due, q.dueScores)\n    table.insert(q.delayedAdds, score)\n    table.insert(q.delayedAdds, id)\n    if (q.level or 2) >= 2 then\n      redis.call(\"XADD\", q.events, \"MAXLEN\", \"~\", q.maxLen, \"*\", \"event\", \"delayed\", \"jobId\", id, \"delay\", due)\n    end\n    if not q.earliestDue or due < q.earliestDue then q.earliestDue = due end\n    return\n  end\n  if #fields > 0 then redis.call(\"HSET\", key, unpack(fields)) end\n  local priority = tonumber(job.priority) or 0\n  local front = job.outcome == \"returned\"\n  if priority > 0 then\n    if front then\n      redis.call(\"ZADD\", q.prioritized, priority * 4294967296, id)\n    else\n      local counter = redis.call(\"INCR\", q.priorityCounter)\n      redis.call(\"ZADD\", q.prioritized, priority * 4294967296 + counter % 4294967296, id)\n    end\n  elseif front or job.lifo == \"1\" then\n    redis.call(\"RPUSH\", q.wait, id)\n  else\n    redis.call(\"LPUSH\", q.wait, id)\n  end\n  q.ready = true\n  if (q.level or 2) >= 2 then\n    redis.call(\"XADD\", q.events, \"MAXLEN\", \"~\", q.maxLen, \"*\", \"event\", \"waiting\", \"jobId\", id, \"prev\", \"active\")\n  end\nend\n-- BullMQ refuses to complete a job that still has pending children (-4) or a failed one (-9), and\n-- leaves it active and locked: the worker then fails it. Returns index → code for the batch's\n-- completions that hold their lock and are refused. One EXISTS over the batch finds the (rare)\n-- parents; empty sets do not exist.\nlocal function refusedCompletions(prefix, jobs, locks)\n  local refused, keys = {}, {}\n  for i, job in ipairs(jobs) do\n    if job.outcome == \"completed\" and locks[i] == job.token then\n      keys[#keys + 1] = prefix .. job.id .. \":dependencies\"\n      keys[#keys + 1] = prefix .. job.id .. \":unsuccessful\"\n    end\n  end\n  if #keys == 0 or redis.call(\"EXISTS\", unpack(keys)) == 0 then return refused end\n  for i, job in ipairs(jobs) do\n    if job.outcome == \"completed\" and locks[i] == job.token then\n      if redis.call(\"EXISTS\", prefix .. job.id .. \":dependencies\") == 1 then\n        refused[i] = -4\n      elseif redis.call(\"EXISTS\", prefix .. job.id .. \":unsuccessful\") == 1 then\n        refused[i] = -9\n      end\n    end\n  end\n  return refused\nend\n-- Takes acked jobs out of `active`, as LREM -1 per id would (the occurrence nearest the tail goes),\n-- and returns id → true for each id that was there. From four ids on, one LRANGE and a rewrite of the\n-- list (DEL, RPUSH of the rest in order) cost three commands however many jobs the call acks, while\n-- a list longer than 4000 falls back to one LREM per id.\nlocal function removeFromActive(activeKey, ids)\n  local removed = {}\n  if #ids == 0 then return removed end\n  local list = #ids >= 4 and redis.call(\"LRANGE\", activeKey, 0, 4000) or nil\n  if not list or #list > 4000 then\n    for _, id in ipairs(ids) do\n      if redis.call(\"LREM\", activeKey, -1, id) > 0 then removed[id] = true end\n    end\n    return removed\n  end\n  local wanted = {}\n  for _, id in ipairs(ids) do wanted[id] = (wanted[id] or 0) + 1 end\n  local keptReversed = {}\n  for i = #list, 1, -1 do\n    local id = list[i]\n    if wanted[id] and wanted[id] > 0 then\n      wanted[id] = wanted[id] - 1\n      removed[id] = true\n    else\n      keptReversed[#keptReversed + 1] = id\n    end\n  end\n  if #keptReversed == #list then return removed end\n  redis.call(\"DEL\", activeKey)\n  if #keptReversed > 0 then\n    local kept = {}\n    for i = #keptReversed, 1, -1 do kept[#kept + 1] = keptReversed[i] end\n    redis.call(\"RPUSH\", activeKey, unpack(kept))\n  end\n  return removed\nend\nlocal function ackEntries(q, jobs, now)\n  local codes, deviations = {}, {}\n  if #jobs == 0 then return codes, \"\", {} end\n  local lockKeys = {}\n  for i, job in ipairs(jobs) do lockKeys[i] = q.prefix .. job.id .. \":lock\" end\n  local locks = redis.call(\"MGET\", unpack(lockKeys))\n  local refused = refusedCompletions(q.prefix, jobs, locks)\n  local held = {}\n  for i, job in ipairs(jobs) do\n    local code = 1\n    if not locks[i] then code = -2 elseif locks[i] ~= job.token then code = -6 end\n    if code == 1 and refused[i] then code = refused[i] end\n    codes[i] = code\n    if code == 1 then held[#held + 1] = job.id end\n  end\n  local removed = removeFromActive(q.active, held)\n  local owned, ownedLocks, ownedIds = {}, {}, {}\n  for i, job in ipairs(jobs) do\n    if codes[i] == 1 and not removed[job.id] then codes[i] = -3 end\n    if codes[i] == 1 then\n      owned[#owned + 1] = job\n      ownedLocks[#ownedLocks + 1] = lockKeys[i]\n      ownedIds[#ownedIds + 1] = job.id\n    else\n      deviations[#deviations + 1] = i .. \":\" .. codes[i] .. \";\"\n    end\n  end\n  if #owned > 0 then\n    redis.call(\"DEL\", unpack(ownedLocks))\n    redis.call(\"SREM\", q.stalled, unpack(ownedIds))\n  end\n  local requeued, finished = {}, { completed = 0, failed = 0 }\n  for _, job in ipairs(owned) do\n    if job.outcome == \"completed\" or job.outcome == \"failed\" then\n      finishJob(q, job, now)\n      finished[job.outcome] = finished[job.outcome] + 1\n    else\n      requeueJob(q, job, now)\n      if job.outcome ~= \"delayed\" then requeued[#requeued + 1] = job.id end\n    end\n  end\n  for from = 1, #q.delayedAdds, 4000 do\n    redis.call(\"ZADD\", q.delayed, unpack(q.delayedAdds, from, math.min(from + 3999, #q.delayedAdds)))\n  end\n  for target, members in pairs(q.finished) do\n    if #members > 0 then redis.call(\"ZADD\", q.finishedKeys[target], unpack(members)) end\n  end\n  -- The sweeper's \"completed/failed since the last pass\" metrics, per call, not per job, and only\n  -- once its metrics read has made the hash: a queue no sweeper reports on gets no key of ours.\n  if finished.completed + finished.failed > 0 and redis.call(\"EXISTS\", KEYS[KEY.finishCounts]) == 1 then\n    for outcome, count in pairs(finished) do\n      if count > 0 then redis.call(\"HINCRBY\", KEYS[KEY.finishCounts], outcome, count) end\n    end\n  end\n  if q.ready then redis.call(\"ZADD\", q.marker, 0, \"0\") end\n  if q.earliestDue then redis.call(\"ZADD\", q.marker, \"LT\", q.earliestDue, \"1\") end\n  return codes, table.concat(deviations), requeued\nend\n\n-- The lease half of a worker call: honours pause, the rate limiter (a manual rate limit too: it sets\n-- the limiter to 2^53 - 1, which no max reaches) and global concurrency, takes up to `count` jobs —\n-- only the peeked `candidates` when given (their keys are declared), else from anywhere — locks each\n-- with `token`, writes processedOn/ats/pb and appends {id, hash, …} to `out`. `promoted` holds the\n-- hashes of jobs promoted in this call (their `delay` becomes 0 in the same write).\n-- Returns status (0 leased, 1 paused, 2 rate limited, 3 at global concurrency), info (the limiter's\n-- TTL when rate limited), the leased ids, and whether wait and prioritized ran out (taking from\n-- anywhere, fewer jobs than asked: nothing is left to peek).\n-- Takes up to `count` of the candidate ids (peeked by the previous call, or put back by this one), in\n-- BullMQ's order, touching no other job: pops the right of wait and pushes back (in place) whatever\n-- popped id is no candidate (a job added since, or a legacy \"0:\" marker, which is dropped); then the\n-- candidates still in prioritized, lowest score first.\n-- Peeked ids taken meanwhile by another worker are skipped. Pushes the taken ids onto active.\nlocal function takeCandidates(q, count, candidates)\n  local ids, peeked = {}, {}\n  for _, id in ipairs(candidates) do peeked[id] = true end\n  local popped = redis.call(\"RPOP\", q.wait, count) or {}\n  local back = {}\n  for _, id in ipairs(popped) do\n    if peeked[id] then\n      ids[#ids + 1] = id\n      peeked[id] = nil\n    elseif string.sub(id, 1, 2) ~= \"0:\" then\n      table.insert(back, 1, id)\n    end\n  end\n  if #back > 0 then redis.call(\"RPUSH\", q.wait, unpack(back)) end\n  local rest = {}\n  for _, id in ipairs(candidates) do\n    if peeked[id] then\n      rest[#rest + 1] = id\n      peeked[id] = nil\n    end\n  end\n  if #ids < count and #rest > 0 then\n    local scores = redis.call(\"ZMSCORE\", q.prioritized, unpack(rest))\n    local found = {}\n    for i, id in ipairs(rest) do\n      if scores[i] then found[#found + 1] = { tonumber(scores[i]), id } end\n    end\n    table.sort(found, function(a, b) return a[1] < b[1] or (a[1] == b[1] and a[2] < b[2]) end)\n    local taken = {}\n    for i = 1, math.min(#found, count - #ids) do taken[i] = found[i][2] end\n    if #taken > 0 then\n      redis.call(\"ZREM\", q.prioritized, unpack(taken))\n      for _, id in ipairs(taken) do ids[#ids + 1] = id end\n    end\n  end\n  if #ids > 0 then redis.call(\"LPUSH\", q.active, unpack(ids)) end\n  return ids\nend\n-- Takes up to `count` job ids in BullMQ's order — from the right of wait (dropping legacy \"0:\"\n-- marker ids), then the lowest scores of prioritized — and pushes them onto active, as the\n-- equivalent RPOPLPUSH / ZPOPMIN + LPUSH sequence would. (BullMQ also deletes {P}pc when prioritized\n-- runs empty; the counter only orders jobs of one priority, so nimbusq leaves it.)\nlocal function takeReadyJobs(waitKey, prioritizedKey, activeKey, count)\n  local ids = {}\n  local popped = redis.call(\"RPOP\", waitKey, count)\n  if popped then\n    for _, id in ipairs(popped) do\n      if string.sub(id, 1, 2) ~= \"0:\" then ids[#ids + 1] = id end\n    end\n  end\n  if #ids < count then\n    local wanted = count - #ids\n    local lowest = redis.call(\"ZPOPMIN\", prioritizedKey, wanted)\n    for i = 1, #lowest, 2 do ids[#ids + 1] = lowest[i] end\n  end\n  for from = 1, #ids, 4000 do\n    redis.call(\"LPUSH\", activeKey, unpack(ids, from, math.min(from + 3999, #ids)))\n  end\n  return ids\nend\nlocal function leaseReadyJobs(q, count, candidates, promoted, out)\n  local meta = redis.call(\"HMGET\", q.meta, \"paused\", \"concurrency\", \"max\", \"duration\")\n  if meta[1] then return 1, 0, {} end\n  local maxJobs = tonumber(meta[3]) or tonumber(q.limiterMax) or 0\n  local used = tonumber(redis.call(\"GET\", q.limiter)) or 0\n  if maxJobs > 0 or used >= 9007199254740991 then\n    if used >= maxJobs then\n      local ttl = redis.call(\"PTTL\", q.limiter)\n      if ttl > 0 then return 2, ttl, {} end\n      redis.call(\"DEL\", q.limiter)\n      used = 0\n    end\n    if maxJobs > 0 then count = math.min(count, maxJobs - used) end\n  end\n  -- A global concurrency that is no number counts as none: this runs after the ack's writes.\n  if tonumber(meta[2]) then\n    count = math.min(count, tonumber(meta[2]) - redis.call(\"LLEN\", q.active))\n    if count <= 0 then return 3, 0, {} end\n  end\n  local ids\n  local exhausted = false\n  if candidates then\n    ids = takeCandidates(q, count, candidates)\n  else\n    ids = takeReadyJobs(q.wait, q.prioritized, q.active, count)\n    exhausted = #ids < count\n  end\n  local leased, counted = {}, 0\n  for _, id in ipairs(ids) do\n    local key = q.prefix .. id\n    local hash = promoted[id] or redis.call(\"HGETALL\", key)\n    if #hash == 0 then\n      redis.call(\"LREM\", q.active, -1, id)\n    else\n      local started, deferred = 0, false\n      for i = 1, #hash, 2 do\n        if hash[i] == \"ats\" then started = tonumber(hash[i + 1]) or 0 elseif hash[i] == \"defa\" then deferred = true end\n        if promoted[id] and hash[i] == \"delay\" then hash[i + 1] = \"0\" end\n      end\n      if not deferred then counted = counted + 1 end\n      redis.call(\"SET\", key .. \":lock\", q.token, \"PX\", q.leaseMs)\n      local fields = { \"processedOn\", q.now, \"ats\", started + 1 }\n      if q.workerName ~= \"\" then table.insert(fields, \"pb\"); table.insert(fields, q.workerName) end\n      if promoted[id] then table.insert(fields, \"delay\"); table.insert(fields, 0); promoted[id] = nil end\n      redis.call(\"HSET\", key, unpack(fields))\n      if q.level >= 2 then redis.call(\"XADD\", q.events, \"*\", \"event\", \"active\", \"jobId\", id, \"prev\", \"waiting\") end\n      leased[#leased + 1] = id\n      out[#out + 1] = id\n      out[#out + 1] = hash\n    end\n  end\n  if maxJobs > 0 and counted > 0 then\n    local duration = tonumber(q.limiterDuration) or 0\n    if duration <= 0 then duration = tonumber(meta[4]) or 0 end\n    if redis.call(\"INCRBY\", q.limiter, counted) == counted and duration > 0 then\n      redis.call(\"PEXPIRE\", q.limiter, math.floor(duration))\n    end\n  end\n  return 0, 0, leased, exhausted\nend\n-- The next `count` job ids a lease would take, in order (the right of wait first, then the lowest\n-- prioritized scores), read without taking them: the worker declares their keys in its next call.\nlocal function peekReady(q, count)\n  local ids = {}\n  if count <= 0 then return ids end\n  local tail = redis.call(\"LRANGE\", q.wait, -count, -1)\n  for i = #tail, 1, -1 do\n    if string.sub(tail[i], 1, 2) ~= \"0:\" then ids[#ids + 1] = tail[i] end\n  end\n  if #ids < count then\n    local lowest = redis.call(\"ZRANGE\", q.prioritized, 0, count - #ids - 1)\n    for _, id in ipairs(lowest) do ids[#ids + 1] = id end\n  end\n  return ids\nend\n-- Moves up to `limit` due delayed jobs (score <= (now + 1) * 4096 - 1) to wait, or to prioritized\n-- when they have a priority, with BullMQ's `waiting prev delayed` event. Returns a table id → hash\n-- (flat HGETALL) of the moved jobs: the caller resets their `delay` to 0 (the lease folds that into\n-- the write it makes anyway when it takes the job in the same call).\nlocal function promoteDelayedJobs(prefix, delayedKey, waitKey, prioritizedKey, counterKey, eventsKey, now, limit, level)\n  local promoted = {}\n  local due = redis.call(\"ZRANGEBYSCORE\", delayedKey, 0, (now + 1) * 4096 - 1, \"LIMIT\", 0, limit)\n  if #due == 0 then return promoted end\n  for from = 1, #due, 4000 do\n    redis.call(\"ZREM\", delayedKey, unpack(due, from, math.min(from + 3999, #due)))\n  end\n  local toWait = {}\n  for _, id in ipairs(due) do\n    local hash = redis.call(\"HGETALL\", prefix .. id)\n    promoted[id] = hash\n    local priority = 0\n    for i = 1, #hash, 2 do\n      if hash[i] == \"priority\" then priority = tonumber(hash[i + 1]) or 0 end\n    end\n    if priority > 0 then\n      local counter = redis.call(\"INCR\", counterKey)\n      redis.call(\"ZADD\", prioritizedKey, priority * 4294967296 + counter % 4294967296, id)\n    else\n      toWait[#toWait + 1] = id\n    end\n    if (level or 2) >= 2 then redis.call(\"XADD\", eventsKey, \"*\", \"event\", \"waiting\", \"jobId\", id, \"prev\", \"delayed\") end\n  end\n  for from = 1, #toWait, 4000 do\n    redis.call(\"LPUSH\", waitKey, unpack(toWait, from, math.min(from + 3999, #toWait)))\n  end\n  return promoted\nend\n-- removeOnComplete / removeOnFail for jobs kept in a finished set: drops members older than `age`\n-- seconds (at most `limit`), then all but the newest `count`, with their keys. Bounded per call.\n\nlocal function pruneFinished(prefix, setKey, count, age, limit, now)\n  local doomed = {}\n  if age > 0 then\n    doomed = redis.call(\"ZRANGEBYSCORE\", setKey, 0, now - age * 1000, \"LIMIT\", 0, limit > 0 and limit or 1000)\n  end\n  if count > 0 then\n    local extra = redis.call(\"ZRANGE\", setKey, 0, -(count + 1))\n    for i = 1, math.min(#extra, 1000) do doomed[#doomed + 1] = extra[i] end\n  end\n  for from = 1, #doomed, 4000 do\n    redis.call(\"ZREM\", setKey, unpack(doomed, from, math.min(from + 3999, #doomed)))\n  end\n  for _, id in ipairs(doomed) do removeJobKeys(prefix .. id) end\nend\n-- Length-prefixed list of ids (\"<bytes>:<id>\" each), safe for ids holding any character; what the\n-- replay guards store.\nlocal function encodeIds(ids)\n  local parts = {}\n  for i, id in ipairs(ids) do parts[i] = #id .. \":\" .. id end\n  return table.concat(parts)\nend\n\nlocal function cycleJobs(open)\n  checkIntegerArgs(\"worker call\", { \"now\", \"leaseMs\", \"count\", \"peek\", \"guardTtl\", \"maxLenEvents\", \"events\" })\n  if tonumber(ARGV[ARG.count]) > 4000 or tonumber(ARGV[ARG.peek]) > 4000 then\n    error(\"worker call: count and peek must be at most 4000\")\n  end\n  local now = tonumber(ARGV[ARG.now])\n  local q = { prefix = ARGV[ARG.prefix], events = KEYS[KEY.events], delayed = KEYS[KEY.delayed], wait = KEYS[KEY.wait],\n    active = KEYS[KEY.active], prioritized = KEYS[KEY.prioritized], priorityCounter = KEYS[KEY.priorityCounter],\n    stalled = KEYS[KEY.stalled], marker = KEYS[KEY.marker], meta = KEYS[KEY.meta], limiter = KEYS[KEY.limiter],\n    finishedKeys = { completed = KEYS[KEY.completed], failed = KEYS[KEY.failed] }, maxLen = ARGV[ARG.maxLenEvents],\n    level = tonumber(ARGV[ARG.events]), token = ARGV[ARG.leaseToken], now = now, leaseMs = ARGV[ARG.leaseMs],\n    workerName = ARGV[ARG.workerName], limiterMax = ARGV[ARG.limiterMax], limiterDuration = ARGV[ARG.limiterDuration],\n    finished = { completed = {}, failed = {} }, prunes = {}, dueScores = {}, delayedAdds = {},\n    attention = KEYS[KEY.attention] }\n  local jobs = readAckEntries(q.prefix)\n  local candidates = not open and decodeIds(ARGV[ARG.candidates]) or nil\n  if open then\n    for spec in string.gmatch(ARGV[ARG.prunes], \"[^;]+\") do\n      local target, keep, age, limit = string.match(spec, \"^(%a+)|(-?%d+)|(%d+)|(%d+)$\")\n      if not q.finishedKeys[target or \"\"] then error(\"worker call: a prune spec is malformed\") end\n      q.prunes[spec] = { target, tonumber(keep), tonumber(age), tonumber(limit) }\n    end\n  end\n  local out = { 0, 0, 0, 0, #jobs }\n  local replayed = redis.call(\"SET\", KEYS[KEY.replayGuard], \"\", \"NX\", \"PX\", ARGV[ARG.guardTtl]) == false\n  local leased, deviations, codes, hashes, requeued = {}, \"\", {}, {}, {}\n  if replayed then\n    local saved = decodeIds(redis.call(\"GET\", KEYS[KEY.replayGuard]) or \"\")\n    deviations = saved[1] or \"\"\n    for i = 1, #jobs do codes[i] = 1 end\n    for part in string.gmatch(deviations, \"[^;]+\") do\n      local index, code = string.match(part, \"^(%d+):(-?%d+)$\")\n      codes[tonumber(index)] = tonumber(code)\n    end\n    -- Only the jobs this call's token still holds: a lock that lapsed meanwhile let another worker\n    -- take (and maybe finish) the job.\n    local savedIds, lockKeys = {}, {}\n    for i = 2, #saved do\n      savedIds[#savedIds + 1] = saved[i]\n      lockKeys[#lockKeys + 1] = q.prefix .. saved[i] .. \":lock\"\n    end\n    local locks = #lockKeys > 0 and redis.call(\"MGET\", unpack(lockKeys)) or {}\n    for i, id in ipairs(savedIds) do\n      if locks[i] == q.token then\n        leased[#leased + 1] = id\n        hashes[#hashes + 1] = id\n        hashes[#hashes + 1] = redis.call(\"HGETALL\", q.prefix .. id)\n      end\n    end\n  else\n    codes, deviations, requeued = ackEntries(q, jobs, now)\n  end\n  for i = 1, #jobs do out[5 + i] = codes[i] end\n  local first = redis.call(\"ZRANGE\", q.delayed, 0, 0, \"WITHSCORES\")\n  local nextDue = first[2] and math.floor(tonumber(first[2]) / 4096) or 0\n  local promoted, exhausted = {}, false\n  if not replayed then\n    if open then\n      for _, prune in pairs(q.prunes) do\n        pruneFinished(q.prefix, q.finishedKeys[prune[1]], prune[2], prune[3], prune[4], now)\n      end\n      if nextDue > 0 and nextDue <= now then\n        promoted = promoteDelayedJobs(q.prefix, q.delayed, q.wait, q.prioritized, q.priorityCounter, q.events, now, 1000, q.level)\n        first = redis.call(\"ZRANGE\", q.delayed, 0, 0, \"WITHSCORES\")\n        nextDue = first[2] and math.floor(tonumber(first[2]) / 4096) or 0\n      end\n    end\n    local count = tonumber(ARGV[ARG.count])\n    if count > 0 then\n      if candidates then\n        for _, id in ipairs(requeued) do candidates[#candidates + 1] = id end\n      end\n      out[1], out[2], leased, exhausted = leaseReadyJobs(q, count, candidates, promoted, hashes)\n    end\n    for id in pairs(promoted) do redis.call(\"HSET\", q.prefix .. id, \"delay\", 0) end\n    -- The sweeper looks at the queue at its next pass: events to forward, leases to watch.\n    if #jobs > 0 or #leased > 0 then noteAttention(q.attention, q.prefix, now) end\n    if #leased > 0 or deviations ~= \"\" then\n      local saved = { deviations }\n      for _, id in ipairs(leased) do saved[#saved + 1] = id end\n      redis.call(\"SET\", KEYS[KEY.replayGuard], encodeIds(saved), \"XX\", \"KEEPTTL\")\n    end\n  end\n  local peek = exhausted and {} or peekReady(q, tonumber(ARGV[ARG.peek]))\n  out[3], out[4] = #peek > 0 and 1 or 0, nextDue\n  if #peek > 0 and #leased > 0 then redis.call(\"ZADD\", q.marker, 0, \"0\") end\n  if #peek == 0 and nextDue == 0 and #jobs > 0 and not replayed and q.level >= 2 and out[1] == 0\n    and redis.call(\"LLEN\", q.active) == 0 then\n    redis.call(\"XADD\", q.events, \"*\", \"event\", \"drained\")\n  end\n  out[#out + 1] = #peek\n  for _, id in ipairs(peek) do out[#out + 1] = id end\n  for _, item in ipairs(hashes) do out[#out + 1] = item end\n  return out\nend\nreturn cycleJobs(false)\n",
+  source: /* @__PURE__ */ [
+    `#!lua flags=allow-key-locking
+-- nimbusq:ackAndLease (generated from lua/ackAndLease.lua; do not edit)
+local KEY = { meta = 1, wait = 2, active = 3, prioritized = 4, priorityCounter = 5, delayed = 6, completed = 7, failed = 8, stalled = 9, limiter = 10, marker = 11, events = 12, replayGuard = 13, finishCounts = 14, attention = 15 }
+local KEY_GROUP = { first = 16, size = 1, key = 0 }
+local KEY_GROUP_COUNT = (#KEYS - 15) / 1
+local function groupKey(i, offset) return KEYS[16 + (i - 1) * 1 + offset] end
+local ARG = { prefix = 1, leaseToken = 2, now = 3, leaseMs = 4, count = 5, peek = 6, candidates = 7, limiterMax = 8, limiterDuration = 9, workerName = 10, guardTtl = 11, maxLenEvents = 12, events = 13, prunes = 14 }
+local ARG_GROUP = { first = 15, size = 6, id = 0, token = 1, outcome = 2, value = 3, attemptsMade = 4, extra = 5 }
+local ARG_GROUP_COUNT = (#ARGV - 14) / 6
+local function groupArg(i, offset) return ARGV[15 + (i - 1) * 6 + offset] end
+`,
+    include_cycleJobs_0,
+    include_checkIntegerArgs_0,
+    include_readAckEntries_0,
+    include_decodeIds_0,
+    include_hashTagOf_0,
+    include_isNumberText_0,
+    include_readAckEntries_3,
+    include_ackEntries_0,
+    include_finishJob_0,
+    include_addDeadLetter_0,
+    include_removeJobKeys_0,
+    include_cleanDeduplicationKey_0,
+    include_settleParent_0,
+    include_releaseParent_0,
+    include_pushReadyJob_0,
+    include_isQueuePausedOrMaxed_0,
+    include_pushReadyJob_1,
+    include_setDelayedMarker_0,
+    include_releaseParent_2,
+    include_moveParentToWaitNow_0,
+    include_moveParentToWaitNow_1,
+    include_settleParent_2,
+    include_noteAttention_0,
+    include_finishJob_5,
+    include_requeueJob_0,
+    include_nextDelayedScore_0,
+    include_requeueJob_1,
+    include_refusedCompletions_0,
+    include_removeFromActive_0,
+    include_ackEntries_4,
+    include_leaseReadyJobs_0,
+    include_takeCandidates_0,
+    include_takeReadyJobs_0,
+    include_leaseReadyJobs_2,
+    include_peekReady_0,
+    include_promoteDelayedJobs_0,
+    include_pruneFinished_0,
+    include_pruneFinished_1,
+    include_encodeIds_0,
+    include_cycleJobs_10,
+    `return cycleJobs(false)
+`,
+  ].join(""),
 };
 
 export type AckAndLeaseReply =
@@ -306,11 +1891,61 @@ export interface AckPromoteAndLeaseArgs {
  */
 export const ackPromoteAndLease: ScriptDef<AckPromoteAndLeaseKeys, AckPromoteAndLeaseArgs> = {
   name: "ackPromoteAndLease",
-  sha1: "c826a1326a53c2898083312782b476eae9253609",
+  sha1: "e1a71d05566a8a91fe03f83a7b54235275211e15",
   keyLocking: false,
   keys: { fixed: ["meta","wait","active","prioritized","priorityCounter","delayed","completed","failed","stalled","limiter","marker","events","replayGuard","finishCounts","attention"] },
   argv: { fixed: ["prefix","leaseToken","now","leaseMs","count","peek","candidates","limiterMax","limiterDuration","workerName","guardTtl","maxLenEvents","events","prunes"], group: { name: "jobs", fields: ["id","token","outcome","value","attemptsMade","extra"] } },
-  source: "-- nimbusq:ackPromoteAndLease (generated from lua/ackPromoteAndLease.lua; do not edit)\nlocal KEY = { meta = 1, wait = 2, active = 3, prioritized = 4, priorityCounter = 5, delayed = 6, completed = 7, failed = 8, stalled = 9, limiter = 10, marker = 11, events = 12, replayGuard = 13, finishCounts = 14, attention = 15 }\nlocal ARG = { prefix = 1, leaseToken = 2, now = 3, leaseMs = 4, count = 5, peek = 6, candidates = 7, limiterMax = 8, limiterDuration = 9, workerName = 10, guardTtl = 11, maxLenEvents = 12, events = 13, prunes = 14 }\nlocal ARG_GROUP = { first = 15, size = 6, id = 0, token = 1, outcome = 2, value = 3, attemptsMade = 4, extra = 5 }\nlocal ARG_GROUP_COUNT = (#ARGV - 14) / 6\nlocal function groupArg(i, offset) return ARGV[15 + (i - 1) * 6 + offset] end\n-- One worker call, shared by ackAndLease (keys declared) and ackPromoteAndLease (`open`: promotes\n-- due delayed jobs, prunes finished sets and leases from anywhere): acks the entries, leases up to\n-- `count` jobs, peeks the next ones, and says whether jobs are ready and when the next delayed job is\n-- due. A replayed call writes nothing and answers with the first call's codes and jobs.\n-- Everything that could fail is read and checked before the replay guard, the call's first write.\n-- Refuses, before a script's first write, the ARGV it turns into numbers (or hands Redis as counts,\n-- TTLs and caps) only after writing: Redis never rolls a script back, so an argument found bad\n-- half-way would leave a job moved out of one structure and into none. `names` are ARG names; each\n-- must be a decimal integer. The error names the script and the argument, never its value.\nlocal function checkIntegerArgs(script, names)\n  for _, name in ipairs(names) do\n    if not string.find(ARGV[ARG[name]] or \"\", \"^%-?%d+$\") then\n      error(script .. \": argument \" .. name .. \" must be an integer\")\n    end\n  end\nend\n-- Reads a worker call's acked entries (ARGV group `jobs`, with the defaults of the fields `extra`\n-- leaves out) and checks, before the call writes anything, every field the ack turns into a number or\n-- a decision: Redis never rolls a script back, so an entry found bad half-way would leave the jobs\n-- acked before it finished and the rest in no state. At most 2000 entries (the worker holds at most\n-- 1000 jobs), so every unpack of the ack stays under Lua's limit. A dead letter aimed outside the\n-- queue's Redis Cluster hash tag is dropped, as core/dead-letter/dead-letter.ts drops it: on a cluster, writing it\n-- would stop the script after the job left active.\n-- Reads back what encodeIds wrote.\nlocal function decodeIds(text)\n  local ids, at = {}, 1\n  while at <= #text do\n    local colon = string.find(text, \":\", at, true)\n    local length = tonumber(string.sub(text, at, colon - 1))\n    ids[#ids + 1] = string.sub(text, colon + 1, colon + length)\n    at = colon + length + 1\n  end\n  return ids\nend\n-- The Redis Cluster hash tag of every key that starts with `keyPrefix`: the text between its first \"{\"\n-- and the next \"}\" when that is not empty. Nil when there is none: such keys spread over slots.\n-- core/redis/hash-slot.ts computes the same.\nlocal function hashTagOf(keyPrefix)\n  local open = string.find(keyPrefix, \"{\", 1, true)\n  if not open then return nil end\n  local close = string.find(keyPrefix, \"}\", open + 1, true)\n  if not close or close == open + 1 then return nil end\n  return string.sub(keyPrefix, open + 1, close - 1)\nend\n-- True when `text` is a plain decimal number (\"12\", \"-3\", \"0.5\"): what tonumber takes, minus \"nan\",\n-- \"inf\" and exponents, which would reach Redis as scores or counts it refuses — after a write.\nlocal function isNumberText(text)\n  return type(text) == \"string\" and string.find(text, \"^%-?%d+%.?%d*$\") ~= nil\nend\nlocal function readAckEntries(prefix)\n  if ARG_GROUP_COUNT > 2000 then error(\"worker call: at most 2000 acked entries per call\") end\n  local outcomes = { completed = true, failed = true, delayed = true, waiting = true, returned = true }\n  local tag, jobs = hashTagOf(prefix), {}\n  for i = 1, ARG_GROUP_COUNT do\n    local job = { id = groupArg(i, ARG_GROUP.id), token = groupArg(i, ARG_GROUP.token),\n      outcome = groupArg(i, ARG_GROUP.outcome), value = groupArg(i, ARG_GROUP.value),\n      attemptsMade = groupArg(i, ARG_GROUP.attemptsMade), stacktrace = \"\", due = \"0\", priority = \"0\", lifo = \"\",\n      keepCount = \"-1\", keepAge = \"0\", keepLimit = \"0\", attempts = \"0\", parentKey = \"\", parentPrefix = \"\",\n      parentPolicy = \"\", dedupId = \"\", deferred = \"\", deadLetter = \"\" }\n    local extra = groupArg(i, ARG_GROUP.extra)\n    if extra ~= \"\" then\n      local fields = decodeIds(extra)\n      for k = 1, #fields, 2 do job[fields[k]] = fields[k + 1] or \"\" end\n    end\n    local bad = not outcomes[job.outcome] and \"outcome\"\n      or (job.attemptsMade ~= \"\" or job.outcome == \"failed\") and not isNumberText(job.attemptsMade) and \"attemptsMade\"\n    for _, field in ipairs({ \"due\", \"priority\", \"keepCount\", \"keepAge\", \"keepLimit\", \"attempts\" }) do\n      if not bad and not isNumberText(job[field]) then bad = field end\n    end\n    if bad then error(\"worker call: acked entry \" .. i .. \" has a bad \" .. bad) end\n    if job.deadLetter ~= \"\" and tag and hashTagOf(job.deadLetter) ~= tag then job.deadLetter = \"\" end\n    jobs[i] = job\n  end\n  return jobs\nend\n-- The ack half of a worker call: finishes or requeues each job whose lock this worker still owns and\n-- reports the others. A job has the fields of core/job/ack-entry.ts's AckEntry (id, token, outcome, value,\n-- attemptsMade, stacktrace, due, priority, lifo, keepCount, keepAge, keepLimit, attempts, parentKey,\n-- parentPrefix, parentPolicy, dedupId, deferred, deadLetter…). Returns one code per entry (1 done, -2 lock gone, -6 another owner, -3 not\n-- active, -4/-9 completion refused because of children), the replay-guard text of the non-1 codes,\n-- and the ids put back in wait or prioritized (declared, so the same call may lease them again).\n-- Counts the jobs it completed and failed for good in KEYS[KEY.finishCounts] when that hash exists\n-- (the including script declares it; the sweeper's metrics read creates it).\n-- Keys built here: each job's hash, `:lock`, `:dependencies`, `:unsuccessful` (and on removal its\n-- other sub-keys), its parent's keys, its deduplication key and its dead-letter queue's keys.\n-- Completes a job or fails it for good: its fields, its finished set (batched in q.finished) or\n-- immediate removal (keep count 0), the completed / failed / retries-exhausted events, the\n-- deduplication window, the parent, and a failed job's dead letter (with `q.attention`, the parent's and\n-- the dead letter's queues are noted in the sweeper's attention index). `q.level` (events: 2 all, 1 final\n-- only, 0 none; nil is 2) says which events are written.\n-- Adds a job that failed for good to its dead-letter queue (prefix job.deadLetter), as an add would:\n-- its hash (name, data and opts built by the caller), `added`, LPUSH to wait, `waiting`, and the ready\n-- marker. The id is deterministic: a dead letter that already exists is left alone and `duplicated` is\n-- emitted, as for a custom id. The dead-letter queue's stream is capped with the caller's maxLen.\nlocal function addDeadLetter(job, now, maxLen)\n  local prefix, id = job.deadLetter, job.deadLetterId\n  local events = prefix .. \"events\"\n  if redis.call(\"EXISTS\", prefix .. id) == 1 then\n    redis.call(\"XADD\", events, \"MAXLEN\", \"~\", maxLen, \"*\", \"event\", \"duplicated\", \"jobId\", id)\n    return\n  end\n  redis.call(\"HSET\", prefix .. id, \"name\", job.deadLetterName, \"data\", job.deadLetterData,\n    \"opts\", job.deadLetterOpts, \"timestamp\", now, \"delay\", 0, \"priority\", 0)\n  redis.call(\"XADD\", events, \"*\", \"event\", \"added\", \"jobId\", id, \"name\", job.deadLetterName)\n  redis.call(\"LPUSH\", prefix .. \"wait\", id)\n  redis.call(\"XADD\", events, \"MAXLEN\", \"~\", maxLen, \"*\", \"event\", \"waiting\", \"jobId\", id)\n  redis.call(\"ZADD\", prefix .. \"marker\", 0, \"0\")\nend\n-- Deletes a job's hash and the keys that hang off it (its lock simply expires, as in BullMQ);\n-- returns how many existed.\nlocal function removeJobKeys(jobKey)\n  return redis.call(\"DEL\", jobKey, jobKey .. \":logs\", jobKey .. \":dependencies\", jobKey .. \":processed\",\n    jobKey .. \":failed\", jobKey .. \":unsuccessful\")\nend\n-- After a job with `deid` finishes: a window without TTL that this job owns ends now; a window with\n-- a TTL runs out on its own (BullMQ's rules).\nlocal function cleanDeduplicationKey(prefix, dedupId, jobId)\n  local key = prefix .. \"de:\" .. dedupId\n  local ttl = redis.call(\"PTTL\", key)\n  if ttl == 0 or (ttl == -1 and redis.call(\"GET\", key) == jobId) then redis.call(\"DEL\", key) end\nend\n-- Parent bookkeeping when a child finishes for good. Completed: the child's return value goes to\n-- the parent's `:processed` and the parent is released when nothing is pending. Failed: the child's\n-- `parent` policy decides — fpof fails the parent (`defa`, moved to wait), cpof releases it at once,\n-- idof records the failure and releases it when nothing is pending, rdof just drops the dependency;\n-- with no policy the parent keeps waiting.\n-- Moves a parent out of its queue's waiting-children set once nothing is pending: to delayed (its\n-- own delay counted from now, with a `delayed` event and the delay marker), or to prioritized or the\n-- head of wait (RPUSH) with a marker and a `waiting prev waiting-children` event, all on the parent's\n-- queue (BullMQ's moveParentToWait: a delayed parent gets no `waiting` event). No-op when it is not\n-- waiting there.\n-- Makes a job ready as BullMQ does: a job with a priority joins prioritized at priority * 2^32 plus a\n-- fresh counter (FIFO within its priority); any other goes to wait, at the back (LPUSH) or, for\n-- lifo, the front (RPUSH). Then the \"ready\" marker, unless the queue is paused or at its global\n-- concurrency.\n-- True when the queue is paused (meta.paused present) or at its global concurrency\n-- (meta.concurrency set and LLEN active >= it): then BullMQ writes no \"ready\" marker. A concurrency\n-- that is no number counts as none (comparing it would stop the caller after its first write).\nlocal function isQueuePausedOrMaxed(metaKey, activeKey)\n  local meta = redis.call(\"HMGET\", metaKey, \"paused\", \"concurrency\")\n  if meta[1] then return true end\n  local limit = tonumber(meta[2])\n  if limit then\n    return redis.call(\"LLEN\", activeKey) >= limit\n  end\n  return false\nend\nlocal function pushReadyJob(k, jobId, priority, lifo)\n  if priority > 0 then\n    local counter = redis.call(\"INCR\", k.priorityCounter)\n    redis.call(\"ZADD\", k.prioritized, priority * 4294967296 + counter % 4294967296, jobId)\n  elseif lifo then\n    redis.call(\"RPUSH\", k.wait, jobId)\n  else\n    redis.call(\"LPUSH\", k.wait, jobId)\n  end\n  if not isQueuePausedOrMaxed(k.meta, k.active) then redis.call(\"ZADD\", k.marker, 0, \"0\") end\nend\n-- Points the marker's member \"1\" at the earliest delayed job's due time (its score / 4096), which is\n-- what an idle BullMQ worker blocks until.\nlocal function setDelayedMarker(delayedKey, markerKey)\n  local first = redis.call(\"ZRANGE\", delayedKey, 0, 0, \"WITHSCORES\")\n  if first[2] then\n    redis.call(\"ZADD\", markerKey, tonumber(first[2]) / 4096, \"1\")\n  end\nend\nlocal function releaseParent(parentPrefix, parentId, parentKey, now)\n  if redis.call(\"ZREM\", parentPrefix .. \"waiting-children\", parentId) == 0 then return end\n  local fields = redis.call(\"HMGET\", parentKey, \"delay\", \"priority\")\n  local delay = tonumber(fields[1]) or 0\n  local priority = tonumber(fields[2]) or 0\n  local events = parentPrefix .. \"events\"\n  if delay > 0 then\n    local due = now + delay\n    -- BullMQ scores a released parent at exactly due * 4096 (no sequence number).\n    redis.call(\"ZADD\", parentPrefix .. \"delayed\", due * 4096, parentId)\n    redis.call(\"XADD\", events, \"*\", \"event\", \"delayed\", \"jobId\", parentId, \"delay\", due)\n    setDelayedMarker(parentPrefix .. \"delayed\", parentPrefix .. \"marker\")\n  else\n    local k = { wait = parentPrefix .. \"wait\", prioritized = parentPrefix .. \"prioritized\",\n      priorityCounter = parentPrefix .. \"pc\", meta = parentPrefix .. \"meta\", active = parentPrefix .. \"active\",\n      marker = parentPrefix .. \"marker\" }\n    -- A released parent goes to the front of the line (RPUSH), as in BullMQ.\n    pushReadyJob(k, parentId, priority, true)\n    redis.call(\"XADD\", events, \"*\", \"event\", \"waiting\", \"jobId\", parentId, \"prev\", \"waiting-children\")\n  end\nend\n-- Takes a parent out of waiting-children (or delayed) and puts it at the head of wait, whatever is\n-- still pending: the \"continue parent on failure\" path, and a failParentOnFailure parent that the\n-- next worker must fail with its `defa` reason.\n\nlocal function moveParentToWaitNow(parentPrefix, parentId, parentKey)\n  local moved = redis.call(\"ZREM\", parentPrefix .. \"waiting-children\", parentId) == 1\n  if not moved and redis.call(\"ZREM\", parentPrefix .. \"delayed\", parentId) == 1 then\n    redis.call(\"HSET\", parentKey, \"delay\", 0)\n    moved = true\n  end\n  if not moved then return false end\n  redis.call(\"RPUSH\", parentPrefix .. \"wait\", parentId)\n  if not isQueuePausedOrMaxed(parentPrefix .. \"meta\", parentPrefix .. \"active\") then\n    redis.call(\"ZADD\", parentPrefix .. \"marker\", 0, \"0\")\n  end\n  redis.call(\"XADD\", parentPrefix .. \"events\", \"*\", \"event\", \"waiting\", \"jobId\", parentId, \"prev\", \"waiting-children\")\n  return true\nend\nlocal function settleParent(job, jobKey, failed, value, now)\n  local parentKey, parentPrefix, policy = job.parentKey, job.parentPrefix, job.parentPolicy\n  local parentId = string.sub(parentKey, #parentPrefix + 1)\n  if failed and policy == \"\" then return end\n  local wasPending = redis.call(\"SREM\", parentKey .. \":dependencies\", jobKey) == 1\n  if not failed then\n    if wasPending then redis.call(\"HSET\", parentKey .. \":processed\", jobKey, value) end\n  elseif policy == \"fpof\" then\n    redis.call(\"ZADD\", parentKey .. \":unsuccessful\", now, jobKey)\n    if redis.call(\"EXISTS\", parentKey) == 1 and not redis.call(\"ZSCORE\", parentPrefix .. \"failed\", parentId) then\n      redis.call(\"HSET\", parentKey, \"defa\", \"child \" .. jobKey .. \" failed\")\n      moveParentToWaitNow(parentPrefix, parentId, parentKey)\n    end\n    return\n  elseif policy == \"cpof\" then\n    redis.call(\"HSET\", parentKey .. \":failed\", jobKey, value)\n    moveParentToWaitNow(parentPrefix, parentId, parentKey)\n    return\n  elseif policy == \"idof\" then\n    redis.call(\"HSET\", parentKey .. \":failed\", jobKey, value)\n  end\n  if redis.call(\"SCARD\", parentKey .. \":dependencies\") == 0 then\n    releaseParent(parentPrefix, parentId, parentKey, now)\n  end\nend\n-- Tells the sweeper a queue needs a look by `when` (ms): the queue's entry in its prefix's attention\n-- index (`indexKey` = <prefix>:nq:due, score = when, member = the queue's name) moves earlier, never\n-- later (ZADD LT adds an absent entry). The sweeper moves it later, or removes it, once it has looked.\n-- `queuePrefix` is the queue's key prefix <prefix>:<queue>:; a queue under another prefix (a dead\n-- letter or a parent there) is left alone: its index is another key.\nlocal function noteAttention(indexKey, queuePrefix, when)\n  local prefix = string.sub(indexKey, 1, -8)\n  if string.sub(queuePrefix, 1, #prefix + 1) ~= prefix .. \":\" then return end\n  redis.call(\"ZADD\", indexKey, \"LT\", when, string.sub(queuePrefix, #prefix + 2, -2))\nend\nlocal function finishJob(q, job, now)\n  local id, key = job.id, q.prefix .. job.id\n  local failed = job.outcome == \"failed\"\n  local target = failed and \"failed\" or \"completed\"\n  local valueField = failed and \"failedReason\" or \"returnvalue\"\n  if failed then\n    redis.call(\"HSET\", key, \"failedReason\", job.value, \"stacktrace\", job.stacktrace, \"finishedOn\", now, \"atm\", job.attemptsMade)\n    if job.deferred == \"1\" then redis.call(\"HDEL\", key, \"defa\") end\n  else\n    redis.call(\"HSET\", key, \"returnvalue\", job.value, \"finishedOn\", now, \"atm\", job.attemptsMade)\n  end\n  if job.dedupId ~= \"\" then cleanDeduplicationKey(q.prefix, job.dedupId, id) end\n  if job.parentKey ~= \"\" then\n    settleParent(job, key, failed, job.value, now)\n    if q.attention then noteAttention(q.attention, job.parentPrefix, now) end\n  end\n  local keep = tonumber(job.keepCount)\n  if keep == 0 then\n    removeJobKeys(key)\n  else\n    local finished = q.finished[target]\n    finished[#finished + 1] = now\n    finished[#finished + 1] = id\n    local age = tonumber(job.keepAge)\n    if keep > 0 or age > 0 then\n      q.prunes[target .. \"|\" .. keep .. \"|\" .. age .. \"|\" .. job.keepLimit] = { target, keep, age, tonumber(job.keepLimit) }\n    end\n  end\n  local level = q.level or 2\n  if level >= 1 then\n    redis.call(\"XADD\", q.events, \"MAXLEN\", \"~\", q.maxLen, \"*\", \"event\", target, \"jobId\", id, valueField, job.value,\n      \"prev\", \"active\")\n  end\n  if level >= 1 and failed and tonumber(job.attemptsMade) >= tonumber(job.attempts) then\n    redis.call(\"XADD\", q.events, \"MAXLEN\", \"~\", q.maxLen, \"*\", \"event\", \"retries-exhausted\", \"jobId\", id,\n      \"attemptsMade\", job.attemptsMade)\n  end\n  if failed and job.deadLetter ~= \"\" then\n    addDeadLetter(job, now, q.maxLen)\n    if q.attention then noteAttention(q.attention, job.deadLetter, now) end\n  end\nend\n-- Puts a leased job back: `delayed` (a retry with backoff, or the processor's moveToDelayed) at its\n-- due time; `waiting` (a retry without backoff) at the back of the line, or the front for lifo;\n-- `returned` (rate limited, or never started before a deadline) at the front of the line, or at its\n-- priority's head. Failed attempts record their reason and stack.\n-- BullMQ's delayed score for a job due at `due` ms: due * 4096 + seq, where seq is one more than the\n-- highest score already used inside that millisecond (capped at 4095). Scores stay Lua numbers:\n-- tostring() would cut them to 14 significant digits. A batch that places several jobs passes its\n-- `batchScores` table (base → last score given): jobs of one batch often share a due ms, so its\n-- sequence is looked up once and then counted on.\nlocal function nextDelayedScore(delayedKey, due, batchScores)\n  local base = due * 4096\n  local score = batchScores and batchScores[base]\n  if score then\n    score = math.min(score + 1, base + 4095)\n  else\n    local last = redis.call(\"ZREVRANGEBYSCORE\", delayedKey, base + 4095, base, \"WITHSCORES\", \"LIMIT\", 0, 1)\n    score = last[2] and math.min(tonumber(last[2]) + 1, base + 4095) or base\n  end\n  if batchScores then batchScores[base] = score end\n  return score\nend\nlocal function requeueJob(q, job, now)\n  local id, key = job.id, q.prefix .. job.id\n  local fields = {}\n  if job.value ~= \"\" then fields = { \"failedReason\", job.value, \"stacktrace\", job.stacktrace } end\n  if job.attemptsMade ~= \"\" then table.insert(fields, \"atm\"); table.insert(fields, job.attemptsMade) end\n  if job.outcome == \"delayed\" then\n    local due = tonumber(job.due)\n    table.insert(fields, \"delay\"); table.insert(fields, math.max(due - now, 0))\n    redis.call(\"HSET\", key, unpack(fields))\n    local score = nextDelayedScore(q.delayed, due, q.dueScores)\n    table.insert(q.delayedAdds, score)\n    table.insert(q.delayedAdds, id)\n    if (q.level or 2) >= 2 then\n      redis.call(\"XADD\", q.events, \"MAXLEN\", \"~\", q.maxLen, \"*\", \"event\", \"delayed\", \"jobId\", id, \"delay\", due)\n    end\n    if not q.earliestDue or due < q.earliestDue then q.earliestDue = due end\n    return\n  end\n  if #fields > 0 then redis.call(\"HSET\", key, unpack(fields)) end\n  local priority = tonumber(job.priority) or 0\n  local front = job.outcome == \"returned\"\n  if priority > 0 then\n    if front then\n      redis.call(\"ZADD\", q.prioritized, priority * 4294967296, id)\n    else\n      local counter = redis.call(\"INCR\", q.priorityCounter)\n      redis.call(\"ZADD\", q.prioritized, priority * 4294967296 + counter % 4294967296, id)\n    end\n  elseif front or job.lifo == \"1\" then\n    redis.call(\"RPUSH\", q.wait, id)\n  else\n    redis.call(\"LPUSH\", q.wait, id)\n  end\n  q.ready = true\n  if (q.level or 2) >= 2 then\n    redis.call(\"XADD\", q.events, \"MAXLEN\", \"~\", q.maxLen, \"*\", \"event\", \"waiting\", \"jobId\", id, \"prev\", \"active\")\n  end\nend\n-- BullMQ refuses to complete a job that still has pending children (-4) or a failed one (-9), and\n-- leaves it active and locked: the worker then fails it. Returns index → code for the batch's\n-- completions that hold their lock and are refused. One EXISTS over the batch finds the (rare)\n-- parents; empty sets do not exist.\nlocal function refusedCompletions(prefix, jobs, locks)\n  local refused, keys = {}, {}\n  for i, job in ipairs(jobs) do\n    if job.outcome == \"completed\" and locks[i] == job.token then\n      keys[#keys + 1] = prefix .. job.id .. \":dependencies\"\n      keys[#keys + 1] = prefix .. job.id .. \":unsuccessful\"\n    end\n  end\n  if #keys == 0 or redis.call(\"EXISTS\", unpack(keys)) == 0 then return refused end\n  for i, job in ipairs(jobs) do\n    if job.outcome == \"completed\" and locks[i] == job.token then\n      if redis.call(\"EXISTS\", prefix .. job.id .. \":dependencies\") == 1 then\n        refused[i] = -4\n      elseif redis.call(\"EXISTS\", prefix .. job.id .. \":unsuccessful\") == 1 then\n        refused[i] = -9\n      end\n    end\n  end\n  return refused\nend\n-- Takes acked jobs out of `active`, as LREM -1 per id would (the occurrence nearest the tail goes),\n-- and returns id → true for each id that was there. From four ids on, one LRANGE and a rewrite of the\n-- list (DEL, RPUSH of the rest in order) cost three commands however many jobs the call acks, while\n-- a list longer than 4000 falls back to one LREM per id.\nlocal function removeFromActive(activeKey, ids)\n  local removed = {}\n  if #ids == 0 then return removed end\n  local list = #ids >= 4 and redis.call(\"LRANGE\", activeKey, 0, 4000) or nil\n  if not list or #list > 4000 then\n    for _, id in ipairs(ids) do\n      if redis.call(\"LREM\", activeKey, -1, id) > 0 then removed[id] = true end\n    end\n    return removed\n  end\n  local wanted = {}\n  for _, id in ipairs(ids) do wanted[id] = (wanted[id] or 0) + 1 end\n  local keptReversed = {}\n  for i = #list, 1, -1 do\n    local id = list[i]\n    if wanted[id] and wanted[id] > 0 then\n      wanted[id] = wanted[id] - 1\n      removed[id] = true\n    else\n      keptReversed[#keptReversed + 1] = id\n    end\n  end\n  if #keptReversed == #list then return removed end\n  redis.call(\"DEL\", activeKey)\n  if #keptReversed > 0 then\n    local kept = {}\n    for i = #keptReversed, 1, -1 do kept[#kept + 1] = keptReversed[i] end\n    redis.call(\"RPUSH\", activeKey, unpack(kept))\n  end\n  return removed\nend\nlocal function ackEntries(q, jobs, now)\n  local codes, deviations = {}, {}\n  if #jobs == 0 then return codes, \"\", {} end\n  local lockKeys = {}\n  for i, job in ipairs(jobs) do lockKeys[i] = q.prefix .. job.id .. \":lock\" end\n  local locks = redis.call(\"MGET\", unpack(lockKeys))\n  local refused = refusedCompletions(q.prefix, jobs, locks)\n  local held = {}\n  for i, job in ipairs(jobs) do\n    local code = 1\n    if not locks[i] then code = -2 elseif locks[i] ~= job.token then code = -6 end\n    if code == 1 and refused[i] then code = refused[i] end\n    codes[i] = code\n    if code == 1 then held[#held + 1] = job.id end\n  end\n  local removed = removeFromActive(q.active, held)\n  local owned, ownedLocks, ownedIds = {}, {}, {}\n  for i, job in ipairs(jobs) do\n    if codes[i] == 1 and not removed[job.id] then codes[i] = -3 end\n    if codes[i] == 1 then\n      owned[#owned + 1] = job\n      ownedLocks[#ownedLocks + 1] = lockKeys[i]\n      ownedIds[#ownedIds + 1] = job.id\n    else\n      deviations[#deviations + 1] = i .. \":\" .. codes[i] .. \";\"\n    end\n  end\n  if #owned > 0 then\n    redis.call(\"DEL\", unpack(ownedLocks))\n    redis.call(\"SREM\", q.stalled, unpack(ownedIds))\n  end\n  local requeued, finished = {}, { completed = 0, failed = 0 }\n  for _, job in ipairs(owned) do\n    if job.outcome == \"completed\" or job.outcome == \"failed\" then\n      finishJob(q, job, now)\n      finished[job.outcome] = finished[job.outcome] + 1\n    else\n      requeueJob(q, job, now)\n      if job.outcome ~= \"delayed\" then requeued[#requeued + 1] = job.id end\n    end\n  end\n  for from = 1, #q.delayedAdds, 4000 do\n    redis.call(\"ZADD\", q.delayed, unpack(q.delayedAdds, from, math.min(from + 3999, #q.delayedAdds)))\n  end\n  for target, members in pairs(q.finished) do\n    if #members > 0 then redis.call(\"ZADD\", q.finishedKeys[target], unpack(members)) end\n  end\n  -- The sweeper's \"completed/failed since the last pass\" metrics, per call, not per job, and only\n  -- once its metrics read has made the hash: a queue no sweeper reports on gets no key of ours.\n  if finished.completed + finished.failed > 0 and redis.call(\"EXISTS\", KEYS[KEY.finishCounts]) == 1 then\n    for outcome, count in pairs(finished) do\n      if count > 0 then redis.call(\"HINCRBY\", KEYS[KEY.finishCounts], outcome, count) end\n    end\n  end\n  if q.ready then redis.call(\"ZADD\", q.marker, 0, \"0\") end\n  if q.earliestDue then redis.call(\"ZADD\", q.marker, \"LT\", q.earliestDue, \"1\") end\n  return codes, table.concat(deviations), requeued\nend\n\n-- The lease half of a worker call: honours pause, the rate limiter (a manual rate limit too: it sets\n-- the limiter to 2^53 - 1, which no max reaches) and global concurrency, takes up to `count` jobs —\n-- only the peeked `candidates` when given (their keys are declared), else from anywhere — locks each\n-- with `token`, writes processedOn/ats/pb and appends {id, hash, …} to `out`. `promoted` holds the\n-- hashes of jobs promoted in this call (their `delay` becomes 0 in the same write).\n-- Returns status (0 leased, 1 paused, 2 rate limited, 3 at global concurrency), info (the limiter's\n-- TTL when rate limited), the leased ids, and whether wait and prioritized ran out (taking from\n-- anywhere, fewer jobs than asked: nothing is left to peek).\n-- Takes up to `count` of the candidate ids (peeked by the previous call, or put back by this one), in\n-- BullMQ's order, touching no other job: pops the right of wait and pushes back (in place) whatever\n-- popped id is no candidate (a job added since, or a legacy \"0:\" marker, which is dropped); then the\n-- candidates still in prioritized, lowest score first.\n-- Peeked ids taken meanwhile by another worker are skipped. Pushes the taken ids onto active.\nlocal function takeCandidates(q, count, candidates)\n  local ids, peeked = {}, {}\n  for _, id in ipairs(candidates) do peeked[id] = true end\n  local popped = redis.call(\"RPOP\", q.wait, count) or {}\n  local back = {}\n  for _, id in ipairs(popped) do\n    if peeked[id] then\n      ids[#ids + 1] = id\n      peeked[id] = nil\n    elseif string.sub(id, 1, 2) ~= \"0:\" then\n      table.insert(back, 1, id)\n    end\n  end\n  if #back > 0 then redis.call(\"RPUSH\", q.wait, unpack(back)) end\n  local rest = {}\n  for _, id in ipairs(candidates) do\n    if peeked[id] then\n      rest[#rest + 1] = id\n      peeked[id] = nil\n    end\n  end\n  if #ids < count and #rest > 0 then\n    local scores = redis.call(\"ZMSCORE\", q.prioritized, unpack(rest))\n    local found = {}\n    for i, id in ipairs(rest) do\n      if scores[i] then found[#found + 1] = { tonumber(scores[i]), id } end\n    end\n    table.sort(found, function(a, b) return a[1] < b[1] or (a[1] == b[1] and a[2] < b[2]) end)\n    local taken = {}\n    for i = 1, math.min(#found, count - #ids) do taken[i] = found[i][2] end\n    if #taken > 0 then\n      redis.call(\"ZREM\", q.prioritized, unpack(taken))\n      for _, id in ipairs(taken) do ids[#ids + 1] = id end\n    end\n  end\n  if #ids > 0 then redis.call(\"LPUSH\", q.active, unpack(ids)) end\n  return ids\nend\n-- Takes up to `count` job ids in BullMQ's order — from the right of wait (dropping legacy \"0:\"\n-- marker ids), then the lowest scores of prioritized — and pushes them onto active, as the\n-- equivalent RPOPLPUSH / ZPOPMIN + LPUSH sequence would. (BullMQ also deletes {P}pc when prioritized\n-- runs empty; the counter only orders jobs of one priority, so nimbusq leaves it.)\nlocal function takeReadyJobs(waitKey, prioritizedKey, activeKey, count)\n  local ids = {}\n  local popped = redis.call(\"RPOP\", waitKey, count)\n  if popped then\n    for _, id in ipairs(popped) do\n      if string.sub(id, 1, 2) ~= \"0:\" then ids[#ids + 1] = id end\n    end\n  end\n  if #ids < count then\n    local wanted = count - #ids\n    local lowest = redis.call(\"ZPOPMIN\", prioritizedKey, wanted)\n    for i = 1, #lowest, 2 do ids[#ids + 1] = lowest[i] end\n  end\n  for from = 1, #ids, 4000 do\n    redis.call(\"LPUSH\", activeKey, unpack(ids, from, math.min(from + 3999, #ids)))\n  end\n  return ids\nend\nlocal function leaseReadyJobs(q, count, candidates, promoted, out)\n  local meta = redis.call(\"HMGET\", q.meta, \"paused\", \"concurrency\", \"max\", \"duration\")\n  if meta[1] then return 1, 0, {} end\n  local maxJobs = tonumber(meta[3]) or tonumber(q.limiterMax) or 0\n  local used = tonumber(redis.call(\"GET\", q.limiter)) or 0\n  if maxJobs > 0 or used >= 9007199254740991 then\n    if used >= maxJobs then\n      local ttl = redis.call(\"PTTL\", q.limiter)\n      if ttl > 0 then return 2, ttl, {} end\n      redis.call(\"DEL\", q.limiter)\n      used = 0\n    end\n    if maxJobs > 0 then count = math.min(count, maxJobs - used) end\n  end\n  -- A global concurrency that is no number counts as none: this runs after the ack's writes.\n  if tonumber(meta[2]) then\n    count = math.min(count, tonumber(meta[2]) - redis.call(\"LLEN\", q.active))\n    if count <= 0 then return 3, 0, {} end\n  end\n  local ids\n  local exhausted = false\n  if candidates then\n    ids = takeCandidates(q, count, candidates)\n  else\n    ids = takeReadyJobs(q.wait, q.prioritized, q.active, count)\n    exhausted = #ids < count\n  end\n  local leased, counted = {}, 0\n  for _, id in ipairs(ids) do\n    local key = q.prefix .. id\n    local hash = promoted[id] or redis.call(\"HGETALL\", key)\n    if #hash == 0 then\n      redis.call(\"LREM\", q.active, -1, id)\n    else\n      local started, deferred = 0, false\n      for i = 1, #hash, 2 do\n        if hash[i] == \"ats\" then started = tonumber(hash[i + 1]) or 0 elseif hash[i] == \"defa\" then deferred = true end\n        if promoted[id] and hash[i] == \"delay\" then hash[i + 1] = \"0\" end\n      end\n      if not deferred then counted = counted + 1 end\n      redis.call(\"SET\", key .. \":lock\", q.token, \"PX\", q.leaseMs)\n      local fields = { \"processedOn\", q.now, \"ats\", started + 1 }\n      if q.workerName ~= \"\" then table.insert(fields, \"pb\"); table.insert(fields, q.workerName) end\n      if promoted[id] then table.insert(fields, \"delay\"); table.insert(fields, 0); promoted[id] = nil end\n      redis.call(\"HSET\", key, unpack(fields))\n      if q.level >= 2 then redis.call(\"XADD\", q.events, \"*\", \"event\", \"active\", \"jobId\", id, \"prev\", \"waiting\") end\n      leased[#leased + 1] = id\n      out[#out + 1] = id\n      out[#out + 1] = hash\n    end\n  end\n  if maxJobs > 0 and counted > 0 then\n    local duration = tonumber(q.limiterDuration) or 0\n    if duration <= 0 then duration = tonumber(meta[4]) or 0 end\n    if redis.call(\"INCRBY\", q.limiter, counted) == counted and duration > 0 then\n      redis.call(\"PEXPIRE\", q.limiter, math.floor(duration))\n    end\n  end\n  return 0, 0, leased, exhausted\nend\n-- The next `count` job ids a lease would take, in order (the right of wait first, then the lowest\n-- prioritized scores), read without taking them: the worker declares their keys in its next call.\nlocal function peekReady(q, count)\n  local ids = {}\n  if count <= 0 then return ids end\n  local tail = redis.call(\"LRANGE\", q.wait, -count, -1)\n  for i = #tail, 1, -1 do\n    if string.sub(tail[i], 1, 2) ~= \"0:\" then ids[#ids + 1] = tail[i] end\n  end\n  if #ids < count then\n    local lowest = redis.call(\"ZRANGE\", q.prioritized, 0, count - #ids - 1)\n    for _, id in ipairs(lowest) do ids[#ids + 1] = id end\n  end\n  return ids\nend\n-- Moves up to `limit` due delayed jobs (score <= (now + 1) * 4096 - 1) to wait, or to prioritized\n-- when they have a priority, with BullMQ's `waiting prev delayed` event. Returns a table id → hash\n-- (flat HGETALL) of the moved jobs: the caller resets their `delay` to 0 (the lease folds that into\n-- the write it makes anyway when it takes the job in the same call).\nlocal function promoteDelayedJobs(prefix, delayedKey, waitKey, prioritizedKey, counterKey, eventsKey, now, limit, level)\n  local promoted = {}\n  local due = redis.call(\"ZRANGEBYSCORE\", delayedKey, 0, (now + 1) * 4096 - 1, \"LIMIT\", 0, limit)\n  if #due == 0 then return promoted end\n  for from = 1, #due, 4000 do\n    redis.call(\"ZREM\", delayedKey, unpack(due, from, math.min(from + 3999, #due)))\n  end\n  local toWait = {}\n  for _, id in ipairs(due) do\n    local hash = redis.call(\"HGETALL\", prefix .. id)\n    promoted[id] = hash\n    local priority = 0\n    for i = 1, #hash, 2 do\n      if hash[i] == \"priority\" then priority = tonumber(hash[i + 1]) or 0 end\n    end\n    if priority > 0 then\n      local counter = redis.call(\"INCR\", counterKey)\n      redis.call(\"ZADD\", prioritizedKey, priority * 4294967296 + counter % 4294967296, id)\n    else\n      toWait[#toWait + 1] = id\n    end\n    if (level or 2) >= 2 then redis.call(\"XADD\", eventsKey, \"*\", \"event\", \"waiting\", \"jobId\", id, \"prev\", \"delayed\") end\n  end\n  for from = 1, #toWait, 4000 do\n    redis.call(\"LPUSH\", waitKey, unpack(toWait, from, math.min(from + 3999, #toWait)))\n  end\n  return promoted\nend\n-- removeOnComplete / removeOnFail for jobs kept in a finished set: drops members older than `age`\n-- seconds (at most `limit`), then all but the newest `count`, with their keys. Bounded per call.\n\nlocal function pruneFinished(prefix, setKey, count, age, limit, now)\n  local doomed = {}\n  if age > 0 then\n    doomed = redis.call(\"ZRANGEBYSCORE\", setKey, 0, now - age * 1000, \"LIMIT\", 0, limit > 0 and limit or 1000)\n  end\n  if count > 0 then\n    local extra = redis.call(\"ZRANGE\", setKey, 0, -(count + 1))\n    for i = 1, math.min(#extra, 1000) do doomed[#doomed + 1] = extra[i] end\n  end\n  for from = 1, #doomed, 4000 do\n    redis.call(\"ZREM\", setKey, unpack(doomed, from, math.min(from + 3999, #doomed)))\n  end\n  for _, id in ipairs(doomed) do removeJobKeys(prefix .. id) end\nend\n-- Length-prefixed list of ids (\"<bytes>:<id>\" each), safe for ids holding any character; what the\n-- replay guards store.\nlocal function encodeIds(ids)\n  local parts = {}\n  for i, id in ipairs(ids) do parts[i] = #id .. \":\" .. id end\n  return table.concat(parts)\nend\n\nlocal function cycleJobs(open)\n  checkIntegerArgs(\"worker call\", { \"now\", \"leaseMs\", \"count\", \"peek\", \"guardTtl\", \"maxLenEvents\", \"events\" })\n  if tonumber(ARGV[ARG.count]) > 4000 or tonumber(ARGV[ARG.peek]) > 4000 then\n    error(\"worker call: count and peek must be at most 4000\")\n  end\n  local now = tonumber(ARGV[ARG.now])\n  local q = { prefix = ARGV[ARG.prefix], events = KEYS[KEY.events], delayed = KEYS[KEY.delayed], wait = KEYS[KEY.wait],\n    active = KEYS[KEY.active], prioritized = KEYS[KEY.prioritized], priorityCounter = KEYS[KEY.priorityCounter],\n    stalled = KEYS[KEY.stalled], marker = KEYS[KEY.marker], meta = KEYS[KEY.meta], limiter = KEYS[KEY.limiter],\n    finishedKeys = { completed = KEYS[KEY.completed], failed = KEYS[KEY.failed] }, maxLen = ARGV[ARG.maxLenEvents],\n    level = tonumber(ARGV[ARG.events]), token = ARGV[ARG.leaseToken], now = now, leaseMs = ARGV[ARG.leaseMs],\n    workerName = ARGV[ARG.workerName], limiterMax = ARGV[ARG.limiterMax], limiterDuration = ARGV[ARG.limiterDuration],\n    finished = { completed = {}, failed = {} }, prunes = {}, dueScores = {}, delayedAdds = {},\n    attention = KEYS[KEY.attention] }\n  local jobs = readAckEntries(q.prefix)\n  local candidates = not open and decodeIds(ARGV[ARG.candidates]) or nil\n  if open then\n    for spec in string.gmatch(ARGV[ARG.prunes], \"[^;]+\") do\n      local target, keep, age, limit = string.match(spec, \"^(%a+)|(-?%d+)|(%d+)|(%d+)$\")\n      if not q.finishedKeys[target or \"\"] then error(\"worker call: a prune spec is malformed\") end\n      q.prunes[spec] = { target, tonumber(keep), tonumber(age), tonumber(limit) }\n    end\n  end\n  local out = { 0, 0, 0, 0, #jobs }\n  local replayed = redis.call(\"SET\", KEYS[KEY.replayGuard], \"\", \"NX\", \"PX\", ARGV[ARG.guardTtl]) == false\n  local leased, deviations, codes, hashes, requeued = {}, \"\", {}, {}, {}\n  if replayed then\n    local saved = decodeIds(redis.call(\"GET\", KEYS[KEY.replayGuard]) or \"\")\n    deviations = saved[1] or \"\"\n    for i = 1, #jobs do codes[i] = 1 end\n    for part in string.gmatch(deviations, \"[^;]+\") do\n      local index, code = string.match(part, \"^(%d+):(-?%d+)$\")\n      codes[tonumber(index)] = tonumber(code)\n    end\n    -- Only the jobs this call's token still holds: a lock that lapsed meanwhile let another worker\n    -- take (and maybe finish) the job.\n    local savedIds, lockKeys = {}, {}\n    for i = 2, #saved do\n      savedIds[#savedIds + 1] = saved[i]\n      lockKeys[#lockKeys + 1] = q.prefix .. saved[i] .. \":lock\"\n    end\n    local locks = #lockKeys > 0 and redis.call(\"MGET\", unpack(lockKeys)) or {}\n    for i, id in ipairs(savedIds) do\n      if locks[i] == q.token then\n        leased[#leased + 1] = id\n        hashes[#hashes + 1] = id\n        hashes[#hashes + 1] = redis.call(\"HGETALL\", q.prefix .. id)\n      end\n    end\n  else\n    codes, deviations, requeued = ackEntries(q, jobs, now)\n  end\n  for i = 1, #jobs do out[5 + i] = codes[i] end\n  local first = redis.call(\"ZRANGE\", q.delayed, 0, 0, \"WITHSCORES\")\n  local nextDue = first[2] and math.floor(tonumber(first[2]) / 4096) or 0\n  local promoted, exhausted = {}, false\n  if not replayed then\n    if open then\n      for _, prune in pairs(q.prunes) do\n        pruneFinished(q.prefix, q.finishedKeys[prune[1]], prune[2], prune[3], prune[4], now)\n      end\n      if nextDue > 0 and nextDue <= now then\n        promoted = promoteDelayedJobs(q.prefix, q.delayed, q.wait, q.prioritized, q.priorityCounter, q.events, now, 1000, q.level)\n        first = redis.call(\"ZRANGE\", q.delayed, 0, 0, \"WITHSCORES\")\n        nextDue = first[2] and math.floor(tonumber(first[2]) / 4096) or 0\n      end\n    end\n    local count = tonumber(ARGV[ARG.count])\n    if count > 0 then\n      if candidates then\n        for _, id in ipairs(requeued) do candidates[#candidates + 1] = id end\n      end\n      out[1], out[2], leased, exhausted = leaseReadyJobs(q, count, candidates, promoted, hashes)\n    end\n    for id in pairs(promoted) do redis.call(\"HSET\", q.prefix .. id, \"delay\", 0) end\n    -- The sweeper looks at the queue at its next pass: events to forward, leases to watch.\n    if #jobs > 0 or #leased > 0 then noteAttention(q.attention, q.prefix, now) end\n    if #leased > 0 or deviations ~= \"\" then\n      local saved = { deviations }\n      for _, id in ipairs(leased) do saved[#saved + 1] = id end\n      redis.call(\"SET\", KEYS[KEY.replayGuard], encodeIds(saved), \"XX\", \"KEEPTTL\")\n    end\n  end\n  local peek = exhausted and {} or peekReady(q, tonumber(ARGV[ARG.peek]))\n  out[3], out[4] = #peek > 0 and 1 or 0, nextDue\n  if #peek > 0 and #leased > 0 then redis.call(\"ZADD\", q.marker, 0, \"0\") end\n  if #peek == 0 and nextDue == 0 and #jobs > 0 and not replayed and q.level >= 2 and out[1] == 0\n    and redis.call(\"LLEN\", q.active) == 0 then\n    redis.call(\"XADD\", q.events, \"*\", \"event\", \"drained\")\n  end\n  out[#out + 1] = #peek\n  for _, id in ipairs(peek) do out[#out + 1] = id end\n  for _, item in ipairs(hashes) do out[#out + 1] = item end\n  return out\nend\nreturn cycleJobs(true)\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:ackPromoteAndLease (generated from lua/ackPromoteAndLease.lua; do not edit)
+local KEY = { meta = 1, wait = 2, active = 3, prioritized = 4, priorityCounter = 5, delayed = 6, completed = 7, failed = 8, stalled = 9, limiter = 10, marker = 11, events = 12, replayGuard = 13, finishCounts = 14, attention = 15 }
+local ARG = { prefix = 1, leaseToken = 2, now = 3, leaseMs = 4, count = 5, peek = 6, candidates = 7, limiterMax = 8, limiterDuration = 9, workerName = 10, guardTtl = 11, maxLenEvents = 12, events = 13, prunes = 14 }
+local ARG_GROUP = { first = 15, size = 6, id = 0, token = 1, outcome = 2, value = 3, attemptsMade = 4, extra = 5 }
+local ARG_GROUP_COUNT = (#ARGV - 14) / 6
+local function groupArg(i, offset) return ARGV[15 + (i - 1) * 6 + offset] end
+`,
+    include_cycleJobs_0,
+    include_checkIntegerArgs_0,
+    include_readAckEntries_0,
+    include_decodeIds_0,
+    include_hashTagOf_0,
+    include_isNumberText_0,
+    include_readAckEntries_3,
+    include_ackEntries_0,
+    include_finishJob_0,
+    include_addDeadLetter_0,
+    include_removeJobKeys_0,
+    include_cleanDeduplicationKey_0,
+    include_settleParent_0,
+    include_releaseParent_0,
+    include_pushReadyJob_0,
+    include_isQueuePausedOrMaxed_0,
+    include_pushReadyJob_1,
+    include_setDelayedMarker_0,
+    include_releaseParent_2,
+    include_moveParentToWaitNow_0,
+    include_moveParentToWaitNow_1,
+    include_settleParent_2,
+    include_noteAttention_0,
+    include_finishJob_5,
+    include_requeueJob_0,
+    include_nextDelayedScore_0,
+    include_requeueJob_1,
+    include_refusedCompletions_0,
+    include_removeFromActive_0,
+    include_ackEntries_4,
+    include_leaseReadyJobs_0,
+    include_takeCandidates_0,
+    include_takeReadyJobs_0,
+    include_leaseReadyJobs_2,
+    include_peekReady_0,
+    include_promoteDelayedJobs_0,
+    include_pruneFinished_0,
+    include_pruneFinished_1,
+    include_encodeIds_0,
+    include_cycleJobs_10,
+    `return cycleJobs(true)
+`,
+  ].join(""),
 };
 
 export type AckPromoteAndLeaseReply =
@@ -405,11 +2040,79 @@ export interface AddIterationsArgs {
  */
 export const addIterations: ScriptDef<AddIterationsKeys, AddIterationsArgs> = {
   name: "addIterations",
-  sha1: "9ade5b136c7ac6bc9614857a957e98553f1f3fd3",
+  sha1: "da1640a4242b801a8dc5b8e71cbbb43dab1d7df9",
   keyLocking: false,
   keys: { fixed: ["schedulers","idCounter","wait","prioritized","priorityCounter","delayed","marker","events","attention"] },
   argv: { fixed: ["prefix","now","maxLenEvents"], group: { name: "iterations", fields: ["schedulerId","idJson","current","nextMillis","again","optsHead","priority","lifo"] } },
-  source: "-- nimbusq:addIterations (generated from lua/addIterations.lua; do not edit)\nlocal KEY = { schedulers = 1, idCounter = 2, wait = 3, prioritized = 4, priorityCounter = 5, delayed = 6, marker = 7, events = 8, attention = 9 }\nlocal ARG = { prefix = 1, now = 2, maxLenEvents = 3 }\nlocal ARG_GROUP = { first = 4, size = 8, schedulerId = 0, idJson = 1, current = 2, nextMillis = 3, again = 4, optsHead = 5, priority = 6, lifo = 7 }\nlocal ARG_GROUP_COUNT = (#ARGV - 3) / 8\nlocal function groupArg(i, offset) return ARGV[4 + (i - 1) * 8 + offset] end\n-- Tells the sweeper a queue needs a look by `when` (ms): the queue's entry in its prefix's attention\n-- index (`indexKey` = <prefix>:nq:due, score = when, member = the queue's name) moves earlier, never\n-- later (ZADD LT adds an absent entry). The sweeper moves it later, or removes it, once it has looked.\n-- `queuePrefix` is the queue's key prefix <prefix>:<queue>:; a queue under another prefix (a dead\n-- letter or a parent there) is left alone: its index is another key.\nlocal function noteAttention(indexKey, queuePrefix, when)\n  local prefix = string.sub(indexKey, 1, -8)\n  if string.sub(queuePrefix, 1, #prefix + 1) ~= prefix .. \":\" then return end\n  redis.call(\"ZADD\", indexKey, \"LT\", when, string.sub(queuePrefix, #prefix + 2, -2))\nend\n-- When an `every` schedule runs next (BullMQ 6.7.0's rule, so both libraries pick the same millis):\n-- `every` ms after the previous run, or, when that is already past, the next slot at `offset` past a\n-- multiple of `every`; the first run at startDate (when later than now), else at the next such slot\n-- when an offset is given, else now. Returns the run time and the offset to store: the given one, or\n-- where the run falls within its interval.\nlocal function everyNextMillis(prev, every, now, offset, startDate)\n  offset = tonumber(offset) or 0\n  local function nextSlot()\n    local slot = math.floor(now / every) * every + offset\n    if slot <= now then slot = slot + every end\n    return slot\n  end\n  local next\n  if prev then\n    next = prev + every\n    if next < now then next = nextSlot() end\n  elseif startDate then\n    next = math.max(tonumber(startDate), now)\n  elseif offset > 0 then\n    next = nextSlot()\n  else\n    next = now\n  end\n  if offset == 0 then offset = next - math.floor(next / every) * every end\n  return math.floor(next), math.floor(offset)\nend\n-- Prepares a queue's batch buffers once per call. Adds read nothing from meta: the events cap comes\n-- from the caller (BullMQ's Queue option streams.events.maxLen), and the \"ready\" marker is written\n-- even while paused or at global concurrency, which BullMQ workers treat as a spurious wake-up\n-- (they find nothing and block again). That saves one billed command on every add.\nlocal function loadQueueMeta(q, maxLen)\n  if q.maxLen then return end\n  q.maxLen = maxLen\n  q.leftPushes, q.rightPushes, q.prioritizedAdds, q.delayedAdds, q.dueScores = {}, {}, {}, {}, {}\nend\n-- Stores one job scheduler iteration, job id `repeat:<schedulerId>:<millis>`, as BullMQ does: `rjk` =\n-- the scheduler id, timestamp = now, delayed until `millis` or ready at once (by priority, lifo or\n-- not). Its opts JSON comes from the caller without its closing brace; the parts that depend on\n-- `millis` — jobId and delay — are appended here (13-digit numbers print exactly). The caller flushes\n-- the queue `q`. Returns the delay.\n-- Writes one new job's hash, its `added` event, its placement event, and queues its id for the\n-- batched LPUSH/RPUSH/ZADD that flushQueue writes; links it to its parent's dependencies.\n-- BullMQ's delayed score for a job due at `due` ms: due * 4096 + seq, where seq is one more than the\n-- highest score already used inside that millisecond (capped at 4095). Scores stay Lua numbers:\n-- tostring() would cut them to 14 significant digits. A batch that places several jobs passes its\n-- `batchScores` table (base → last score given): jobs of one batch often share a due ms, so its\n-- sequence is looked up once and then counted on.\nlocal function nextDelayedScore(delayedKey, due, batchScores)\n  local base = due * 4096\n  local score = batchScores and batchScores[base]\n  if score then\n    score = math.min(score + 1, base + 4095)\n  else\n    local last = redis.call(\"ZREVRANGEBYSCORE\", delayedKey, base + 4095, base, \"WITHSCORES\", \"LIMIT\", 0, 1)\n    score = last[2] and math.min(tonumber(last[2]) + 1, base + 4095) or base\n  end\n  if batchScores then batchScores[base] = score end\n  return score\nend\n-- Writes a new job's hash with BullMQ's fields (name, data, opts, timestamp, delay, priority, and\n-- parentKey/parent, rjk and deid when the job has them); returns its key.\nlocal function writeJobHash(q, job, id)\n  local key = q.prefix .. id\n  local fields = { \"name\", job.name, \"data\", job.data, \"opts\", job.opts, \"timestamp\", job.timestamp,\n    \"delay\", job.delay, \"priority\", job.priority }\n  if job.parentKey ~= \"\" then\n    table.insert(fields, \"parentKey\"); table.insert(fields, job.parentKey)\n    table.insert(fields, \"parent\"); table.insert(fields, job.parentField)\n  end\n  if job.repeatJobKey ~= \"\" then table.insert(fields, \"rjk\"); table.insert(fields, job.repeatJobKey) end\n  if job.dedupId ~= \"\" then table.insert(fields, \"deid\"); table.insert(fields, job.dedupId) end\n  redis.call(\"HSET\", key, unpack(fields))\n  return key\nend\nlocal function storeJob(q, job, id, now)\n  local key = writeJobHash(q, job, id)\n  local events = (q.level or 2) >= 2\n  if events then redis.call(\"XADD\", q.events, \"*\", \"event\", \"added\", \"jobId\", id, \"name\", job.name) end\n  local placement = job.placement\n  if placement == \"delayed\" then\n    local due = tonumber(job.timestamp) + tonumber(job.delay)\n    local score = nextDelayedScore(q.delayed, due, q.dueScores)\n    if not q.earliestScore or score < q.earliestScore then q.earliestScore = score end\n    table.insert(q.delayedAdds, score); table.insert(q.delayedAdds, id)\n    if events then redis.call(\"XADD\", q.events, \"MAXLEN\", \"~\", q.maxLen, \"*\", \"event\", \"delayed\", \"jobId\", id, \"delay\", due) end\n  elseif placement == \"waiting-children\" then\n    redis.call(\"ZADD\", q.waitingChildren, job.timestamp, id)\n    if events then redis.call(\"XADD\", q.events, \"MAXLEN\", \"~\", q.maxLen, \"*\", \"event\", \"waiting-children\", \"jobId\", id) end\n  else\n    if placement == \"prioritized\" then\n      local counter = redis.call(\"INCR\", q.priorityCounter)\n      table.insert(q.prioritizedAdds, tonumber(job.priority) * 4294967296 + counter % 4294967296)\n      table.insert(q.prioritizedAdds, id)\n    elseif placement == \"lifo\" then\n      table.insert(q.rightPushes, id)\n    else\n      table.insert(q.leftPushes, id)\n    end\n    q.ready = true\n    if events then redis.call(\"XADD\", q.events, \"MAXLEN\", \"~\", q.maxLen, \"*\", \"event\", \"waiting\", \"jobId\", id) end\n  end\n  if job.parentKey ~= \"\" then redis.call(\"SADD\", job.parentKey .. \":dependencies\", key) end\nend\nlocal function storeIteration(q, schedulerId, idJson, millis, now, optsHead, name, data, priority, lifo)\n  local delay = math.max(millis - now, 0)\n  local placement = \"wait\"\n  if delay > 0 then\n    placement = \"delayed\"\n  elseif tonumber(priority) > 0 then\n    placement = \"prioritized\"\n  elseif lifo == \"1\" then\n    placement = \"lifo\"\n  end\n  local opts = optsHead .. ',\"jobId\":\"repeat:' .. idJson .. \":\" .. millis .. '\",\"delay\":' .. delay .. \"}\"\n  storeJob(q, { name = name, data = data, opts = opts, timestamp = now, delay = delay, priority = priority,\n    parentKey = \"\", repeatJobKey = schedulerId, dedupId = \"\", placement = placement },\n    \"repeat:\" .. schedulerId .. \":\" .. millis, now)\n  return delay\nend\n-- Writes what storeJob queued for one queue: one LPUSH, one RPUSH and one ZADD per structure (in\n-- chunks that stay under Lua's unpack limit), then the markers BullMQ's blocked workers wait on.\n-- The delayed marker only ever moves earlier here (ZADD LT): an earlier job already has its own\n-- marker or a worker blocked until it, and a marker in the past just wakes a worker that re-reads.\nlocal function flushQueue(q)\n  local function inChunks(command, key, items)\n    for from = 1, #items, 4000 do\n      redis.call(command, key, unpack(items, from, math.min(from + 3999, #items)))\n    end\n  end\n  inChunks(\"LPUSH\", q.wait, q.leftPushes)\n  inChunks(\"RPUSH\", q.wait, q.rightPushes)\n  inChunks(\"ZADD\", q.prioritized, q.prioritizedAdds)\n  inChunks(\"ZADD\", q.delayed, q.delayedAdds)\n  if q.ready then redis.call(\"ZADD\", q.marker, 0, \"0\") end\n  if q.earliestScore then redis.call(\"ZADD\", q.marker, \"LT\", q.earliestScore / 4096, \"1\") end\nend\n-- Refuses, before a script's first write, the ARGV it turns into numbers (or hands Redis as counts,\n-- TTLs and caps) only after writing: Redis never rolls a script back, so an argument found bad\n-- half-way would leave a job moved out of one structure and into none. `names` are ARG names; each\n-- must be a decimal integer. The error names the script and the argument, never its value.\nlocal function checkIntegerArgs(script, names)\n  for _, name in ipairs(names) do\n    if not string.find(ARGV[ARG[name]] or \"\", \"^%-?%d+$\") then\n      error(script .. \": argument \" .. name .. \" must be an integer\")\n    end\n  end\nend\n-- True when `text` is a plain decimal number (\"12\", \"-3\", \"0.5\"): what tonumber takes, minus \"nan\",\n-- \"inf\" and exponents, which would reach Redis as scores or counts it refuses — after a write.\nlocal function isNumberText(text)\n  return type(text) == \"string\" and string.find(text, \"^%-?%d+%.?%d*$\") ~= nil\nend\n-- Iterations are stored one by one and their ids pushed by one flush at the end: a failure between\n-- would leave stored iterations in no structure, so every number is checked first.\ncheckIntegerArgs(\"addIterations\", { \"now\", \"maxLenEvents\" })\nfor i = 1, ARG_GROUP_COUNT do\n  if not isNumberText(groupArg(i, ARG_GROUP.priority)) then error(\"addIterations: item \" .. i .. \" has a bad priority\") end\nend\nlocal prefix, now = ARGV[ARG.prefix], tonumber(ARGV[ARG.now])\nlocal q = { prefix = prefix, wait = KEYS[KEY.wait], prioritized = KEYS[KEY.prioritized],\n  priorityCounter = KEYS[KEY.priorityCounter], delayed = KEYS[KEY.delayed], marker = KEYS[KEY.marker],\n  events = KEYS[KEY.events] }\nloadQueueMeta(q, ARGV[ARG.maxLenEvents])\nlocal out = {}\nfor i = 1, ARG_GROUP_COUNT do\n  local id = groupArg(i, ARG_GROUP.schedulerId)\n  local again = groupArg(i, ARG_GROUP.again) == \"1\"\n  local current = redis.call(\"ZSCORE\", KEYS[KEY.schedulers], id)\n  local made = 0\n  if current and groupArg(i, ARG_GROUP.current) == \"repeat:\" .. id .. \":\" .. current then\n    local schedulerKey = KEYS[KEY.schedulers] .. \":\" .. id\n    local scheduler = redis.call(\"HMGET\", schedulerKey, \"name\", \"data\", \"every\", \"startDate\", \"offset\")\n    local next = tonumber(groupArg(i, ARG_GROUP.nextMillis))\n    if again then\n      next = current -- the id keeps the score exactly as Redis spells it\n    elseif not next and tonumber(scheduler[3]) then\n      next = everyNextMillis(tonumber(current), tonumber(scheduler[3]), now, scheduler[5], scheduler[4])\n    end\n    local jobId = next and \"repeat:\" .. id .. \":\" .. next\n    if not (next and scheduler[1]) then\n      made = 0 -- ended, or not a scheduler this script can time (no `every`, or no hash)\n    elseif redis.call(\"EXISTS\", prefix .. jobId) == 1 then\n      if not again then\n        redis.call(\"XADD\", q.events, \"MAXLEN\", \"~\", q.maxLen, \"*\", \"event\", \"duplicated\", \"jobId\", jobId)\n      end\n    else\n      if not again then\n        redis.call(\"ZADD\", KEYS[KEY.schedulers], next, id)\n        redis.call(\"HINCRBY\", schedulerKey, \"ic\", 1)\n      end\n      redis.call(\"INCR\", KEYS[KEY.idCounter])\n      storeIteration(q, id, groupArg(i, ARG_GROUP.idJson), next, now, groupArg(i, ARG_GROUP.optsHead),\n        scheduler[1], scheduler[2] or \"{}\", groupArg(i, ARG_GROUP.priority), groupArg(i, ARG_GROUP.lifo))\n      made = jobId\n    end\n  end\n  out[i] = made\nend\nflushQueue(q)\nnoteAttention(KEYS[KEY.attention], prefix, 0)\nreturn out\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:addIterations (generated from lua/addIterations.lua; do not edit)
+local KEY = { schedulers = 1, idCounter = 2, wait = 3, prioritized = 4, priorityCounter = 5, delayed = 6, marker = 7, events = 8, attention = 9 }
+local ARG = { prefix = 1, now = 2, maxLenEvents = 3 }
+local ARG_GROUP = { first = 4, size = 8, schedulerId = 0, idJson = 1, current = 2, nextMillis = 3, again = 4, optsHead = 5, priority = 6, lifo = 7 }
+local ARG_GROUP_COUNT = (#ARGV - 3) / 8
+local function groupArg(i, offset) return ARGV[4 + (i - 1) * 8 + offset] end
+`,
+    include_noteAttention_0,
+    include_everyNextMillis_0,
+    include_loadQueueMeta_0,
+    include_storeIteration_0,
+    include_storeJob_0,
+    include_nextDelayedScore_0,
+    include_writeJobHash_0,
+    include_storeJob_2,
+    include_storeIteration_1,
+    include_flushQueue_0,
+    include_checkIntegerArgs_0,
+    include_isNumberText_0,
+    `checkIntegerArgs("addIterations", { "now", "maxLenEvents" })
+for i = 1, ARG_GROUP_COUNT do
+  if not isNumberText(groupArg(i, ARG_GROUP.priority)) then error("addIterations: item " .. i .. " has a bad priority") end
+end
+local prefix, now = ARGV[ARG.prefix], tonumber(ARGV[ARG.now])
+local q = { prefix = prefix, wait = KEYS[KEY.wait], prioritized = KEYS[KEY.prioritized],
+  priorityCounter = KEYS[KEY.priorityCounter], delayed = KEYS[KEY.delayed], marker = KEYS[KEY.marker],
+  events = KEYS[KEY.events] }
+loadQueueMeta(q, ARGV[ARG.maxLenEvents])
+local out = {}
+for i = 1, ARG_GROUP_COUNT do
+  local id = groupArg(i, ARG_GROUP.schedulerId)
+  local again = groupArg(i, ARG_GROUP.again) == "1"
+  local current = redis.call("ZSCORE", KEYS[KEY.schedulers], id)
+  local made = 0
+  if current and groupArg(i, ARG_GROUP.current) == "repeat:" .. id .. ":" .. current then
+    local schedulerKey = KEYS[KEY.schedulers] .. ":" .. id
+    local scheduler = redis.call("HMGET", schedulerKey, "name", "data", "every", "startDate", "offset")
+    local next = tonumber(groupArg(i, ARG_GROUP.nextMillis))
+    if again then
+      next = current
+    elseif not next and tonumber(scheduler[3]) then
+      next = everyNextMillis(tonumber(current), tonumber(scheduler[3]), now, scheduler[5], scheduler[4])
+    end
+    local jobId = next and "repeat:" .. id .. ":" .. next
+    if not (next and scheduler[1]) then
+      made = 0
+    elseif redis.call("EXISTS", prefix .. jobId) == 1 then
+      if not again then
+        redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "duplicated", "jobId", jobId)
+      end
+    else
+      if not again then
+        redis.call("ZADD", KEYS[KEY.schedulers], next, id)
+        redis.call("HINCRBY", schedulerKey, "ic", 1)
+      end
+      redis.call("INCR", KEYS[KEY.idCounter])
+      storeIteration(q, id, groupArg(i, ARG_GROUP.idJson), next, now, groupArg(i, ARG_GROUP.optsHead),
+        scheduler[1], scheduler[2] or "{}", groupArg(i, ARG_GROUP.priority), groupArg(i, ARG_GROUP.lifo))
+      made = jobId
+    end
+  end
+  out[i] = made
+end
+flushQueue(q)
+noteAttention(KEYS[KEY.attention], prefix, 0)
+return out
+`,
+  ].join(""),
 };
 
 export type AddIterationsReply =
@@ -517,11 +2220,77 @@ export interface AddJobsArgs {
  */
 export const addJobs: ScriptDef<AddJobsKeys, AddJobsArgs> = {
   name: "addJobs",
-  sha1: "bb75ea54c56126335a8c0bfcefbc2974946faabf",
+  sha1: "489e76603ea850dd442a0fd15b98385ac36a0434",
   keyLocking: false,
   keys: { fixed: ["replayGuard","attention"], group: { name: "queues", fields: ["idCounter","wait","prioritized","priorityCounter","delayed","marker","events","waitingChildren"] } },
   argv: { fixed: ["guardTtl","maxLenEvents","now","events"], group: { name: "jobs", fields: ["queue","customId","generatedId","name","data","opts","timestamp","delay","priority","placement","parentKey","parentField","parentPrefix","dedupId","dedupTtl","dedupExtend","dedupReplace","repeatJobKey"] } },
-  source: "-- nimbusq:addJobs (generated from lua/addJobs.lua; do not edit)\nlocal KEY = { replayGuard = 1, attention = 2 }\nlocal KEY_GROUP = { first = 3, size = 8, idCounter = 0, wait = 1, prioritized = 2, priorityCounter = 3, delayed = 4, marker = 5, events = 6, waitingChildren = 7 }\nlocal KEY_GROUP_COUNT = (#KEYS - 2) / 8\nlocal function groupKey(i, offset) return KEYS[3 + (i - 1) * 8 + offset] end\nlocal ARG = { guardTtl = 1, maxLenEvents = 2, now = 3, events = 4 }\nlocal ARG_GROUP = { first = 5, size = 18, queue = 0, customId = 1, generatedId = 2, name = 3, data = 4, opts = 5, timestamp = 6, delay = 7, priority = 8, placement = 9, parentKey = 10, parentField = 11, parentPrefix = 12, dedupId = 13, dedupTtl = 14, dedupExtend = 15, dedupReplace = 16, repeatJobKey = 17 }\nlocal ARG_GROUP_COUNT = (#ARGV - 4) / 18\nlocal function groupArg(i, offset) return ARGV[5 + (i - 1) * 18 + offset] end\n-- Refuses, before a script's first write, the ARGV it turns into numbers (or hands Redis as counts,\n-- TTLs and caps) only after writing: Redis never rolls a script back, so an argument found bad\n-- half-way would leave a job moved out of one structure and into none. `names` are ARG names; each\n-- must be a decimal integer. The error names the script and the argument, never its value.\nlocal function checkIntegerArgs(script, names)\n  for _, name in ipairs(names) do\n    if not string.find(ARGV[ARG[name]] or \"\", \"^%-?%d+$\") then\n      error(script .. \": argument \" .. name .. \" must be an integer\")\n    end\n  end\nend\n-- Read-only first pass over a batch, so that a rejected batch writes nothing: numbers each job\n-- within its queue (for auto ids), marks custom ids that already exist, and returns {-5, i} when\n-- job i's parent does not exist, {-7, i} when job i exists with another live parent, or {-31, i} when\n-- job i's custom id is held by a staged add that has not committed (stageJobs). A job whose\n-- queue index or numbers are bad is an error here, before the first write, not half-way.\n-- True when `text` is a plain decimal number (\"12\", \"-3\", \"0.5\"): what tonumber takes, minus \"nan\",\n-- \"inf\" and exponents, which would reach Redis as scores or counts it refuses — after a write.\nlocal function isNumberText(text)\n  return type(text) == \"string\" and string.find(text, \"^%-?%d+%.?%d*$\") ~= nil\nend\nlocal function checkNewJobs(jobs, queues)\n  local seen = {}\n  for i, job in ipairs(jobs) do\n    local q = queues[job.queue]\n    if not q then error(\"addJobs: job \" .. i .. \" names no queue of the call\") end\n    for _, field in ipairs({ \"timestamp\", \"delay\", \"priority\", \"dedupTtl\" }) do\n      if not isNumberText(job[field]) then error(\"addJobs: job \" .. i .. \" has a bad \" .. field) end\n    end\n    q.counts = q.counts + 1\n    job.seq = q.counts\n    if job.customId ~= \"\" then\n      local key = q.prefix .. job.customId\n      if seen[key] then\n        job.exists = true\n      elseif job.generatedId == \"1\" then\n        seen[key] = true\n      else\n        local found = redis.call(\"HMGET\", key, \"name\", \"parentKey\")\n        if found[1] or found[2] then\n          -- Only a staged add's hash carries a TTL: its job is not added until that add commits.\n          if redis.call(\"PTTL\", key) > 0 then return { -31, i } end\n          job.exists = true\n          if job.parentKey ~= \"\" and found[2] and found[2] ~= job.parentKey\n              and redis.call(\"EXISTS\", found[2]) == 1 then\n            return { -7, i }\n          end\n        end\n        seen[key] = true\n      end\n    end\n    if job.parentKey ~= \"\" and not seen[job.parentKey] and redis.call(\"EXISTS\", job.parentKey) == 0 then\n      return { -5, i }\n    end\n  end\n  return nil\nend\n-- Second pass of addJobs: resolves each job's id (counter, custom id, duplicate, deduplication owner),\n-- stores the new ones, flushes each queue, then releases parents whose only children already existed.\n-- Returns the flat {outcome, id, …} result and the replay-guard text of the outcomes that differ\n-- from \"created with the expected id\".\n-- Prepares a queue's batch buffers once per call. Adds read nothing from meta: the events cap comes\n-- from the caller (BullMQ's Queue option streams.events.maxLen), and the \"ready\" marker is written\n-- even while paused or at global concurrency, which BullMQ workers treat as a spurious wake-up\n-- (they find nothing and block again). That saves one billed command on every add.\nlocal function loadQueueMeta(q, maxLen)\n  if q.maxLen then return end\n  q.maxLen = maxLen\n  q.leftPushes, q.rightPushes, q.prioritizedAdds, q.delayedAdds, q.dueScores = {}, {}, {}, {}, {}\nend\n-- Writes one new job's hash, its `added` event, its placement event, and queues its id for the\n-- batched LPUSH/RPUSH/ZADD that flushQueue writes; links it to its parent's dependencies.\n-- BullMQ's delayed score for a job due at `due` ms: due * 4096 + seq, where seq is one more than the\n-- highest score already used inside that millisecond (capped at 4095). Scores stay Lua numbers:\n-- tostring() would cut them to 14 significant digits. A batch that places several jobs passes its\n-- `batchScores` table (base → last score given): jobs of one batch often share a due ms, so its\n-- sequence is looked up once and then counted on.\nlocal function nextDelayedScore(delayedKey, due, batchScores)\n  local base = due * 4096\n  local score = batchScores and batchScores[base]\n  if score then\n    score = math.min(score + 1, base + 4095)\n  else\n    local last = redis.call(\"ZREVRANGEBYSCORE\", delayedKey, base + 4095, base, \"WITHSCORES\", \"LIMIT\", 0, 1)\n    score = last[2] and math.min(tonumber(last[2]) + 1, base + 4095) or base\n  end\n  if batchScores then batchScores[base] = score end\n  return score\nend\n-- Writes a new job's hash with BullMQ's fields (name, data, opts, timestamp, delay, priority, and\n-- parentKey/parent, rjk and deid when the job has them); returns its key.\nlocal function writeJobHash(q, job, id)\n  local key = q.prefix .. id\n  local fields = { \"name\", job.name, \"data\", job.data, \"opts\", job.opts, \"timestamp\", job.timestamp,\n    \"delay\", job.delay, \"priority\", job.priority }\n  if job.parentKey ~= \"\" then\n    table.insert(fields, \"parentKey\"); table.insert(fields, job.parentKey)\n    table.insert(fields, \"parent\"); table.insert(fields, job.parentField)\n  end\n  if job.repeatJobKey ~= \"\" then table.insert(fields, \"rjk\"); table.insert(fields, job.repeatJobKey) end\n  if job.dedupId ~= \"\" then table.insert(fields, \"deid\"); table.insert(fields, job.dedupId) end\n  redis.call(\"HSET\", key, unpack(fields))\n  return key\nend\nlocal function storeJob(q, job, id, now)\n  local key = writeJobHash(q, job, id)\n  local events = (q.level or 2) >= 2\n  if events then redis.call(\"XADD\", q.events, \"*\", \"event\", \"added\", \"jobId\", id, \"name\", job.name) end\n  local placement = job.placement\n  if placement == \"delayed\" then\n    local due = tonumber(job.timestamp) + tonumber(job.delay)\n    local score = nextDelayedScore(q.delayed, due, q.dueScores)\n    if not q.earliestScore or score < q.earliestScore then q.earliestScore = score end\n    table.insert(q.delayedAdds, score); table.insert(q.delayedAdds, id)\n    if events then redis.call(\"XADD\", q.events, \"MAXLEN\", \"~\", q.maxLen, \"*\", \"event\", \"delayed\", \"jobId\", id, \"delay\", due) end\n  elseif placement == \"waiting-children\" then\n    redis.call(\"ZADD\", q.waitingChildren, job.timestamp, id)\n    if events then redis.call(\"XADD\", q.events, \"MAXLEN\", \"~\", q.maxLen, \"*\", \"event\", \"waiting-children\", \"jobId\", id) end\n  else\n    if placement == \"prioritized\" then\n      local counter = redis.call(\"INCR\", q.priorityCounter)\n      table.insert(q.prioritizedAdds, tonumber(job.priority) * 4294967296 + counter % 4294967296)\n      table.insert(q.prioritizedAdds, id)\n    elseif placement == \"lifo\" then\n      table.insert(q.rightPushes, id)\n    else\n      table.insert(q.leftPushes, id)\n    end\n    q.ready = true\n    if events then redis.call(\"XADD\", q.events, \"MAXLEN\", \"~\", q.maxLen, \"*\", \"event\", \"waiting\", \"jobId\", id) end\n  end\n  if job.parentKey ~= \"\" then redis.call(\"SADD\", job.parentKey .. \":dependencies\", key) end\nend\n-- Writes what storeJob queued for one queue: one LPUSH, one RPUSH and one ZADD per structure (in\n-- chunks that stay under Lua's unpack limit), then the markers BullMQ's blocked workers wait on.\n-- The delayed marker only ever moves earlier here (ZADD LT): an earlier job already has its own\n-- marker or a worker blocked until it, and a marker in the past just wakes a worker that re-reads.\nlocal function flushQueue(q)\n  local function inChunks(command, key, items)\n    for from = 1, #items, 4000 do\n      redis.call(command, key, unpack(items, from, math.min(from + 3999, #items)))\n    end\n  end\n  inChunks(\"LPUSH\", q.wait, q.leftPushes)\n  inChunks(\"RPUSH\", q.wait, q.rightPushes)\n  inChunks(\"ZADD\", q.prioritized, q.prioritizedAdds)\n  inChunks(\"ZADD\", q.delayed, q.delayedAdds)\n  if q.ready then redis.call(\"ZADD\", q.marker, 0, \"0\") end\n  if q.earliestScore then redis.call(\"ZADD\", q.marker, \"LT\", q.earliestScore / 4096, \"1\") end\nend\n-- Deduplication for a job about to be created as `jobId` (BullMQ's `de` option), following BullMQ 6.7's\n-- deduplicateJob. Returns the id the add resolves to and whether the job must still be created:\n--   simple / ttl mode: SET NX claims the window; a live owner wins (`deduplicated` event);\n--   ttl + extend: a live owner wins and its window restarts;\n--   replace mode: an owner still in `delayed` is removed (`removed`, then `deduplicated` naming the\n--     new job) and the new job takes the window; any other live owner wins silently;\n--   a window without TTL whose owner hash is gone is stale and taken over.\n-- A nil `eventsKey` (the queue writes no add events) writes no event.\n-- Deletes a job's hash and the keys that hang off it (its lock simply expires, as in BullMQ);\n-- returns how many existed.\nlocal function removeJobKeys(jobKey)\n  return redis.call(\"DEL\", jobKey, jobKey .. \":logs\", jobKey .. \":dependencies\", jobKey .. \":processed\",\n    jobKey .. \":failed\", jobKey .. \":unsuccessful\")\nend\nlocal function deduplicateJob(prefix, eventsKey, maxLen, dedupId, jobId, ttl, extend, replace)\n  local dedupKey = prefix .. \"de:\" .. dedupId\n  local function claim(owner)\n    if ttl > 0 then\n      redis.call(\"SET\", dedupKey, owner, \"PX\", ttl)\n    else\n      redis.call(\"SET\", dedupKey, owner)\n    end\n  end\n  local owner\n  if replace or (ttl > 0 and extend) then\n    owner = redis.call(\"GET\", dedupKey)\n  else\n    local claimed\n    if ttl > 0 then\n      claimed = redis.call(\"SET\", dedupKey, jobId, \"PX\", ttl, \"NX\")\n    else\n      claimed = redis.call(\"SET\", dedupKey, jobId, \"NX\")\n    end\n    if claimed then return jobId, true end\n    owner = redis.call(\"GET\", dedupKey)\n  end\n  if not owner then\n    claim(jobId)\n    return jobId, true\n  end\n  if replace and redis.call(\"ZREM\", prefix .. \"delayed\", owner) > 0 then\n    removeJobKeys(prefix .. owner)\n    if eventsKey then\n      redis.call(\"XADD\", eventsKey, \"*\", \"event\", \"removed\", \"jobId\", owner, \"prev\", \"delayed\")\n      redis.call(\"XADD\", eventsKey, \"MAXLEN\", \"~\", maxLen, \"*\", \"event\", \"deduplicated\", \"jobId\", jobId,\n        \"deduplicationId\", dedupId, \"deduplicatedJobId\", owner)\n    end\n    redis.call(\"DEL\", prefix .. \"dn:\" .. dedupId)\n    if ttl > 0 and not extend then\n      redis.call(\"SET\", dedupKey, jobId, \"KEEPTTL\")\n    else\n      claim(jobId)\n    end\n    return jobId, true\n  end\n  if redis.call(\"PTTL\", dedupKey) == -1 and redis.call(\"EXISTS\", prefix .. owner) == 0 then\n    redis.call(\"DEL\", prefix .. \"dn:\" .. dedupId)\n    claim(jobId)\n    return jobId, true\n  end\n  if replace then return owner, false end\n  if ttl > 0 and extend then claim(owner) end\n  if eventsKey then\n    redis.call(\"XADD\", eventsKey, \"MAXLEN\", \"~\", maxLen, \"*\", \"event\", \"deduplicated\", \"jobId\", owner,\n      \"deduplicationId\", dedupId, \"deduplicatedJobId\", jobId)\n  end\n  return owner, false\nend\n-- A custom-id job that already exists is re-added with a parent: link it to that parent instead of\n-- creating it. A completed child records its return value in the parent's `:processed` (the caller\n-- then checks whether the parent can be released); any other child becomes a pending dependency.\nlocal function attachExistingChild(prefix, jobId, parentKey, parentField)\n  local jobKey = prefix .. jobId\n  redis.call(\"HSET\", jobKey, \"parentKey\", parentKey, \"parent\", parentField)\n  if redis.call(\"ZSCORE\", prefix .. \"completed\", jobId) then\n    local value = redis.call(\"HGET\", jobKey, \"returnvalue\") or \"null\"\n    redis.call(\"HSET\", parentKey .. \":processed\", jobKey, value)\n    return true\n  end\n  redis.call(\"SADD\", parentKey .. \":dependencies\", jobKey)\n  return false\nend\n-- Moves a parent out of its queue's waiting-children set once nothing is pending: to delayed (its\n-- own delay counted from now, with a `delayed` event and the delay marker), or to prioritized or the\n-- head of wait (RPUSH) with a marker and a `waiting prev waiting-children` event, all on the parent's\n-- queue (BullMQ's moveParentToWait: a delayed parent gets no `waiting` event). No-op when it is not\n-- waiting there.\n-- Makes a job ready as BullMQ does: a job with a priority joins prioritized at priority * 2^32 plus a\n-- fresh counter (FIFO within its priority); any other goes to wait, at the back (LPUSH) or, for\n-- lifo, the front (RPUSH). Then the \"ready\" marker, unless the queue is paused or at its global\n-- concurrency.\n-- True when the queue is paused (meta.paused present) or at its global concurrency\n-- (meta.concurrency set and LLEN active >= it): then BullMQ writes no \"ready\" marker. A concurrency\n-- that is no number counts as none (comparing it would stop the caller after its first write).\nlocal function isQueuePausedOrMaxed(metaKey, activeKey)\n  local meta = redis.call(\"HMGET\", metaKey, \"paused\", \"concurrency\")\n  if meta[1] then return true end\n  local limit = tonumber(meta[2])\n  if limit then\n    return redis.call(\"LLEN\", activeKey) >= limit\n  end\n  return false\nend\nlocal function pushReadyJob(k, jobId, priority, lifo)\n  if priority > 0 then\n    local counter = redis.call(\"INCR\", k.priorityCounter)\n    redis.call(\"ZADD\", k.prioritized, priority * 4294967296 + counter % 4294967296, jobId)\n  elseif lifo then\n    redis.call(\"RPUSH\", k.wait, jobId)\n  else\n    redis.call(\"LPUSH\", k.wait, jobId)\n  end\n  if not isQueuePausedOrMaxed(k.meta, k.active) then redis.call(\"ZADD\", k.marker, 0, \"0\") end\nend\n-- Points the marker's member \"1\" at the earliest delayed job's due time (its score / 4096), which is\n-- what an idle BullMQ worker blocks until.\nlocal function setDelayedMarker(delayedKey, markerKey)\n  local first = redis.call(\"ZRANGE\", delayedKey, 0, 0, \"WITHSCORES\")\n  if first[2] then\n    redis.call(\"ZADD\", markerKey, tonumber(first[2]) / 4096, \"1\")\n  end\nend\nlocal function releaseParent(parentPrefix, parentId, parentKey, now)\n  if redis.call(\"ZREM\", parentPrefix .. \"waiting-children\", parentId) == 0 then return end\n  local fields = redis.call(\"HMGET\", parentKey, \"delay\", \"priority\")\n  local delay = tonumber(fields[1]) or 0\n  local priority = tonumber(fields[2]) or 0\n  local events = parentPrefix .. \"events\"\n  if delay > 0 then\n    local due = now + delay\n    -- BullMQ scores a released parent at exactly due * 4096 (no sequence number).\n    redis.call(\"ZADD\", parentPrefix .. \"delayed\", due * 4096, parentId)\n    redis.call(\"XADD\", events, \"*\", \"event\", \"delayed\", \"jobId\", parentId, \"delay\", due)\n    setDelayedMarker(parentPrefix .. \"delayed\", parentPrefix .. \"marker\")\n  else\n    local k = { wait = parentPrefix .. \"wait\", prioritized = parentPrefix .. \"prioritized\",\n      priorityCounter = parentPrefix .. \"pc\", meta = parentPrefix .. \"meta\", active = parentPrefix .. \"active\",\n      marker = parentPrefix .. \"marker\" }\n    -- A released parent goes to the front of the line (RPUSH), as in BullMQ.\n    pushReadyJob(k, parentId, priority, true)\n    redis.call(\"XADD\", events, \"*\", \"event\", \"waiting\", \"jobId\", parentId, \"prev\", \"waiting-children\")\n  end\nend\nlocal function placeJobs(jobs, queues, now, maxLen, level)\n  local result, deviations, parents = {}, {}, {}\n  for i, job in ipairs(jobs) do\n    local q = queues[job.queue]\n    loadQueueMeta(q, maxLen)\n    q.level = level or 2\n    local id, outcome, create = job.customId, 1, true\n    if id == \"\" then id = string.format(\"%d\", q.last - q.counts + job.seq) end\n    if job.exists then\n      outcome, create = 2, false\n      if job.parentKey ~= \"\" and attachExistingChild(q.prefix, id, job.parentKey, job.parentField) then\n        parents[job.parentKey] = job.parentPrefix\n      end\n      if q.level >= 2 then redis.call(\"XADD\", q.events, \"MAXLEN\", \"~\", q.maxLen, \"*\", \"event\", \"duplicated\", \"jobId\", id) end\n    elseif job.dedupId ~= \"\" then\n      local owner\n      owner, create = deduplicateJob(q.prefix, q.level >= 2 and q.events or nil, q.maxLen, job.dedupId, id, tonumber(job.dedupTtl),\n        job.dedupExtend == \"1\", job.dedupReplace == \"1\")\n      if not create then id, outcome = owner, 3 end\n    end\n    if create then storeJob(q, job, id, now) end\n    table.insert(result, outcome)\n    table.insert(result, id)\n    if outcome ~= 1 then table.insert(deviations, i .. \":\" .. outcome .. \":\" .. #id .. \":\" .. id) end\n  end\n  for _, q in ipairs(queues) do\n    if q.leftPushes then flushQueue(q) end\n  end\n  for parentKey, parentPrefix in pairs(parents) do\n    if redis.call(\"SCARD\", parentKey .. \":dependencies\") == 0 then\n      releaseParent(parentPrefix, string.sub(parentKey, #parentPrefix + 1), parentKey, now)\n    end\n  end\n  return result, table.concat(deviations, \";\")\nend\n-- Copies entry `index` of a repeated ARGV or KEYS group into `target` under its field names (the\n-- generated ARG_GROUP or KEY_GROUP table, read with groupArg or groupKey), and returns `target`.\nlocal function copyGroupFields(target, group, read, index)\n  for field, offset in pairs(group) do\n    if field ~= \"first\" and field ~= \"size\" then target[field] = read(index, offset) end\n  end\n  return target\nend\n-- Tells the sweeper a queue needs a look by `when` (ms): the queue's entry in its prefix's attention\n-- index (`indexKey` = <prefix>:nq:due, score = when, member = the queue's name) moves earlier, never\n-- later (ZADD LT adds an absent entry). The sweeper moves it later, or removes it, once it has looked.\n-- `queuePrefix` is the queue's key prefix <prefix>:<queue>:; a queue under another prefix (a dead\n-- letter or a parent there) is left alone: its index is another key.\nlocal function noteAttention(indexKey, queuePrefix, when)\n  local prefix = string.sub(indexKey, 1, -8)\n  if string.sub(queuePrefix, 1, #prefix + 1) ~= prefix .. \":\" then return end\n  redis.call(\"ZADD\", indexKey, \"LT\", when, string.sub(queuePrefix, #prefix + 2, -2))\nend\ncheckIntegerArgs(\"addJobs\", { \"guardTtl\", \"maxLenEvents\", \"now\", \"events\" })\nlocal now = tonumber(ARGV[ARG.now])\nlocal jobs = {}\nfor i = 1, ARG_GROUP_COUNT do\n  local job = copyGroupFields({}, ARG_GROUP, groupArg, i)\n  job.queue = tonumber(job.queue)\n  jobs[i] = job\nend\nlocal queues = {}\nfor g = 1, KEY_GROUP_COUNT do\n  local q = copyGroupFields({ counts = 0 }, KEY_GROUP, groupKey, g)\n  q.prefix = string.sub(q.idCounter, 1, -3)\n  queues[g] = q\nend\n\n-- The guard is read first: a replay answers the first run's result before anything else runs (counting\n-- ids before it would advance the id counter once more per replay). Written last, with the ids.\nlocal replayed = redis.call(\"GET\", KEYS[KEY.replayGuard])\nif replayed then return replayed end\nlocal failure = checkNewJobs(jobs, queues)\nif failure then return failure end\n\nlocal counters = {}\nfor g, q in ipairs(queues) do\n  if q.counts > 0 then q.last = redis.call(\"INCRBY\", q.idCounter, q.counts) end\n  q.next = (q.last or 0) - q.counts + 1\n  counters[g] = q.last or 0\nend\nlocal guardValue = table.concat(counters, \",\")\n\nlocal result, outcomes = placeJobs(jobs, queues, now, ARGV[ARG.maxLenEvents], tonumber(ARGV[ARG.events]))\nfor _, q in ipairs(queues) do noteAttention(KEYS[KEY.attention], q.prefix, now) end\nif outcomes ~= \"\" then guardValue = guardValue .. \"|\" .. outcomes end\nredis.call(\"SET\", KEYS[KEY.replayGuard], guardValue, \"PX\", ARGV[ARG.guardTtl])\nreturn result\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:addJobs (generated from lua/addJobs.lua; do not edit)
+local KEY = { replayGuard = 1, attention = 2 }
+local KEY_GROUP = { first = 3, size = 8, idCounter = 0, wait = 1, prioritized = 2, priorityCounter = 3, delayed = 4, marker = 5, events = 6, waitingChildren = 7 }
+local KEY_GROUP_COUNT = (#KEYS - 2) / 8
+local function groupKey(i, offset) return KEYS[3 + (i - 1) * 8 + offset] end
+local ARG = { guardTtl = 1, maxLenEvents = 2, now = 3, events = 4 }
+local ARG_GROUP = { first = 5, size = 18, queue = 0, customId = 1, generatedId = 2, name = 3, data = 4, opts = 5, timestamp = 6, delay = 7, priority = 8, placement = 9, parentKey = 10, parentField = 11, parentPrefix = 12, dedupId = 13, dedupTtl = 14, dedupExtend = 15, dedupReplace = 16, repeatJobKey = 17 }
+local ARG_GROUP_COUNT = (#ARGV - 4) / 18
+local function groupArg(i, offset) return ARGV[5 + (i - 1) * 18 + offset] end
+`,
+    include_checkIntegerArgs_0,
+    include_checkNewJobs_0,
+    include_isNumberText_0,
+    include_checkNewJobs_1,
+    include_placeJobs_0,
+    include_loadQueueMeta_0,
+    include_storeJob_0,
+    include_nextDelayedScore_0,
+    include_writeJobHash_0,
+    include_storeJob_2,
+    include_flushQueue_0,
+    include_deduplicateJob_0,
+    include_removeJobKeys_0,
+    include_deduplicateJob_1,
+    include_attachExistingChild_0,
+    include_releaseParent_0,
+    include_pushReadyJob_0,
+    include_isQueuePausedOrMaxed_0,
+    include_pushReadyJob_1,
+    include_setDelayedMarker_0,
+    include_releaseParent_2,
+    include_placeJobs_6,
+    include_copyGroupFields_0,
+    include_noteAttention_0,
+    `checkIntegerArgs("addJobs", { "guardTtl", "maxLenEvents", "now", "events" })
+local now = tonumber(ARGV[ARG.now])
+local jobs = {}
+for i = 1, ARG_GROUP_COUNT do
+  local job = copyGroupFields({}, ARG_GROUP, groupArg, i)
+  job.queue = tonumber(job.queue)
+  jobs[i] = job
+end
+local queues = {}
+for g = 1, KEY_GROUP_COUNT do
+  local q = copyGroupFields({ counts = 0 }, KEY_GROUP, groupKey, g)
+  q.prefix = string.sub(q.idCounter, 1, -3)
+  queues[g] = q
+end
+local replayed = redis.call("GET", KEYS[KEY.replayGuard])
+if replayed then return replayed end
+local failure = checkNewJobs(jobs, queues)
+if failure then return failure end
+local counters = {}
+for g, q in ipairs(queues) do
+  if q.counts > 0 then q.last = redis.call("INCRBY", q.idCounter, q.counts) end
+  q.next = (q.last or 0) - q.counts + 1
+  counters[g] = q.last or 0
+end
+local guardValue = table.concat(counters, ",")
+local result, outcomes = placeJobs(jobs, queues, now, ARGV[ARG.maxLenEvents], tonumber(ARGV[ARG.events]))
+for _, q in ipairs(queues) do noteAttention(KEYS[KEY.attention], q.prefix, now) end
+if outcomes ~= "" then guardValue = guardValue .. "|" .. outcomes end
+redis.call("SET", KEYS[KEY.replayGuard], guardValue, "PX", ARGV[ARG.guardTtl])
+return result
+`,
+  ].join(""),
 };
 
 export type AddJobsReply =
@@ -590,11 +2359,27 @@ export interface AdvanceEventCursorsArgs {
  */
 export const advanceEventCursors: ScriptDef<AdvanceEventCursorsKeys, AdvanceEventCursorsArgs> = {
   name: "advanceEventCursors",
-  sha1: "091144231c505fe4c8a9a4f004ab823983289206",
+  sha1: "17d0825edec51ff930e14bf70e380411925d2d45",
   keyLocking: false,
   keys: { fixed: ["lock","cursors","attention"] },
   argv: { fixed: ["token","again"], group: { name: "streams", fields: ["events","lastId"] } },
-  source: "-- nimbusq:advanceEventCursors (generated from lua/advanceEventCursors.lua; do not edit)\nlocal KEY = { lock = 1, cursors = 2, attention = 3 }\nlocal ARG = { token = 1, again = 2 }\nlocal ARG_GROUP = { first = 3, size = 2, events = 0, lastId = 1 }\nlocal ARG_GROUP_COUNT = (#ARGV - 2) / 2\nlocal function groupArg(i, offset) return ARGV[3 + (i - 1) * 2 + offset] end\n-- Reads back what encodeIds wrote.\nlocal function decodeIds(text)\n  local ids, at = {}, 1\n  while at <= #text do\n    local colon = string.find(text, \":\", at, true)\n    local length = tonumber(string.sub(text, at, colon - 1))\n    ids[#ids + 1] = string.sub(text, colon + 1, colon + length)\n    at = colon + length + 1\n  end\n  return ids\nend\nif redis.call(\"GET\", KEYS[KEY.lock]) ~= ARGV[ARG.token] then return 0 end\nfor _, name in ipairs(decodeIds(ARGV[ARG.again])) do redis.call(\"ZADD\", KEYS[KEY.attention], \"LT\", 0, name) end\nfor i = 1, ARG_GROUP_COUNT do\n  redis.call(\"HSET\", KEYS[KEY.cursors], groupArg(i, ARG_GROUP.events), groupArg(i, ARG_GROUP.lastId))\nend\nreturn 1\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:advanceEventCursors (generated from lua/advanceEventCursors.lua; do not edit)
+local KEY = { lock = 1, cursors = 2, attention = 3 }
+local ARG = { token = 1, again = 2 }
+local ARG_GROUP = { first = 3, size = 2, events = 0, lastId = 1 }
+local ARG_GROUP_COUNT = (#ARGV - 2) / 2
+local function groupArg(i, offset) return ARGV[3 + (i - 1) * 2 + offset] end
+`,
+    include_decodeIds_0,
+    `if redis.call("GET", KEYS[KEY.lock]) ~= ARGV[ARG.token] then return 0 end
+for _, name in ipairs(decodeIds(ARGV[ARG.again])) do redis.call("ZADD", KEYS[KEY.attention], "LT", 0, name) end
+for i = 1, ARG_GROUP_COUNT do
+  redis.call("HSET", KEYS[KEY.cursors], groupArg(i, ARG_GROUP.events), groupArg(i, ARG_GROUP.lastId))
+end
+return 1
+`,
+  ].join(""),
 };
 
 export type AdvanceEventCursorsReply =
@@ -650,11 +2435,37 @@ export interface ChangeDelayArgs {
  */
 export const changeDelay: ScriptDef<ChangeDelayKeys, ChangeDelayArgs> = {
   name: "changeDelay",
-  sha1: "292eea55fcd59da4575c4277b73630492c45c22a",
+  sha1: "04f253a31284c9e2e5e06ae36dc49d467e9cc70e",
   keyLocking: false,
   keys: { fixed: ["replayGuard","jobKey","delayed","meta","marker","events","attention"] },
   argv: { fixed: ["jobId","delay","now","guardTtl"] },
-  source: "-- nimbusq:changeDelay (generated from lua/changeDelay.lua; do not edit)\nlocal KEY = { replayGuard = 1, jobKey = 2, delayed = 3, meta = 4, marker = 5, events = 6, attention = 7 }\nlocal ARG = { jobId = 1, delay = 2, now = 3, guardTtl = 4 }\n-- Tells the sweeper a queue needs a look by `when` (ms): the queue's entry in its prefix's attention\n-- index (`indexKey` = <prefix>:nq:due, score = when, member = the queue's name) moves earlier, never\n-- later (ZADD LT adds an absent entry). The sweeper moves it later, or removes it, once it has looked.\n-- `queuePrefix` is the queue's key prefix <prefix>:<queue>:; a queue under another prefix (a dead\n-- letter or a parent there) is left alone: its index is another key.\nlocal function noteAttention(indexKey, queuePrefix, when)\n  local prefix = string.sub(indexKey, 1, -8)\n  if string.sub(queuePrefix, 1, #prefix + 1) ~= prefix .. \":\" then return end\n  redis.call(\"ZADD\", indexKey, \"LT\", when, string.sub(queuePrefix, #prefix + 2, -2))\nend\n-- Refuses, before a script's first write, the ARGV it turns into numbers (or hands Redis as counts,\n-- TTLs and caps) only after writing: Redis never rolls a script back, so an argument found bad\n-- half-way would leave a job moved out of one structure and into none. `names` are ARG names; each\n-- must be a decimal integer. The error names the script and the argument, never its value.\nlocal function checkIntegerArgs(script, names)\n  for _, name in ipairs(names) do\n    if not string.find(ARGV[ARG[name]] or \"\", \"^%-?%d+$\") then\n      error(script .. \": argument \" .. name .. \" must be an integer\")\n    end\n  end\nend\n-- The events stream's approximate cap a queue's meta records (`opts.maxLenEvents`), or BullMQ's\n-- default of 10000 when there is none or it is no count (XADD would refuse it after the caller's\n-- first write): scripts that read meta anyway trim with it.\nlocal function eventsMaxLen(metaKey)\n  local cap = redis.call(\"HGET\", metaKey, \"opts.maxLenEvents\")\n  if cap and string.find(cap, \"^%d+$\") then return cap end\n  return \"10000\"\nend\n-- BullMQ's delayed score for a job due at `due` ms: due * 4096 + seq, where seq is one more than the\n-- highest score already used inside that millisecond (capped at 4095). Scores stay Lua numbers:\n-- tostring() would cut them to 14 significant digits. A batch that places several jobs passes its\n-- `batchScores` table (base → last score given): jobs of one batch often share a due ms, so its\n-- sequence is looked up once and then counted on.\nlocal function nextDelayedScore(delayedKey, due, batchScores)\n  local base = due * 4096\n  local score = batchScores and batchScores[base]\n  if score then\n    score = math.min(score + 1, base + 4095)\n  else\n    local last = redis.call(\"ZREVRANGEBYSCORE\", delayedKey, base + 4095, base, \"WITHSCORES\", \"LIMIT\", 0, 1)\n    score = last[2] and math.min(tonumber(last[2]) + 1, base + 4095) or base\n  end\n  if batchScores then batchScores[base] = score end\n  return score\nend\n-- Points the marker's member \"1\" at the earliest delayed job's due time (its score / 4096), which is\n-- what an idle BullMQ worker blocks until.\nlocal function setDelayedMarker(delayedKey, markerKey)\n  local first = redis.call(\"ZRANGE\", delayedKey, 0, 0, \"WITHSCORES\")\n  if first[2] then\n    redis.call(\"ZADD\", markerKey, tonumber(first[2]) / 4096, \"1\")\n  end\nend\n-- Opens a single-job move under its replay guard. A replay answers `done`, what the first call\n-- answered; a job that is gone (-1) or, when `fromSet` is given, not in it (-3; it is taken out\n-- otherwise) is refused and the guard dropped, so a refusal writes nothing and may simply run again.\n-- Returns the code to answer at once, or nil to go on with the move.\nlocal function startGuardedMove(guardKey, guardTtl, done, jobKey, fromSet, jobId)\n  -- Redis 6.2 form (no NX with GET): the GET runs only for a replay.\n  local fresh = redis.call(\"SET\", guardKey, done, \"NX\", \"PX\", guardTtl)\n  if not fresh then return tonumber(redis.call(\"GET\", guardKey)) end\n  local code\n  if redis.call(\"EXISTS\", jobKey) == 0 then\n    code = -1\n  elseif fromSet and redis.call(\"ZREM\", fromSet, jobId) == 0 then\n    code = -3\n  end\n  if code then redis.call(\"DEL\", guardKey) end\n  return code\nend\n-- The move takes the job out of delayed: its new due time must be computable before that.\ncheckIntegerArgs(\"changeDelay\", { \"delay\", \"now\", \"guardTtl\" })\nlocal jobKey, jobId = KEYS[KEY.jobKey], ARGV[ARG.jobId]\nlocal refused = startGuardedMove(KEYS[KEY.replayGuard], ARGV[ARG.guardTtl], \"0\", jobKey, KEYS[KEY.delayed], jobId)\nif refused then return refused end\nlocal delay = tonumber(ARGV[ARG.delay])\nlocal due = tonumber(ARGV[ARG.now]) + delay\nlocal score = nextDelayedScore(KEYS[KEY.delayed], due)\nredis.call(\"HSET\", jobKey, \"delay\", delay)\nredis.call(\"ZADD\", KEYS[KEY.delayed], score, jobId)\nlocal maxLen = eventsMaxLen(KEYS[KEY.meta])\nredis.call(\"XADD\", KEYS[KEY.events], \"MAXLEN\", \"~\", maxLen, \"*\", \"event\", \"delayed\", \"jobId\", jobId, \"delay\", due)\nsetDelayedMarker(KEYS[KEY.delayed], KEYS[KEY.marker])\nnoteAttention(KEYS[KEY.attention], string.sub(KEYS[KEY.events], 1, -7), 0)\nreturn 0\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:changeDelay (generated from lua/changeDelay.lua; do not edit)
+local KEY = { replayGuard = 1, jobKey = 2, delayed = 3, meta = 4, marker = 5, events = 6, attention = 7 }
+local ARG = { jobId = 1, delay = 2, now = 3, guardTtl = 4 }
+`,
+    include_noteAttention_0,
+    include_checkIntegerArgs_0,
+    include_eventsMaxLen_0,
+    include_nextDelayedScore_0,
+    include_setDelayedMarker_0,
+    include_startGuardedMove_0,
+    `checkIntegerArgs("changeDelay", { "delay", "now", "guardTtl" })
+local jobKey, jobId = KEYS[KEY.jobKey], ARGV[ARG.jobId]
+local refused = startGuardedMove(KEYS[KEY.replayGuard], ARGV[ARG.guardTtl], "0", jobKey, KEYS[KEY.delayed], jobId)
+if refused then return refused end
+local delay = tonumber(ARGV[ARG.delay])
+local due = tonumber(ARGV[ARG.now]) + delay
+local score = nextDelayedScore(KEYS[KEY.delayed], due)
+redis.call("HSET", jobKey, "delay", delay)
+redis.call("ZADD", KEYS[KEY.delayed], score, jobId)
+local maxLen = eventsMaxLen(KEYS[KEY.meta])
+redis.call("XADD", KEYS[KEY.events], "MAXLEN", "~", maxLen, "*", "event", "delayed", "jobId", jobId, "delay", due)
+setDelayedMarker(KEYS[KEY.delayed], KEYS[KEY.marker])
+noteAttention(KEYS[KEY.attention], string.sub(KEYS[KEY.events], 1, -7), 0)
+return 0
+`,
+  ].join(""),
 };
 
 export type ChangeDelayReply =
@@ -721,11 +2532,46 @@ export interface ChangePriorityArgs {
  */
 export const changePriority: ScriptDef<ChangePriorityKeys, ChangePriorityArgs> = {
   name: "changePriority",
-  sha1: "2d3affb36e26bfebb39a28b0ea1afb6e1db8ec21",
+  sha1: "deeabefdf891823499dacd6b1e83acaa8ce7002a",
   keyLocking: false,
   keys: { fixed: ["replayGuard","jobKey","wait","prioritized","priorityCounter","meta","active","marker"] },
   argv: { fixed: ["jobId","priority","lifo","guardTtl"] },
-  source: "-- nimbusq:changePriority (generated from lua/changePriority.lua; do not edit)\nlocal KEY = { replayGuard = 1, jobKey = 2, wait = 3, prioritized = 4, priorityCounter = 5, meta = 6, active = 7, marker = 8 }\nlocal ARG = { jobId = 1, priority = 2, lifo = 3, guardTtl = 4 }\n-- Refuses, before a script's first write, the ARGV it turns into numbers (or hands Redis as counts,\n-- TTLs and caps) only after writing: Redis never rolls a script back, so an argument found bad\n-- half-way would leave a job moved out of one structure and into none. `names` are ARG names; each\n-- must be a decimal integer. The error names the script and the argument, never its value.\nlocal function checkIntegerArgs(script, names)\n  for _, name in ipairs(names) do\n    if not string.find(ARGV[ARG[name]] or \"\", \"^%-?%d+$\") then\n      error(script .. \": argument \" .. name .. \" must be an integer\")\n    end\n  end\nend\n-- True when the queue is paused (meta.paused present) or at its global concurrency\n-- (meta.concurrency set and LLEN active >= it): then BullMQ writes no \"ready\" marker. A concurrency\n-- that is no number counts as none (comparing it would stop the caller after its first write).\nlocal function isQueuePausedOrMaxed(metaKey, activeKey)\n  local meta = redis.call(\"HMGET\", metaKey, \"paused\", \"concurrency\")\n  if meta[1] then return true end\n  local limit = tonumber(meta[2])\n  if limit then\n    return redis.call(\"LLEN\", activeKey) >= limit\n  end\n  return false\nend\n-- Opens a single-job move under its replay guard. A replay answers `done`, what the first call\n-- answered; a job that is gone (-1) or, when `fromSet` is given, not in it (-3; it is taken out\n-- otherwise) is refused and the guard dropped, so a refusal writes nothing and may simply run again.\n-- Returns the code to answer at once, or nil to go on with the move.\nlocal function startGuardedMove(guardKey, guardTtl, done, jobKey, fromSet, jobId)\n  -- Redis 6.2 form (no NX with GET): the GET runs only for a replay.\n  local fresh = redis.call(\"SET\", guardKey, done, \"NX\", \"PX\", guardTtl)\n  if not fresh then return tonumber(redis.call(\"GET\", guardKey)) end\n  local code\n  if redis.call(\"EXISTS\", jobKey) == 0 then\n    code = -1\n  elseif fromSet and redis.call(\"ZREM\", fromSet, jobId) == 0 then\n    code = -3\n  end\n  if code then redis.call(\"DEL\", guardKey) end\n  return code\nend\n-- Wait and paused get adds on the left and hold the oldest jobs on the right: which end of such a list\n-- is nearer a job, by its creation time `created` (ms; read from its hash when nil or false) against\n-- the times of the jobs at both ends. LREM and LPOS walk from an end to the id, so a job near either\n-- end costs little in a list of any length. Answers 1 (from the left) or -1 (from the right).\nlocal function nearerEnd(key, prefix, jobId, created)\n  local time = tonumber(created or redis.call(\"HGET\", prefix .. jobId, \"timestamp\"))\n  if not time then return -1 end\n  local newest, oldest = redis.call(\"LINDEX\", key, 0), redis.call(\"LINDEX\", key, -1)\n  newest = newest and tonumber(redis.call(\"HGET\", prefix .. newest, \"timestamp\"))\n  oldest = oldest and tonumber(redis.call(\"HGET\", prefix .. oldest, \"timestamp\"))\n  if newest and oldest and newest - time < time - oldest then return 1 end\n  return -1\nend\n-- Takes a job id out of such a list from the nearer end; a list holds a job id once (every path that\n-- pushes an id takes it out of its previous structure first). Answers how many entries went (0 or 1).\nlocal function removeFromList(key, prefix, jobId, created)\n  return redis.call(\"LREM\", key, nearerEnd(key, prefix, jobId, created), jobId)\nend\n-- The end (1 or -1) that the job id is nearer in such a list, when the list holds it (else nil), for\n-- an LREM from that end later in the same script.\nlocal function findInList(key, prefix, jobId, created)\n  local from = nearerEnd(key, prefix, jobId, created)\n  if redis.call(\"LPOS\", key, jobId, \"RANK\", from) then return from end\n  return nil\nend\n-- The job leaves wait or prioritized before its new score is computed from `priority`.\ncheckIntegerArgs(\"changePriority\", { \"priority\", \"guardTtl\" })\nlocal jobKey, jobId = KEYS[KEY.jobKey], ARGV[ARG.jobId]\nlocal refused = startGuardedMove(KEYS[KEY.replayGuard], ARGV[ARG.guardTtl], \"0\", jobKey, nil, jobId)\nif refused then return refused end\nlocal priority, lifo = tonumber(ARGV[ARG.priority]), ARGV[ARG.lifo] == \"1\"\nlocal function leaveWait()\n  return removeFromList(KEYS[KEY.wait], string.sub(jobKey, 1, #jobKey - #jobId), jobId) > 0\nend\nif redis.call(\"ZREM\", KEYS[KEY.prioritized], jobId) > 0 or leaveWait() then\n  local ready = true\n  if priority == 0 then\n    redis.call(lifo and \"RPUSH\" or \"LPUSH\", KEYS[KEY.wait], jobId)\n  elseif lifo then\n    -- BullMQ's push-back score (a counter of 0) writes no marker.\n    redis.call(\"ZADD\", KEYS[KEY.prioritized], priority * 4294967296, jobId)\n    ready = false\n  else\n    local counter = redis.call(\"INCR\", KEYS[KEY.priorityCounter])\n    redis.call(\"ZADD\", KEYS[KEY.prioritized], priority * 4294967296 + counter % 4294967296, jobId)\n  end\n  if ready and not isQueuePausedOrMaxed(KEYS[KEY.meta], KEYS[KEY.active]) then\n    redis.call(\"ZADD\", KEYS[KEY.marker], 0, \"0\")\n  end\nend\nredis.call(\"HSET\", jobKey, \"priority\", priority)\nreturn 0\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:changePriority (generated from lua/changePriority.lua; do not edit)
+local KEY = { replayGuard = 1, jobKey = 2, wait = 3, prioritized = 4, priorityCounter = 5, meta = 6, active = 7, marker = 8 }
+local ARG = { jobId = 1, priority = 2, lifo = 3, guardTtl = 4 }
+`,
+    include_checkIntegerArgs_0,
+    include_isQueuePausedOrMaxed_0,
+    include_startGuardedMove_0,
+    include_removeFromList_0,
+    `checkIntegerArgs("changePriority", { "priority", "guardTtl" })
+local jobKey, jobId = KEYS[KEY.jobKey], ARGV[ARG.jobId]
+local refused = startGuardedMove(KEYS[KEY.replayGuard], ARGV[ARG.guardTtl], "0", jobKey, nil, jobId)
+if refused then return refused end
+local priority, lifo = tonumber(ARGV[ARG.priority]), ARGV[ARG.lifo] == "1"
+local function leaveWait()
+  return removeFromList(KEYS[KEY.wait], string.sub(jobKey, 1, #jobKey - #jobId), jobId) > 0
+end
+if redis.call("ZREM", KEYS[KEY.prioritized], jobId) > 0 or leaveWait() then
+  local ready = true
+  if priority == 0 then
+    redis.call(lifo and "RPUSH" or "LPUSH", KEYS[KEY.wait], jobId)
+  elseif lifo then
+    redis.call("ZADD", KEYS[KEY.prioritized], priority * 4294967296, jobId)
+    ready = false
+  else
+    local counter = redis.call("INCR", KEYS[KEY.priorityCounter])
+    redis.call("ZADD", KEYS[KEY.prioritized], priority * 4294967296 + counter % 4294967296, jobId)
+  end
+  if ready and not isQueuePausedOrMaxed(KEYS[KEY.meta], KEYS[KEY.active]) then
+    redis.call("ZADD", KEYS[KEY.marker], 0, "0")
+  end
+end
+redis.call("HSET", jobKey, "priority", priority)
+return 0
+`,
+  ].join(""),
 };
 
 export type ChangePriorityReply =
@@ -800,11 +2646,110 @@ export interface CleanJobsArgs {
  */
 export const cleanJobs: ScriptDef<CleanJobsKeys, CleanJobsArgs> = {
   name: "cleanJobs",
-  sha1: "c0a925c11b0419e0411658bf8df95cebc11de0d3",
+  sha1: "ff065129c5172148e39f642594d2c5be5b3d17a7",
   keyLocking: false,
   keys: { fixed: ["source","schedulers","events","replayGuard"] },
   argv: { fixed: ["prefix","state","cutoff","offset","take","budget","cap","limit","total","emit","listIds","guardTtl"] },
-  source: "-- nimbusq:cleanJobs (generated from lua/cleanJobs.lua; do not edit)\nlocal KEY = { source = 1, schedulers = 2, events = 3, replayGuard = 4 }\nlocal ARG = { prefix = 1, state = 2, cutoff = 3, offset = 4, take = 5, budget = 6, cap = 7, limit = 8, total = 9, emit = 10, listIds = 11, guardTtl = 12 }\n-- What an earlier run of this very call answered (saveResult wrote it), or nil on a fresh call: a\n-- replayed call returns that answer again and writes nothing.\n-- Reads back what encodeIds wrote.\nlocal function decodeIds(text)\n  local ids, at = {}, 1\n  while at <= #text do\n    local colon = string.find(text, \":\", at, true)\n    local length = tonumber(string.sub(text, at, colon - 1))\n    ids[#ids + 1] = string.sub(text, colon + 1, colon + length)\n    at = colon + length + 1\n  end\n  return ids\nend\nlocal function replayedResult(guardKey)\n  local saved = redis.call(\"GET\", guardKey)\n  if saved then return decodeIds(saved) end\n  return nil\nend\n-- Records a call's answer (a list of strings and small numbers) under its replay guard for `ttl` ms,\n-- and returns it.\n-- Length-prefixed list of ids (\"<bytes>:<id>\" each), safe for ids holding any character; what the\n-- replay guards store.\nlocal function encodeIds(ids)\n  local parts = {}\n  for i, id in ipairs(ids) do parts[i] = #id .. \":\" .. id end\n  return table.concat(parts)\nend\nlocal function saveResult(guardKey, result, ttl)\n  local texts = {}\n  for i, value in ipairs(result) do texts[i] = type(value) == \"number\" and string.format(\"%d\", value) or value end\n  redis.call(\"SET\", guardKey, encodeIds(texts), \"PX\", ttl)\n  return result\nend\n-- True when `jobId` is the iteration its job scheduler (the job's `rjk`) currently counts as next,\n-- `repeat:<schedulerId>:<millis>` (BullMQ's isJobSchedulerJob): removals refuse or skip it, since the\n-- scheduler could not make its next run without it.\nlocal function isSchedulerIteration(jobId, rjk, schedulersKey)\n  if not rjk then return false end\n  local millis = redis.call(\"ZSCORE\", schedulersKey, rjk)\n  -- ZSCORE answers the score as Redis prints it, the same text BullMQ builds the id from.\n  return millis and jobId == \"repeat:\" .. rjk .. \":\" .. millis or false\nend\n-- Deletes one job the bulk way (clean, drain, obliterate; BullMQ's removeJob with hard set): unlinked\n-- hard from its parent, its deduplication window ended if it owns it, its keys deleted. The caller\n-- takes its id out of the structure that held it; no event is written.\n-- Unlinks a job being removed from its parent (given by key and queue prefix): the job leaves\n-- the parent's pending dependencies, and a parent left with nothing pending leaves waiting-children.\n-- Soft (job.remove): that parent goes to the end of wait with a marker and a `waiting prev\n-- waiting-children` event. Hard (clean, drain, obliterate; BullMQ's removeParentDependencyKey with\n-- hard set): a parent in the job's own queue is deleted too (and unlinked from its own parent the\n-- same way), one in another queue goes to wait with no event.\n-- True when the queue is paused (meta.paused present) or at its global concurrency\n-- (meta.concurrency set and LLEN active >= it): then BullMQ writes no \"ready\" marker. A concurrency\n-- that is no number counts as none (comparing it would stop the caller after its first write).\nlocal function isQueuePausedOrMaxed(metaKey, activeKey)\n  local meta = redis.call(\"HMGET\", metaKey, \"paused\", \"concurrency\")\n  if meta[1] then return true end\n  local limit = tonumber(meta[2])\n  if limit then\n    return redis.call(\"LLEN\", activeKey) >= limit\n  end\n  return false\nend\n-- A job being removed ends the deduplication window it owns (its `de:` key and any stored `dn:`\n-- next job); a window that another job took over is left alone.\nlocal function releaseDeduplicationKey(prefix, jobId, dedupId)\n  if not dedupId then return end\n  local key = prefix .. \"de:\" .. dedupId\n  if redis.call(\"GET\", key) == jobId then redis.call(\"DEL\", key, prefix .. \"dn:\" .. dedupId) end\nend\n-- Deletes a job's hash and the keys that hang off it (its lock simply expires, as in BullMQ);\n-- returns how many existed.\nlocal function removeJobKeys(jobKey)\n  return redis.call(\"DEL\", jobKey, jobKey .. \":logs\", jobKey .. \":dependencies\", jobKey .. \":processed\",\n    jobKey .. \":failed\", jobKey .. \":unsuccessful\")\nend\n-- The parent queue's key prefix `<prefix>:<queue>:`, from a child's `parent` field (JSON naming the\n-- queue as queueKey); nil without one.\nlocal function parentPrefixOf(parentField)\n  local queueKey = string.match(parentField or \"\", '\"queueKey\":\"([^\"]*)\"')\n  return queueKey and queueKey .. \":\" or nil\nend\nlocal function detachFromParent(jobKey, parentKey, parentPrefix, hard, basePrefix)\n  if not parentKey or not parentPrefix or redis.call(\"EXISTS\", parentKey) == 0 then return end\n  local dependencies = parentKey .. \":dependencies\"\n  if redis.call(\"SREM\", dependencies, jobKey) == 0 or redis.call(\"SCARD\", dependencies) > 0 then return end\n  local parentId = string.sub(parentKey, #parentPrefix + 1)\n  if redis.call(\"ZREM\", parentPrefix .. \"waiting-children\", parentId) == 0 then return end\n  if hard and parentPrefix == basePrefix then\n    local fields = redis.call(\"HMGET\", parentKey, \"parentKey\", \"parent\", \"deid\")\n    detachFromParent(parentKey, fields[1], parentPrefixOf(fields[2]), true, basePrefix)\n    releaseDeduplicationKey(parentPrefix, parentId, fields[3])\n    removeJobKeys(parentKey)\n    return\n  end\n  redis.call(\"RPUSH\", parentPrefix .. \"wait\", parentId)\n  if not isQueuePausedOrMaxed(parentPrefix .. \"meta\", parentPrefix .. \"active\") then\n    redis.call(\"ZADD\", parentPrefix .. \"marker\", 0, \"0\")\n  end\n  if not hard then\n    redis.call(\"XADD\", parentPrefix .. \"events\", \"*\", \"event\", \"waiting\", \"jobId\", parentId,\n      \"prev\", \"waiting-children\")\n  end\nend\n\nlocal function deleteJob(prefix, jobId, parentKey, parentField, dedupId)\n  local jobKey = prefix .. jobId\n  detachFromParent(jobKey, parentKey, parentPrefixOf(parentField), true, prefix)\n  releaseDeduplicationKey(prefix, jobId, dedupId)\n  removeJobKeys(jobKey)\nend\n-- Refuses, before a script's first write, the ARGV it turns into numbers (or hands Redis as counts,\n-- TTLs and caps) only after writing: Redis never rolls a script back, so an argument found bad\n-- half-way would leave a job moved out of one structure and into none. `names` are ARG names; each\n-- must be a decimal integer. The error names the script and the argument, never its value.\nlocal function checkIntegerArgs(script, names)\n  for _, name in ipairs(names) do\n    if not string.find(ARGV[ARG[name]] or \"\", \"^%-?%d+$\") then\n      error(script .. \": argument \" .. name .. \" must be an integer\")\n    end\n  end\nend\ncheckIntegerArgs(\"cleanJobs\", { \"offset\", \"take\", \"budget\", \"cap\", \"limit\", \"total\", \"guardTtl\" })\nlocal replayed = replayedResult(KEYS[KEY.replayGuard])\nif replayed then return replayed end\nlocal source, prefix, state = KEYS[KEY.source], ARGV[ARG.prefix], ARGV[ARG.state]\nlocal cutoff = tonumber(ARGV[ARG.cutoff])\nlocal offset, take, limit = tonumber(ARGV[ARG.offset]), tonumber(ARGV[ARG.take]), tonumber(ARGV[ARG.limit])\nlocal budget = tonumber(ARGV[ARG.budget])\nlocal finishedSet = state == \"completed\" or state == \"failed\"\nlocal isList = state == \"wait\" or state == \"paused\" or state == \"active\"\nlocal entries\nif finishedSet then\n  entries = redis.call(\"ZRANGEBYSCORE\", source, 0, ARGV[ARG.cutoff], \"LIMIT\", 0, take)\nelseif isList then\n  entries = redis.call(\"LRANGE\", source, -(offset + take), -(offset + 1))\nelse\n  entries = redis.call(\"ZRANGE\", source, offset, offset + take - 1)\nend\n-- The time BullMQ compares: finishedOn, else processedOn, else timestamp (lists); processedOn, else\n-- timestamp (delayed); timestamp (prioritized). Finished sets are ranged by their score instead.\nlocal firstTimeField = isList and 5 or (state == \"delayed\" and 6 or 7)\nlocal deleted, kept, work, looked = {}, 0, 0, 0\nlocal function dueFields(id) -- the fields of a job to delete; nil for a job kept\n  local f = redis.call(\"HMGET\", prefix .. id, \"rjk\", \"parentKey\", \"parent\", \"deid\", \"finishedOn\", \"processedOn\",\n    \"timestamp\")\n  if not finishedSet then\n    if isSchedulerIteration(id, f[1], KEYS[KEY.schedulers]) then return nil end\n    if state == \"active\" and redis.call(\"EXISTS\", prefix .. id .. \":lock\") == 1 then return nil end\n    if cutoff then\n      for i = firstTimeField, 7 do\n        if f[i] then\n          if (tonumber(f[i]) or 0) > cutoff then return nil end\n          break\n        end\n      end\n    end\n  end\n  return f\nend\nlocal n = #entries\n-- Work a deleting step may do besides the LREM walk to its window (from the nearer end).\nlocal deleting = tonumber(ARGV[ARG.cap])\nif isList then\n  local walk = math.min(offset + n, redis.call(\"LLEN\", source) - offset)\n  deleting = math.max(30, deleting - math.floor(walk / 120))\nend\nfor step = 1, n do\n  if (limit > 0 and #deleted >= limit) or work >= budget or (#deleted > 0 and work >= deleting) then break end\n  -- A list's oldest entries are at its right end.\n  local i = isList and n - step + 1 or step\n  local f = dueFields(entries[i])\n  -- A job to delete that would take the step past its room waits for the next step.\n  if f and work >= deleting then break end\n  looked = step\n  if not f then\n    kept = kept + 1\n    work = work + 1\n  else\n    deleteJob(prefix, entries[i], f[2], f[3], f[4])\n    deleted[#deleted + 1] = entries[i]\n    work = work + 3 + (f[2] and 4 or 0) + (f[4] and 2 or 0)\n    -- Marked now, dropped below in one LREM, so the indexes of the entries still to look at hold.\n    if isList then redis.call(\"LSET\", source, -(offset + n - i + 1), \"\") end\n  end\nend\nif #deleted > 0 then\n  if isList then\n    -- LREM reads the list entry by entry from the end it starts at to the last marker it takes out\n    -- (~0.1 µs an entry: 90 ms for 900,000 kept entries): start at the end nearer the window.\n    local fromHead = redis.call(\"LLEN\", source) - offset\n    redis.call(\"LREM\", source, offset + n <= fromHead and -#deleted or #deleted, \"\")\n  else\n    for from = 1, #deleted, 4000 do\n      redis.call(\"ZREM\", source, unpack(deleted, from, math.min(from + 3999, #deleted)))\n    end\n  end\nend\nlocal finished = (limit > 0 and #deleted >= limit) or (looked == n and n < take)\nif finished and ARGV[ARG.emit] == \"1\" then\n  redis.call(\"XADD\", KEYS[KEY.events], \"*\", \"event\", \"cleaned\", \"count\", tonumber(ARGV[ARG.total]) + #deleted)\nend\nlocal result = { finished and 1 or 0, kept, #deleted }\nif ARGV[ARG.listIds] == \"1\" then\n  for _, id in ipairs(deleted) do result[#result + 1] = id end\nend\nreturn saveResult(KEYS[KEY.replayGuard], result, ARGV[ARG.guardTtl])\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:cleanJobs (generated from lua/cleanJobs.lua; do not edit)
+local KEY = { source = 1, schedulers = 2, events = 3, replayGuard = 4 }
+local ARG = { prefix = 1, state = 2, cutoff = 3, offset = 4, take = 5, budget = 6, cap = 7, limit = 8, total = 9, emit = 10, listIds = 11, guardTtl = 12 }
+`,
+    include_replayedResult_0,
+    include_decodeIds_0,
+    include_replayedResult_1,
+    include_saveResult_0,
+    include_encodeIds_0,
+    include_saveResult_1,
+    include_isSchedulerIteration_0,
+    include_deleteJob_0,
+    include_detachFromParent_0,
+    include_isQueuePausedOrMaxed_0,
+    include_releaseDeduplicationKey_0,
+    include_removeJobKeys_0,
+    include_parentPrefixOf_0,
+    include_detachFromParent_4,
+    include_deleteJob_4,
+    include_checkIntegerArgs_0,
+    `checkIntegerArgs("cleanJobs", { "offset", "take", "budget", "cap", "limit", "total", "guardTtl" })
+local replayed = replayedResult(KEYS[KEY.replayGuard])
+if replayed then return replayed end
+local source, prefix, state = KEYS[KEY.source], ARGV[ARG.prefix], ARGV[ARG.state]
+local cutoff = tonumber(ARGV[ARG.cutoff])
+local offset, take, limit = tonumber(ARGV[ARG.offset]), tonumber(ARGV[ARG.take]), tonumber(ARGV[ARG.limit])
+local budget = tonumber(ARGV[ARG.budget])
+local finishedSet = state == "completed" or state == "failed"
+local isList = state == "wait" or state == "paused" or state == "active"
+local entries
+if finishedSet then
+  entries = redis.call("ZRANGEBYSCORE", source, 0, ARGV[ARG.cutoff], "LIMIT", 0, take)
+elseif isList then
+  entries = redis.call("LRANGE", source, -(offset + take), -(offset + 1))
+else
+  entries = redis.call("ZRANGE", source, offset, offset + take - 1)
+end
+local firstTimeField = isList and 5 or (state == "delayed" and 6 or 7)
+local deleted, kept, work, looked = {}, 0, 0, 0
+local function dueFields(id)
+  local f = redis.call("HMGET", prefix .. id, "rjk", "parentKey", "parent", "deid", "finishedOn", "processedOn",
+    "timestamp")
+  if not finishedSet then
+    if isSchedulerIteration(id, f[1], KEYS[KEY.schedulers]) then return nil end
+    if state == "active" and redis.call("EXISTS", prefix .. id .. ":lock") == 1 then return nil end
+    if cutoff then
+      for i = firstTimeField, 7 do
+        if f[i] then
+          if (tonumber(f[i]) or 0) > cutoff then return nil end
+          break
+        end
+      end
+    end
+  end
+  return f
+end
+local n = #entries
+local deleting = tonumber(ARGV[ARG.cap])
+if isList then
+  local walk = math.min(offset + n, redis.call("LLEN", source) - offset)
+  deleting = math.max(30, deleting - math.floor(walk / 120))
+end
+for step = 1, n do
+  if (limit > 0 and #deleted >= limit) or work >= budget or (#deleted > 0 and work >= deleting) then break end
+  local i = isList and n - step + 1 or step
+  local f = dueFields(entries[i])
+  if f and work >= deleting then break end
+  looked = step
+  if not f then
+    kept = kept + 1
+    work = work + 1
+  else
+    deleteJob(prefix, entries[i], f[2], f[3], f[4])
+    deleted[#deleted + 1] = entries[i]
+    work = work + 3 + (f[2] and 4 or 0) + (f[4] and 2 or 0)
+    if isList then redis.call("LSET", source, -(offset + n - i + 1), "") end
+  end
+end
+if #deleted > 0 then
+  if isList then
+    local fromHead = redis.call("LLEN", source) - offset
+    redis.call("LREM", source, offset + n <= fromHead and -#deleted or #deleted, "")
+  else
+    for from = 1, #deleted, 4000 do
+      redis.call("ZREM", source, unpack(deleted, from, math.min(from + 3999, #deleted)))
+    end
+  end
+end
+local finished = (limit > 0 and #deleted >= limit) or (looked == n and n < take)
+if finished and ARGV[ARG.emit] == "1" then
+  redis.call("XADD", KEYS[KEY.events], "*", "event", "cleaned", "count", tonumber(ARGV[ARG.total]) + #deleted)
+end
+local result = { finished and 1 or 0, kept, #deleted }
+if ARGV[ARG.listIds] == "1" then
+  for _, id in ipairs(deleted) do result[#result + 1] = id end
+end
+return saveResult(KEYS[KEY.replayGuard], result, ARGV[ARG.guardTtl])
+`,
+  ].join(""),
 };
 
 export type CleanJobsReply =
@@ -934,11 +2879,101 @@ export interface CommitStagedJobsArgs {
  */
 export const commitStagedJobs: ScriptDef<CommitStagedJobsKeys, CommitStagedJobsArgs> = {
   name: "commitStagedJobs",
-  sha1: "e0d78e00d40893440a36d3d21822ff12b6c334ce",
+  sha1: "bba7d262b35efb7dca2407a43c7a54208f21391a",
   keyLocking: false,
   keys: { fixed: ["replayGuard","stage","stagedKeys","stagedCustomKeys","parents","attention"], group: { name: "queues", fields: ["wait","prioritized","delayed","marker","waitingChildren","priorityCounter","events","stagedWait","stagedLifo","stagedPrioritized","stagedDelayed","stagedWaitingChildren"] } },
   argv: { fixed: ["guardTtl","now","maxLenEvents","events","chunks","persistFrom","persistCustomFrom"], group: { name: "deferred", fields: ["kind","queue","id","parentKey","parentField","parentPrefix","inBatch","dedupId","dedupTtl","dedupExtend","dedupReplace","placement","timestamp","delay","priority"] } },
-  source: "-- nimbusq:commitStagedJobs (generated from lua/commitStagedJobs.lua; do not edit)\nlocal KEY = { replayGuard = 1, stage = 2, stagedKeys = 3, stagedCustomKeys = 4, parents = 5, attention = 6 }\nlocal KEY_GROUP = { first = 7, size = 12, wait = 0, prioritized = 1, delayed = 2, marker = 3, waitingChildren = 4, priorityCounter = 5, events = 6, stagedWait = 7, stagedLifo = 8, stagedPrioritized = 9, stagedDelayed = 10, stagedWaitingChildren = 11 }\nlocal KEY_GROUP_COUNT = (#KEYS - 6) / 12\nlocal function groupKey(i, offset) return KEYS[7 + (i - 1) * 12 + offset] end\nlocal ARG = { guardTtl = 1, now = 2, maxLenEvents = 3, events = 4, chunks = 5, persistFrom = 6, persistCustomFrom = 7 }\nlocal ARG_GROUP = { first = 8, size = 15, kind = 0, queue = 1, id = 2, parentKey = 3, parentField = 4, parentPrefix = 5, inBatch = 6, dedupId = 7, dedupTtl = 8, dedupExtend = 9, dedupReplace = 10, placement = 11, timestamp = 12, delay = 13, priority = 14 }\nlocal ARG_GROUP_COUNT = (#ARGV - 7) / 15\nlocal function groupArg(i, offset) return ARGV[8 + (i - 1) * 15 + offset] end\n-- Tells the sweeper a queue needs a look by `when` (ms): the queue's entry in its prefix's attention\n-- index (`indexKey` = <prefix>:nq:due, score = when, member = the queue's name) moves earlier, never\n-- later (ZADD LT adds an absent entry). The sweeper moves it later, or removes it, once it has looked.\n-- `queuePrefix` is the queue's key prefix <prefix>:<queue>:; a queue under another prefix (a dead\n-- letter or a parent there) is left alone: its index is another key.\nlocal function noteAttention(indexKey, queuePrefix, when)\n  local prefix = string.sub(indexKey, 1, -8)\n  if string.sub(queuePrefix, 1, #prefix + 1) ~= prefix .. \":\" then return end\n  redis.call(\"ZADD\", indexKey, \"LT\", when, string.sub(queuePrefix, #prefix + 2, -2))\nend\n-- Refuses, before a script's first write, the ARGV it turns into numbers (or hands Redis as counts,\n-- TTLs and caps) only after writing: Redis never rolls a script back, so an argument found bad\n-- half-way would leave a job moved out of one structure and into none. `names` are ARG names; each\n-- must be a decimal integer. The error names the script and the argument, never its value.\nlocal function checkIntegerArgs(script, names)\n  for _, name in ipairs(names) do\n    if not string.find(ARGV[ARG[name]] or \"\", \"^%-?%d+$\") then\n      error(script .. \": argument \" .. name .. \" must be an integer\")\n    end\n  end\nend\n-- What an earlier run of this very call answered (saveResult wrote it), or nil on a fresh call: a\n-- replayed call returns that answer again and writes nothing.\n-- Reads back what encodeIds wrote.\nlocal function decodeIds(text)\n  local ids, at = {}, 1\n  while at <= #text do\n    local colon = string.find(text, \":\", at, true)\n    local length = tonumber(string.sub(text, at, colon - 1))\n    ids[#ids + 1] = string.sub(text, colon + 1, colon + length)\n    at = colon + length + 1\n  end\n  return ids\nend\nlocal function replayedResult(guardKey)\n  local saved = redis.call(\"GET\", guardKey)\n  if saved then return decodeIds(saved) end\n  return nil\nend\n-- Records a call's answer (a list of strings and small numbers) under its replay guard for `ttl` ms,\n-- and returns it.\n-- Length-prefixed list of ids (\"<bytes>:<id>\" each), safe for ids holding any character; what the\n-- replay guards store.\nlocal function encodeIds(ids)\n  local parts = {}\n  for i, id in ipairs(ids) do parts[i] = #id .. \":\" .. id end\n  return table.concat(parts)\nend\nlocal function saveResult(guardKey, result, ttl)\n  local texts = {}\n  for i, value in ipairs(result) do texts[i] = type(value) == \"number\" and string.format(\"%d\", value) or value end\n  redis.call(\"SET\", guardKey, encodeIds(texts), \"PX\", ttl)\n  return result\nend\n-- Read-only first pass of commitStagedJobs, so that a commit that cannot be whole writes nothing: the\n-- staging has as many chunks as the caller staged and every staging list and set holds what the\n-- record counted (a key that expired makes them disagree), the hashes still to persist exist, every\n-- parent exists, and every existing job to link still exists without another live parent; a deferred\n-- job naming no queue of the call or carrying a bad number is an error here, before any write. Returns\n-- nil, the record's counts and the staged parents (flat: key, prefix, …), or the failure: {-30} (the\n-- staging is gone or partial), {-5, parentKey} or {-7, index of the deferred job}.\n-- True when `text` is a plain decimal number (\"12\", \"-3\", \"0.5\"): what tonumber takes, minus \"nan\",\n-- \"inf\" and exponents, which would reach Redis as scores or counts it refuses — after a write.\nlocal function isNumberText(text)\n  return type(text) == \"string\" and string.find(text, \"^%-?%d+%.?%d*$\") ~= nil\nend\nlocal function checkStagedAdd(k, queues, chunks, tail, deferred)\n  local flat = redis.call(\"HGETALL\", k.stage)\n  local counts = {}\n  for i = 1, #flat, 2 do counts[flat[i]] = tonumber(flat[i + 1]) end\n  local function holds(command, key, field)\n    return redis.call(command, key) == (counts[field] or 0)\n  end\n  if counts.chunks ~= chunks or not holds(\"LLEN\", k.stagedKeys, \"keys\")\n      or not holds(\"LLEN\", k.stagedCustomKeys, \"customKeys\") then\n    return { -30 }\n  end\n  for g, q in ipairs(queues) do\n    if not (holds(\"LLEN\", q.stagedWait, g .. \":wait\") and holds(\"LLEN\", q.stagedLifo, g .. \":lifo\")\n        and holds(\"ZCARD\", q.stagedPrioritized, g .. \":prioritized\")\n        and holds(\"ZCARD\", q.stagedDelayed, g .. \":delayed\")\n        and holds(\"ZCARD\", q.stagedWaitingChildren, g .. \":waiting-children\")) then\n      return { -30 }\n    end\n  end\n  local parents = redis.call(\"HGETALL\", k.parents)\n  for i = 1, #parents, 2 do\n    if redis.call(\"EXISTS\", parents[i]) == 0 then return { -5, parents[i] } end\n    if not holds(\"SCARD\", k.stage .. \":deps:\" .. parents[i], \"deps:\" .. parents[i]) then return { -30 } end\n  end\n  local present = 0\n  for from = 1, #tail, 4000 do\n    present = present + redis.call(\"EXISTS\", unpack(tail, from, math.min(from + 3999, #tail)))\n  end\n  if present ~= #tail then return { -30 } end\n  for i, job in ipairs(deferred) do\n    if not queues[job.queue] then error(\"commitStagedJobs: deferred job \" .. i .. \" names no queue of the call\") end\n    for _, field in ipairs({ \"timestamp\", \"delay\", \"priority\", \"dedupTtl\" }) do\n      if not isNumberText(job[field]) then error(\"commitStagedJobs: deferred job \" .. i .. \" has a bad \" .. field) end\n    end\n    if job.kind == \"attach\" then\n      local found = redis.call(\"HMGET\", queues[job.queue].prefix .. job.id, \"name\", \"parentKey\")\n      if not (found[1] or found[2]) then return { -30 } end\n      if job.inBatch ~= \"1\" and found[2] and found[2] ~= job.parentKey\n          and redis.call(\"EXISTS\", found[2]) == 1 then\n        return { -7, i }\n      end\n    end\n  end\n  return nil, counts, parents\nend\n-- Moves one queue's staged ids into its structures in a few bulk commands: LPUSH and RPUSH in the\n-- order they were staged, ZADD with the staged scores, then the markers as flushQueue writes them.\n-- Reads only the staging keys the record (`counts`) says hold something.\nlocal function pushStagedQueue(q, g, counts)\n  local function inChunks(command, key, items)\n    for from = 1, #items, 4000 do\n      redis.call(command, key, unpack(items, from, math.min(from + 3999, #items)))\n    end\n  end\n  local function staged(kind, key, scored)\n    if (counts[g .. \":\" .. kind] or 0) == 0 then return {} end\n    if not scored then return redis.call(\"LRANGE\", key, 0, -1) end\n    local flat = redis.call(\"ZRANGE\", key, 0, -1, \"WITHSCORES\")\n    local adds = {}\n    for i = 1, #flat, 2 do adds[i], adds[i + 1] = flat[i + 1], flat[i] end\n    return adds\n  end\n  local wait, lifo = staged(\"wait\", q.stagedWait), staged(\"lifo\", q.stagedLifo)\n  local prioritized = staged(\"prioritized\", q.stagedPrioritized, true)\n  local delayed = staged(\"delayed\", q.stagedDelayed, true)\n  inChunks(\"LPUSH\", q.wait, wait)\n  inChunks(\"RPUSH\", q.wait, lifo)\n  inChunks(\"ZADD\", q.prioritized, prioritized)\n  inChunks(\"ZADD\", q.delayed, delayed)\n  inChunks(\"ZADD\", q.waitingChildren, staged(\"waiting-children\", q.stagedWaitingChildren, true))\n  if #wait + #lifo + #prioritized > 0 then redis.call(\"ZADD\", q.marker, 0, \"0\") end\n  if #delayed > 0 then redis.call(\"ZADD\", q.marker, \"LT\", tonumber(delayed[1]) / 4096, \"1\") end\nend\n-- A job of a staged add that only the commit can decide, as addJobs would have: one with\n-- deduplication (its hash is staged) claims its window now — created, it is queued in `q.deferred`\n-- for its structure (flushDeferredJobs) and joins its parent's dependencies; deduplicated, its staged\n-- hash goes — and an existing job re-added under a parent is linked to that parent. Returns the\n-- outcome (1 created, 2 duplicated, 3 deduplicated), the id, and true when a linked child had already\n-- completed (its parent may have nothing left to wait for).\n-- Deduplication for a job about to be created as `jobId` (BullMQ's `de` option), following BullMQ 6.7's\n-- deduplicateJob. Returns the id the add resolves to and whether the job must still be created:\n--   simple / ttl mode: SET NX claims the window; a live owner wins (`deduplicated` event);\n--   ttl + extend: a live owner wins and its window restarts;\n--   replace mode: an owner still in `delayed` is removed (`removed`, then `deduplicated` naming the\n--     new job) and the new job takes the window; any other live owner wins silently;\n--   a window without TTL whose owner hash is gone is stale and taken over.\n-- A nil `eventsKey` (the queue writes no add events) writes no event.\n-- Deletes a job's hash and the keys that hang off it (its lock simply expires, as in BullMQ);\n-- returns how many existed.\nlocal function removeJobKeys(jobKey)\n  return redis.call(\"DEL\", jobKey, jobKey .. \":logs\", jobKey .. \":dependencies\", jobKey .. \":processed\",\n    jobKey .. \":failed\", jobKey .. \":unsuccessful\")\nend\nlocal function deduplicateJob(prefix, eventsKey, maxLen, dedupId, jobId, ttl, extend, replace)\n  local dedupKey = prefix .. \"de:\" .. dedupId\n  local function claim(owner)\n    if ttl > 0 then\n      redis.call(\"SET\", dedupKey, owner, \"PX\", ttl)\n    else\n      redis.call(\"SET\", dedupKey, owner)\n    end\n  end\n  local owner\n  if replace or (ttl > 0 and extend) then\n    owner = redis.call(\"GET\", dedupKey)\n  else\n    local claimed\n    if ttl > 0 then\n      claimed = redis.call(\"SET\", dedupKey, jobId, \"PX\", ttl, \"NX\")\n    else\n      claimed = redis.call(\"SET\", dedupKey, jobId, \"NX\")\n    end\n    if claimed then return jobId, true end\n    owner = redis.call(\"GET\", dedupKey)\n  end\n  if not owner then\n    claim(jobId)\n    return jobId, true\n  end\n  if replace and redis.call(\"ZREM\", prefix .. \"delayed\", owner) > 0 then\n    removeJobKeys(prefix .. owner)\n    if eventsKey then\n      redis.call(\"XADD\", eventsKey, \"*\", \"event\", \"removed\", \"jobId\", owner, \"prev\", \"delayed\")\n      redis.call(\"XADD\", eventsKey, \"MAXLEN\", \"~\", maxLen, \"*\", \"event\", \"deduplicated\", \"jobId\", jobId,\n        \"deduplicationId\", dedupId, \"deduplicatedJobId\", owner)\n    end\n    redis.call(\"DEL\", prefix .. \"dn:\" .. dedupId)\n    if ttl > 0 and not extend then\n      redis.call(\"SET\", dedupKey, jobId, \"KEEPTTL\")\n    else\n      claim(jobId)\n    end\n    return jobId, true\n  end\n  if redis.call(\"PTTL\", dedupKey) == -1 and redis.call(\"EXISTS\", prefix .. owner) == 0 then\n    redis.call(\"DEL\", prefix .. \"dn:\" .. dedupId)\n    claim(jobId)\n    return jobId, true\n  end\n  if replace then return owner, false end\n  if ttl > 0 and extend then claim(owner) end\n  if eventsKey then\n    redis.call(\"XADD\", eventsKey, \"MAXLEN\", \"~\", maxLen, \"*\", \"event\", \"deduplicated\", \"jobId\", owner,\n      \"deduplicationId\", dedupId, \"deduplicatedJobId\", jobId)\n  end\n  return owner, false\nend\n-- A custom-id job that already exists is re-added with a parent: link it to that parent instead of\n-- creating it. A completed child records its return value in the parent's `:processed` (the caller\n-- then checks whether the parent can be released); any other child becomes a pending dependency.\nlocal function attachExistingChild(prefix, jobId, parentKey, parentField)\n  local jobKey = prefix .. jobId\n  redis.call(\"HSET\", jobKey, \"parentKey\", parentKey, \"parent\", parentField)\n  if redis.call(\"ZSCORE\", prefix .. \"completed\", jobId) then\n    local value = redis.call(\"HGET\", jobKey, \"returnvalue\") or \"null\"\n    redis.call(\"HSET\", parentKey .. \":processed\", jobKey, value)\n    return true\n  end\n  redis.call(\"SADD\", parentKey .. \":dependencies\", jobKey)\n  return false\nend\n-- BullMQ's delayed score for a job due at `due` ms: due * 4096 + seq, where seq is one more than the\n-- highest score already used inside that millisecond (capped at 4095). Scores stay Lua numbers:\n-- tostring() would cut them to 14 significant digits. A batch that places several jobs passes its\n-- `batchScores` table (base → last score given): jobs of one batch often share a due ms, so its\n-- sequence is looked up once and then counted on.\nlocal function nextDelayedScore(delayedKey, due, batchScores)\n  local base = due * 4096\n  local score = batchScores and batchScores[base]\n  if score then\n    score = math.min(score + 1, base + 4095)\n  else\n    local last = redis.call(\"ZREVRANGEBYSCORE\", delayedKey, base + 4095, base, \"WITHSCORES\", \"LIMIT\", 0, 1)\n    score = last[2] and math.min(tonumber(last[2]) + 1, base + 4095) or base\n  end\n  if batchScores then batchScores[base] = score end\n  return score\nend\nlocal function placeDeferredJob(q, job, level)\n  if job.kind == \"attach\" then\n    return 2, job.id, attachExistingChild(q.prefix, job.id, job.parentKey, job.parentField)\n  end\n  local owner, create = deduplicateJob(q.prefix, level >= 2 and q.events or nil, q.maxLen, job.dedupId,\n    job.id, tonumber(job.dedupTtl), job.dedupExtend == \"1\", job.dedupReplace == \"1\")\n  if not create then\n    redis.call(\"DEL\", q.prefix .. job.id)\n    return 3, owner, false\n  end\n  local deferred, placement = q.deferred, job.placement\n  local function add(list, first, second)\n    table.insert(list, first)\n    if second then table.insert(list, second) end\n  end\n  if placement == \"delayed\" then\n    local score = nextDelayedScore(q.delayed, tonumber(job.timestamp) + tonumber(job.delay), q.dueScores)\n    add(deferred.delayed, score, job.id)\n  elseif placement == \"waiting-children\" then\n    add(deferred.waitingChildren, job.timestamp, job.id)\n  elseif placement == \"prioritized\" then\n    local counter = redis.call(\"INCR\", q.priorityCounter)\n    add(deferred.prioritized, tonumber(job.priority) * 4294967296 + counter % 4294967296, job.id)\n  else\n    add(placement == \"lifo\" and deferred.lifo or deferred.wait, job.id)\n  end\n  if job.parentKey ~= \"\" then redis.call(\"SADD\", job.parentKey .. \":dependencies\", q.prefix .. job.id) end\n  return 1, job.id, false\nend\n-- Writes what placeDeferredJob queued for one queue, a few bulk commands as flushQueue does, and the\n-- markers. These jobs enter after the add's staged ones (the commit decides them last).\nlocal function flushDeferredJobs(q)\n  local function inChunks(command, key, items)\n    for from = 1, #items, 4000 do\n      redis.call(command, key, unpack(items, from, math.min(from + 3999, #items)))\n    end\n  end\n  local deferred = q.deferred\n  inChunks(\"LPUSH\", q.wait, deferred.wait)\n  inChunks(\"RPUSH\", q.wait, deferred.lifo)\n  inChunks(\"ZADD\", q.prioritized, deferred.prioritized)\n  inChunks(\"ZADD\", q.delayed, deferred.delayed)\n  inChunks(\"ZADD\", q.waitingChildren, deferred.waitingChildren)\n  if #deferred.wait + #deferred.lifo + #deferred.prioritized > 0 then redis.call(\"ZADD\", q.marker, 0, \"0\") end\n  local earliest\n  for i = 1, #deferred.delayed, 2 do\n    if not earliest or deferred.delayed[i] < earliest then earliest = deferred.delayed[i] end\n  end\n  if earliest then redis.call(\"ZADD\", q.marker, \"LT\", earliest / 4096, \"1\") end\nend\n-- Moves a parent out of its queue's waiting-children set once nothing is pending: to delayed (its\n-- own delay counted from now, with a `delayed` event and the delay marker), or to prioritized or the\n-- head of wait (RPUSH) with a marker and a `waiting prev waiting-children` event, all on the parent's\n-- queue (BullMQ's moveParentToWait: a delayed parent gets no `waiting` event). No-op when it is not\n-- waiting there.\n-- Makes a job ready as BullMQ does: a job with a priority joins prioritized at priority * 2^32 plus a\n-- fresh counter (FIFO within its priority); any other goes to wait, at the back (LPUSH) or, for\n-- lifo, the front (RPUSH). Then the \"ready\" marker, unless the queue is paused or at its global\n-- concurrency.\n-- True when the queue is paused (meta.paused present) or at its global concurrency\n-- (meta.concurrency set and LLEN active >= it): then BullMQ writes no \"ready\" marker. A concurrency\n-- that is no number counts as none (comparing it would stop the caller after its first write).\nlocal function isQueuePausedOrMaxed(metaKey, activeKey)\n  local meta = redis.call(\"HMGET\", metaKey, \"paused\", \"concurrency\")\n  if meta[1] then return true end\n  local limit = tonumber(meta[2])\n  if limit then\n    return redis.call(\"LLEN\", activeKey) >= limit\n  end\n  return false\nend\nlocal function pushReadyJob(k, jobId, priority, lifo)\n  if priority > 0 then\n    local counter = redis.call(\"INCR\", k.priorityCounter)\n    redis.call(\"ZADD\", k.prioritized, priority * 4294967296 + counter % 4294967296, jobId)\n  elseif lifo then\n    redis.call(\"RPUSH\", k.wait, jobId)\n  else\n    redis.call(\"LPUSH\", k.wait, jobId)\n  end\n  if not isQueuePausedOrMaxed(k.meta, k.active) then redis.call(\"ZADD\", k.marker, 0, \"0\") end\nend\n-- Points the marker's member \"1\" at the earliest delayed job's due time (its score / 4096), which is\n-- what an idle BullMQ worker blocks until.\nlocal function setDelayedMarker(delayedKey, markerKey)\n  local first = redis.call(\"ZRANGE\", delayedKey, 0, 0, \"WITHSCORES\")\n  if first[2] then\n    redis.call(\"ZADD\", markerKey, tonumber(first[2]) / 4096, \"1\")\n  end\nend\nlocal function releaseParent(parentPrefix, parentId, parentKey, now)\n  if redis.call(\"ZREM\", parentPrefix .. \"waiting-children\", parentId) == 0 then return end\n  local fields = redis.call(\"HMGET\", parentKey, \"delay\", \"priority\")\n  local delay = tonumber(fields[1]) or 0\n  local priority = tonumber(fields[2]) or 0\n  local events = parentPrefix .. \"events\"\n  if delay > 0 then\n    local due = now + delay\n    -- BullMQ scores a released parent at exactly due * 4096 (no sequence number).\n    redis.call(\"ZADD\", parentPrefix .. \"delayed\", due * 4096, parentId)\n    redis.call(\"XADD\", events, \"*\", \"event\", \"delayed\", \"jobId\", parentId, \"delay\", due)\n    setDelayedMarker(parentPrefix .. \"delayed\", parentPrefix .. \"marker\")\n  else\n    local k = { wait = parentPrefix .. \"wait\", prioritized = parentPrefix .. \"prioritized\",\n      priorityCounter = parentPrefix .. \"pc\", meta = parentPrefix .. \"meta\", active = parentPrefix .. \"active\",\n      marker = parentPrefix .. \"marker\" }\n    -- A released parent goes to the front of the line (RPUSH), as in BullMQ.\n    pushReadyJob(k, parentId, priority, true)\n    redis.call(\"XADD\", events, \"*\", \"event\", \"waiting\", \"jobId\", parentId, \"prev\", \"waiting-children\")\n  end\nend\n-- Copies entry `index` of a repeated ARGV or KEYS group into `target` under its field names (the\n-- generated ARG_GROUP or KEY_GROUP table, read with groupArg or groupKey), and returns `target`.\nlocal function copyGroupFields(target, group, read, index)\n  for field, offset in pairs(group) do\n    if field ~= \"first\" and field ~= \"size\" then target[field] = read(index, offset) end\n  end\n  return target\nend\ncheckIntegerArgs(\"commitStagedJobs\",\n  { \"guardTtl\", \"now\", \"maxLenEvents\", \"events\", \"chunks\", \"persistFrom\", \"persistCustomFrom\" })\nlocal replayed = replayedResult(KEYS[KEY.replayGuard])\nif replayed then return replayed end\nlocal k = { stage = KEYS[KEY.stage], stagedKeys = KEYS[KEY.stagedKeys],\n  stagedCustomKeys = KEYS[KEY.stagedCustomKeys], parents = KEYS[KEY.parents] }\nlocal queues = {}\nfor g = 1, KEY_GROUP_COUNT do\n  local q = copyGroupFields({ maxLen = ARGV[ARG.maxLenEvents], dueScores = {},\n    deferred = { wait = {}, lifo = {}, prioritized = {}, delayed = {}, waitingChildren = {} } }, KEY_GROUP, groupKey, g)\n  q.prefix = string.sub(q.wait, 1, -5)\n  queues[g] = q\nend\nlocal deferred = {}\nfor i = 1, ARG_GROUP_COUNT do\n  local job = copyGroupFields({}, ARG_GROUP, groupArg, i)\n  job.queue = tonumber(job.queue)\n  deferred[i] = job\nend\n\nlocal tail = redis.call(\"LRANGE\", k.stagedKeys, tonumber(ARGV[ARG.persistFrom]), -1)\nlocal customTail = redis.call(\"LRANGE\", k.stagedCustomKeys, tonumber(ARGV[ARG.persistCustomFrom]), -1)\nfor _, key in ipairs(customTail) do table.insert(tail, key) end\nlocal failure, counts, parents = checkStagedAdd(k, queues, tonumber(ARGV[ARG.chunks]), tail, deferred)\nif failure then return failure end\nfor _, key in ipairs(tail) do redis.call(\"PERSIST\", key) end\nfor g, q in ipairs(queues) do pushStagedQueue(q, g, counts) end\nlocal dropped = { k.stage, k.stagedKeys, k.stagedCustomKeys, k.parents }\nfor i = 1, #parents, 2 do\n  local staged = k.stage .. \":deps:\" .. parents[i]\n  redis.call(\"SUNIONSTORE\", parents[i] .. \":dependencies\", parents[i] .. \":dependencies\", staged)\n  table.insert(dropped, staged)\nend\nlocal level, now = tonumber(ARGV[ARG.events]), tonumber(ARGV[ARG.now])\nlocal result, release = {}, {}\nfor i, job in ipairs(deferred) do\n  local completed\n  result[2 * i - 1], result[2 * i], completed = placeDeferredJob(queues[job.queue], job, level)\n  if completed then release[job.parentKey] = job.parentPrefix end\nend\nfor _, q in ipairs(queues) do flushDeferredJobs(q) end\nfor parentKey, parentPrefix in pairs(release) do\n  if redis.call(\"SCARD\", parentKey .. \":dependencies\") == 0 then\n    releaseParent(parentPrefix, string.sub(parentKey, #parentPrefix + 1), parentKey, now)\n  end\nend\nfor _, q in ipairs(queues) do\n  for _, name in ipairs({ \"Wait\", \"Lifo\", \"Prioritized\", \"Delayed\", \"WaitingChildren\" }) do table.insert(dropped, q[\"staged\" .. name]) end\n  noteAttention(KEYS[KEY.attention], q.prefix, now)\nend\nfor from = 1, #dropped, 4000 do redis.call(\"DEL\", unpack(dropped, from, math.min(from + 3999, #dropped))) end\nreturn saveResult(KEYS[KEY.replayGuard], result, ARGV[ARG.guardTtl])\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:commitStagedJobs (generated from lua/commitStagedJobs.lua; do not edit)
+local KEY = { replayGuard = 1, stage = 2, stagedKeys = 3, stagedCustomKeys = 4, parents = 5, attention = 6 }
+local KEY_GROUP = { first = 7, size = 12, wait = 0, prioritized = 1, delayed = 2, marker = 3, waitingChildren = 4, priorityCounter = 5, events = 6, stagedWait = 7, stagedLifo = 8, stagedPrioritized = 9, stagedDelayed = 10, stagedWaitingChildren = 11 }
+local KEY_GROUP_COUNT = (#KEYS - 6) / 12
+local function groupKey(i, offset) return KEYS[7 + (i - 1) * 12 + offset] end
+local ARG = { guardTtl = 1, now = 2, maxLenEvents = 3, events = 4, chunks = 5, persistFrom = 6, persistCustomFrom = 7 }
+local ARG_GROUP = { first = 8, size = 15, kind = 0, queue = 1, id = 2, parentKey = 3, parentField = 4, parentPrefix = 5, inBatch = 6, dedupId = 7, dedupTtl = 8, dedupExtend = 9, dedupReplace = 10, placement = 11, timestamp = 12, delay = 13, priority = 14 }
+local ARG_GROUP_COUNT = (#ARGV - 7) / 15
+local function groupArg(i, offset) return ARGV[8 + (i - 1) * 15 + offset] end
+`,
+    include_noteAttention_0,
+    include_checkIntegerArgs_0,
+    include_replayedResult_0,
+    include_decodeIds_0,
+    include_replayedResult_1,
+    include_saveResult_0,
+    include_encodeIds_0,
+    include_saveResult_1,
+    include_checkStagedAdd_0,
+    include_isNumberText_0,
+    include_checkStagedAdd_1,
+    include_pushStagedQueue_0,
+    include_placeDeferredJob_0,
+    include_deduplicateJob_0,
+    include_removeJobKeys_0,
+    include_deduplicateJob_1,
+    include_attachExistingChild_0,
+    include_nextDelayedScore_0,
+    include_placeDeferredJob_3,
+    include_flushDeferredJobs_0,
+    include_releaseParent_0,
+    include_pushReadyJob_0,
+    include_isQueuePausedOrMaxed_0,
+    include_pushReadyJob_1,
+    include_setDelayedMarker_0,
+    include_releaseParent_2,
+    include_copyGroupFields_0,
+    `checkIntegerArgs("commitStagedJobs",
+  { "guardTtl", "now", "maxLenEvents", "events", "chunks", "persistFrom", "persistCustomFrom" })
+local replayed = replayedResult(KEYS[KEY.replayGuard])
+if replayed then return replayed end
+local k = { stage = KEYS[KEY.stage], stagedKeys = KEYS[KEY.stagedKeys],
+  stagedCustomKeys = KEYS[KEY.stagedCustomKeys], parents = KEYS[KEY.parents] }
+local queues = {}
+for g = 1, KEY_GROUP_COUNT do
+  local q = copyGroupFields({ maxLen = ARGV[ARG.maxLenEvents], dueScores = {},
+    deferred = { wait = {}, lifo = {}, prioritized = {}, delayed = {}, waitingChildren = {} } }, KEY_GROUP, groupKey, g)
+  q.prefix = string.sub(q.wait, 1, -5)
+  queues[g] = q
+end
+local deferred = {}
+for i = 1, ARG_GROUP_COUNT do
+  local job = copyGroupFields({}, ARG_GROUP, groupArg, i)
+  job.queue = tonumber(job.queue)
+  deferred[i] = job
+end
+local tail = redis.call("LRANGE", k.stagedKeys, tonumber(ARGV[ARG.persistFrom]), -1)
+local customTail = redis.call("LRANGE", k.stagedCustomKeys, tonumber(ARGV[ARG.persistCustomFrom]), -1)
+for _, key in ipairs(customTail) do table.insert(tail, key) end
+local failure, counts, parents = checkStagedAdd(k, queues, tonumber(ARGV[ARG.chunks]), tail, deferred)
+if failure then return failure end
+for _, key in ipairs(tail) do redis.call("PERSIST", key) end
+for g, q in ipairs(queues) do pushStagedQueue(q, g, counts) end
+local dropped = { k.stage, k.stagedKeys, k.stagedCustomKeys, k.parents }
+for i = 1, #parents, 2 do
+  local staged = k.stage .. ":deps:" .. parents[i]
+  redis.call("SUNIONSTORE", parents[i] .. ":dependencies", parents[i] .. ":dependencies", staged)
+  table.insert(dropped, staged)
+end
+local level, now = tonumber(ARGV[ARG.events]), tonumber(ARGV[ARG.now])
+local result, release = {}, {}
+for i, job in ipairs(deferred) do
+  local completed
+  result[2 * i - 1], result[2 * i], completed = placeDeferredJob(queues[job.queue], job, level)
+  if completed then release[job.parentKey] = job.parentPrefix end
+end
+for _, q in ipairs(queues) do flushDeferredJobs(q) end
+for parentKey, parentPrefix in pairs(release) do
+  if redis.call("SCARD", parentKey .. ":dependencies") == 0 then
+    releaseParent(parentPrefix, string.sub(parentKey, #parentPrefix + 1), parentKey, now)
+  end
+end
+for _, q in ipairs(queues) do
+  for _, name in ipairs({ "Wait", "Lifo", "Prioritized", "Delayed", "WaitingChildren" }) do table.insert(dropped, q["staged" .. name]) end
+  noteAttention(KEYS[KEY.attention], q.prefix, now)
+end
+for from = 1, #dropped, 4000 do redis.call("DEL", unpack(dropped, from, math.min(from + 3999, #dropped))) end
+return saveResult(KEYS[KEY.replayGuard], result, ARGV[ARG.guardTtl])
+`,
+  ].join(""),
 };
 
 export type CommitStagedJobsReply =
@@ -999,7 +3034,14 @@ export const countWorkers: ScriptDef<CountWorkersKeys, CountWorkersArgs> = {
   keyLocking: false,
   keys: { fixed: ["workers"] },
   argv: { fixed: ["now"] },
-  source: "-- nimbusq:countWorkers (generated from lua/countWorkers.lua; do not edit)\nlocal KEY = { workers = 1 }\nlocal ARG = { now = 1 }\nreturn redis.call(\"ZCOUNT\", KEYS[KEY.workers], \"(\" .. ARGV[ARG.now], \"+inf\")\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:countWorkers (generated from lua/countWorkers.lua; do not edit)
+local KEY = { workers = 1 }
+local ARG = { now = 1 }
+`,
+    `return redis.call("ZCOUNT", KEYS[KEY.workers], "(" .. ARGV[ARG.now], "+inf")
+`,
+  ].join(""),
 };
 
 export type CountWorkersReply =
@@ -1041,7 +3083,15 @@ export const deduplicationKey: ScriptDef<DeduplicationKeyKeys, DeduplicationKeyA
   keyLocking: false,
   keys: { fixed: ["key"] },
   argv: { fixed: ["remove"] },
-  source: "-- nimbusq:deduplicationKey (generated from lua/deduplicationKey.lua; do not edit)\nlocal KEY = { key = 1 }\nlocal ARG = { remove = 1 }\nif ARGV[ARG.remove] == \"1\" then return redis.call(\"DEL\", KEYS[KEY.key]) end\nreturn redis.call(\"GET\", KEYS[KEY.key])\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:deduplicationKey (generated from lua/deduplicationKey.lua; do not edit)
+local KEY = { key = 1 }
+local ARG = { remove = 1 }
+`,
+    `if ARGV[ARG.remove] == "1" then return redis.call("DEL", KEYS[KEY.key]) end
+return redis.call("GET", KEYS[KEY.key])
+`,
+  ].join(""),
 };
 
 export type DeduplicationKeyReply =
@@ -1108,7 +3158,38 @@ export const extendLeases: ScriptDef<ExtendLeasesKeys, ExtendLeasesArgs> = {
   keyLocking: true,
   keys: { fixed: ["stalled"], group: { name: "locks", fields: ["lock"] } },
   argv: { fixed: ["leaseMs"], group: { name: "jobs", fields: ["id","token"] } },
-  source: "#!lua flags=allow-key-locking\n-- nimbusq:extendLeases (generated from lua/extendLeases.lua; do not edit)\nlocal KEY = { stalled = 1 }\nlocal KEY_GROUP = { first = 2, size = 1, lock = 0 }\nlocal KEY_GROUP_COUNT = (#KEYS - 1) / 1\nlocal function groupKey(i, offset) return KEYS[2 + (i - 1) * 1 + offset] end\nlocal ARG = { leaseMs = 1 }\nlocal ARG_GROUP = { first = 2, size = 2, id = 0, token = 1 }\nlocal ARG_GROUP_COUNT = (#ARGV - 1) / 2\nlocal function groupArg(i, offset) return ARGV[2 + (i - 1) * 2 + offset] end\nlocal leaseMs = ARGV[ARG.leaseMs]\nif ARG_GROUP_COUNT == 0 then return {} end\nlocal lockKeys = {}\nfor i = 1, ARG_GROUP_COUNT do lockKeys[i] = groupKey(i, KEY_GROUP.lock) end\nlocal locks = redis.call(\"MGET\", unpack(lockKeys))\nlocal codes, kept = {}, {}\nfor i = 1, ARG_GROUP_COUNT do\n  local token = groupArg(i, ARG_GROUP.token)\n  if locks[i] == token then\n    redis.call(\"SET\", lockKeys[i], token, \"PX\", leaseMs)\n    kept[#kept + 1] = groupArg(i, ARG_GROUP.id)\n    codes[i] = 1\n  else\n    codes[i] = 0\n  end\nend\nif #kept > 0 then redis.call(\"SREM\", KEYS[KEY.stalled], unpack(kept)) end\nreturn codes\n",
+  source: /* @__PURE__ */ [
+    `#!lua flags=allow-key-locking
+-- nimbusq:extendLeases (generated from lua/extendLeases.lua; do not edit)
+local KEY = { stalled = 1 }
+local KEY_GROUP = { first = 2, size = 1, lock = 0 }
+local KEY_GROUP_COUNT = (#KEYS - 1) / 1
+local function groupKey(i, offset) return KEYS[2 + (i - 1) * 1 + offset] end
+local ARG = { leaseMs = 1 }
+local ARG_GROUP = { first = 2, size = 2, id = 0, token = 1 }
+local ARG_GROUP_COUNT = (#ARGV - 1) / 2
+local function groupArg(i, offset) return ARGV[2 + (i - 1) * 2 + offset] end
+`,
+    `local leaseMs = ARGV[ARG.leaseMs]
+if ARG_GROUP_COUNT == 0 then return {} end
+local lockKeys = {}
+for i = 1, ARG_GROUP_COUNT do lockKeys[i] = groupKey(i, KEY_GROUP.lock) end
+local locks = redis.call("MGET", unpack(lockKeys))
+local codes, kept = {}, {}
+for i = 1, ARG_GROUP_COUNT do
+  local token = groupArg(i, ARG_GROUP.token)
+  if locks[i] == token then
+    redis.call("SET", lockKeys[i], token, "PX", leaseMs)
+    kept[#kept + 1] = groupArg(i, ARG_GROUP.id)
+    codes[i] = 1
+  else
+    codes[i] = 0
+  end
+end
+if #kept > 0 then redis.call("SREM", KEYS[KEY.stalled], unpack(kept)) end
+return codes
+`,
+  ].join(""),
 };
 
 export type ExtendLeasesReply =
@@ -1153,7 +3234,14 @@ export const getDependencyCounts: ScriptDef<GetDependencyCountsKeys, GetDependen
   keyLocking: false,
   keys: { fixed: ["dependencies","processed","failed","unsuccessful"] },
   argv: { fixed: [] },
-  source: "-- nimbusq:getDependencyCounts (generated from lua/getDependencyCounts.lua; do not edit)\nlocal KEY = { dependencies = 1, processed = 2, failed = 3, unsuccessful = 4 }\nreturn { redis.call(\"SCARD\", KEYS[KEY.dependencies]), redis.call(\"HLEN\", KEYS[KEY.processed]),\n  redis.call(\"HLEN\", KEYS[KEY.failed]), redis.call(\"ZCARD\", KEYS[KEY.unsuccessful]) }\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:getDependencyCounts (generated from lua/getDependencyCounts.lua; do not edit)
+local KEY = { dependencies = 1, processed = 2, failed = 3, unsuccessful = 4 }
+`,
+    `return { redis.call("SCARD", KEYS[KEY.dependencies]), redis.call("HLEN", KEYS[KEY.processed]),
+  redis.call("HLEN", KEYS[KEY.failed]), redis.call("ZCARD", KEYS[KEY.unsuccessful]) }
+`,
+  ].join(""),
 };
 
 export type GetDependencyCountsReply =
@@ -1209,7 +3297,26 @@ export const getJobCounts: ScriptDef<GetJobCountsKeys, GetJobCountsArgs> = {
   keyLocking: false,
   keys: { fixed: [], group: { name: "structures", fields: ["key"] } },
   argv: { fixed: [], group: { name: "structures", fields: ["kind"] } },
-  source: "-- nimbusq:getJobCounts (generated from lua/getJobCounts.lua; do not edit)\nlocal KEY_GROUP = { first = 1, size = 1, key = 0 }\nlocal KEY_GROUP_COUNT = (#KEYS - 0) / 1\nlocal function groupKey(i, offset) return KEYS[1 + (i - 1) * 1 + offset] end\nlocal ARG_GROUP = { first = 1, size = 1, kind = 0 }\nlocal ARG_GROUP_COUNT = (#ARGV - 0) / 1\nlocal function groupArg(i, offset) return ARGV[1 + (i - 1) * 1 + offset] end\nlocal counts = {}\nfor i = 1, KEY_GROUP_COUNT do\n  if groupArg(i, ARG_GROUP.kind) == \"list\" then\n    counts[i] = redis.call(\"LLEN\", groupKey(i, KEY_GROUP.key))\n  else\n    counts[i] = redis.call(\"ZCARD\", groupKey(i, KEY_GROUP.key))\n  end\nend\nreturn counts\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:getJobCounts (generated from lua/getJobCounts.lua; do not edit)
+local KEY_GROUP = { first = 1, size = 1, key = 0 }
+local KEY_GROUP_COUNT = (#KEYS - 0) / 1
+local function groupKey(i, offset) return KEYS[1 + (i - 1) * 1 + offset] end
+local ARG_GROUP = { first = 1, size = 1, kind = 0 }
+local ARG_GROUP_COUNT = (#ARGV - 0) / 1
+local function groupArg(i, offset) return ARGV[1 + (i - 1) * 1 + offset] end
+`,
+    `local counts = {}
+for i = 1, KEY_GROUP_COUNT do
+  if groupArg(i, ARG_GROUP.kind) == "list" then
+    counts[i] = redis.call("LLEN", groupKey(i, KEY_GROUP.key))
+  else
+    counts[i] = redis.call("ZCARD", groupKey(i, KEY_GROUP.key))
+  end
+end
+return counts
+`,
+  ].join(""),
 };
 
 export type GetJobCountsReply =
@@ -1253,7 +3360,14 @@ export const getJobLogs: ScriptDef<GetJobLogsKeys, GetJobLogsArgs> = {
   keyLocking: false,
   keys: { fixed: ["logs"] },
   argv: { fixed: ["from","to"] },
-  source: "-- nimbusq:getJobLogs (generated from lua/getJobLogs.lua; do not edit)\nlocal KEY = { logs = 1 }\nlocal ARG = { from = 1, to = 2 }\nreturn { redis.call(\"LRANGE\", KEYS[KEY.logs], ARGV[ARG.from], ARGV[ARG.to]), redis.call(\"LLEN\", KEYS[KEY.logs]) }\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:getJobLogs (generated from lua/getJobLogs.lua; do not edit)
+local KEY = { logs = 1 }
+local ARG = { from = 1, to = 2 }
+`,
+    `return { redis.call("LRANGE", KEYS[KEY.logs], ARGV[ARG.from], ARGV[ARG.to]), redis.call("LLEN", KEYS[KEY.logs]) }
+`,
+  ].join(""),
 };
 
 export type GetJobLogsReply =
@@ -1305,7 +3419,29 @@ export const getJobSchedulers: ScriptDef<GetJobSchedulersKeys, GetJobSchedulersA
   keyLocking: false,
   keys: { fixed: ["schedulers"] },
   argv: { fixed: ["mode","schedulerId","start","stop","ascending"] },
-  source: "-- nimbusq:getJobSchedulers (generated from lua/getJobSchedulers.lua; do not edit)\nlocal KEY = { schedulers = 1 }\nlocal ARG = { mode = 1, schedulerId = 2, start = 3, stop = 4, ascending = 5 }\nlocal key, mode = KEYS[KEY.schedulers], ARGV[ARG.mode]\nif mode == \"count\" then return redis.call(\"ZCARD\", key) end\nif mode == \"one\" then\n  local next = redis.call(\"ZSCORE\", key, ARGV[ARG.schedulerId])\n  if not next then return {} end\n  return { next, redis.call(\"HGETALL\", key .. \":\" .. ARGV[ARG.schedulerId]) }\nend\nlocal command = ARGV[ARG.ascending] == \"1\" and \"ZRANGE\" or \"ZREVRANGE\"\nlocal entries = redis.call(command, key, ARGV[ARG.start], ARGV[ARG.stop], \"WITHSCORES\")\nlocal out = {}\nfor i = 1, #entries, 2 do\n  out[#out + 1] = entries[i]\n  out[#out + 1] = entries[i + 1]\n  out[#out + 1] = redis.call(\"HGETALL\", key .. \":\" .. entries[i])\nend\nreturn out\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:getJobSchedulers (generated from lua/getJobSchedulers.lua; do not edit)
+local KEY = { schedulers = 1 }
+local ARG = { mode = 1, schedulerId = 2, start = 3, stop = 4, ascending = 5 }
+`,
+    `local key, mode = KEYS[KEY.schedulers], ARGV[ARG.mode]
+if mode == "count" then return redis.call("ZCARD", key) end
+if mode == "one" then
+  local next = redis.call("ZSCORE", key, ARGV[ARG.schedulerId])
+  if not next then return {} end
+  return { next, redis.call("HGETALL", key .. ":" .. ARGV[ARG.schedulerId]) }
+end
+local command = ARGV[ARG.ascending] == "1" and "ZRANGE" or "ZREVRANGE"
+local entries = redis.call(command, key, ARGV[ARG.start], ARGV[ARG.stop], "WITHSCORES")
+local out = {}
+for i = 1, #entries, 2 do
+  out[#out + 1] = entries[i]
+  out[#out + 1] = entries[i + 1]
+  out[#out + 1] = redis.call("HGETALL", key .. ":" .. entries[i])
+end
+return out
+`,
+  ].join(""),
 };
 
 export type GetJobSchedulersReply =
@@ -1389,7 +3525,37 @@ export const getJobStates: ScriptDef<GetJobStatesKeys, GetJobStatesArgs> = {
   keyLocking: false,
   keys: { fixed: ["completed","failed","delayed","prioritized","active","wait","legacyPaused","waitingChildren"] },
   argv: { fixed: ["prefix"], group: { name: "jobs", fields: ["id"] } },
-  source: "-- nimbusq:getJobStates (generated from lua/getJobStates.lua; do not edit)\nlocal KEY = { completed = 1, failed = 2, delayed = 3, prioritized = 4, active = 5, wait = 6, legacyPaused = 7, waitingChildren = 8 }\nlocal ARG = { prefix = 1 }\nlocal ARG_GROUP = { first = 2, size = 1, id = 0 }\nlocal ARG_GROUP_COUNT = (#ARGV - 1) / 1\nlocal function groupArg(i, offset) return ARGV[2 + (i - 1) * 1 + offset] end\nlocal states = {}\nfor i = 1, ARG_GROUP_COUNT do\n  local id = groupArg(i, ARG_GROUP.id)\n  local state = \"unknown\"\n  if redis.call(\"ZSCORE\", KEYS[KEY.completed], id) then state = \"completed\"\n  elseif redis.call(\"ZSCORE\", KEYS[KEY.failed], id) then state = \"failed\"\n  elseif redis.call(\"ZSCORE\", KEYS[KEY.delayed], id) then state = \"delayed\"\n  elseif redis.call(\"ZSCORE\", KEYS[KEY.prioritized], id) then state = \"prioritized\"\n  elseif redis.call(\"LPOS\", KEYS[KEY.active], id) then state = \"active\"\n  elseif redis.call(\"LPOS\", KEYS[KEY.wait], id) then state = \"waiting\"\n  elseif redis.call(\"LPOS\", KEYS[KEY.legacyPaused], id) then state = \"waiting\"\n  elseif redis.call(\"ZSCORE\", KEYS[KEY.waitingChildren], id) then state = \"waiting-children\"\n  end\n  if ARGV[ARG.prefix] ~= \"\" then\n    states[#states + 1] = state\n    states[#states + 1] = redis.call(\"HGETALL\", ARGV[ARG.prefix] .. id)\n  else\n    states[i] = state\n  end\nend\nreturn states\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:getJobStates (generated from lua/getJobStates.lua; do not edit)
+local KEY = { completed = 1, failed = 2, delayed = 3, prioritized = 4, active = 5, wait = 6, legacyPaused = 7, waitingChildren = 8 }
+local ARG = { prefix = 1 }
+local ARG_GROUP = { first = 2, size = 1, id = 0 }
+local ARG_GROUP_COUNT = (#ARGV - 1) / 1
+local function groupArg(i, offset) return ARGV[2 + (i - 1) * 1 + offset] end
+`,
+    `local states = {}
+for i = 1, ARG_GROUP_COUNT do
+  local id = groupArg(i, ARG_GROUP.id)
+  local state = "unknown"
+  if redis.call("ZSCORE", KEYS[KEY.completed], id) then state = "completed"
+  elseif redis.call("ZSCORE", KEYS[KEY.failed], id) then state = "failed"
+  elseif redis.call("ZSCORE", KEYS[KEY.delayed], id) then state = "delayed"
+  elseif redis.call("ZSCORE", KEYS[KEY.prioritized], id) then state = "prioritized"
+  elseif redis.call("LPOS", KEYS[KEY.active], id) then state = "active"
+  elseif redis.call("LPOS", KEYS[KEY.wait], id) then state = "waiting"
+  elseif redis.call("LPOS", KEYS[KEY.legacyPaused], id) then state = "waiting"
+  elseif redis.call("ZSCORE", KEYS[KEY.waitingChildren], id) then state = "waiting-children"
+  end
+  if ARGV[ARG.prefix] ~= "" then
+    states[#states + 1] = state
+    states[#states + 1] = redis.call("HGETALL", ARGV[ARG.prefix] .. id)
+  else
+    states[i] = state
+  end
+end
+return states
+`,
+  ].join(""),
 };
 
 export type GetJobStatesReply =
@@ -1457,11 +3623,65 @@ export interface GetJobsInRangeArgs {
  */
 export const getJobsInRange: ScriptDef<GetJobsInRangeKeys, GetJobsInRangeArgs> = {
   name: "getJobsInRange",
-  sha1: "ec13742f2d376238c5a3ed1a386c0c8ac6d58b63",
+  sha1: "7f77f88f1354e902ed0f04247b6978e37784710f",
   keyLocking: false,
   keys: { fixed: [], group: { name: "structures", fields: ["key"] } },
   argv: { fixed: ["prefix","ascending","maxIds","maxBytes"], group: { name: "structures", fields: ["kind","start","stop"] } },
-  source: "-- nimbusq:getJobsInRange (generated from lua/getJobsInRange.lua; do not edit)\nlocal KEY_GROUP = { first = 1, size = 1, key = 0 }\nlocal KEY_GROUP_COUNT = (#KEYS - 0) / 1\nlocal function groupKey(i, offset) return KEYS[1 + (i - 1) * 1 + offset] end\nlocal ARG = { prefix = 1, ascending = 2, maxIds = 3, maxBytes = 4 }\nlocal ARG_GROUP = { first = 5, size = 3, kind = 0, start = 1, stop = 2 }\nlocal ARG_GROUP_COUNT = (#ARGV - 4) / 3\nlocal function groupArg(i, offset) return ARGV[5 + (i - 1) * 3 + offset] end\nlocal ascending = ARGV[ARG.ascending] == \"1\"\nlocal maxIds, maxBytes = tonumber(ARGV[ARG.maxIds]), tonumber(ARGV[ARG.maxBytes])\nlocal prefix = ARGV[ARG.prefix]\nlocal out, read, bytes = { 0, 0 }, 0, 0\n\nlocal function range(key, kind, from, to)\n  if kind == \"list\" then\n    if not ascending then return redis.call(\"LRANGE\", key, from, to) end\n    local ids, reversed = redis.call(\"LRANGE\", key, -1 - to, -1 - from), {}\n    for j = #ids, 1, -1 do reversed[#reversed + 1] = ids[j] end\n    return reversed\n  elseif ascending then\n    return redis.call(\"ZRANGE\", key, from, to)\n  end\n  return redis.call(\"ZREVRANGE\", key, from, to)\nend\n\nfor i = 1, KEY_GROUP_COUNT do\n  local start, stop = tonumber(groupArg(i, ARG_GROUP.start)), tonumber(groupArg(i, ARG_GROUP.stop))\n  if stop == -1 or stop >= start then\n    if read >= maxIds or bytes >= maxBytes then\n      out[1], out[2] = i, start\n      return out\n    end\n    local room = maxIds - read\n    local to = (stop == -1 or stop - start + 1 > room) and start + room - 1 or stop\n    local ids = range(groupKey(i, KEY_GROUP.key), groupArg(i, ARG_GROUP.kind), start, to)\n    for j, id in ipairs(ids) do\n      if bytes >= maxBytes then\n        out[1], out[2] = i, start + j - 1\n        return out\n      end\n      local hash = redis.call(\"HGETALL\", prefix .. id)\n      for _, text in ipairs(hash) do bytes = bytes + #text end\n      out[#out + 1] = id\n      out[#out + 1] = hash\n      read = read + 1\n    end\n    -- A full page that stopped short of the range's end: the rest waits for the next page.\n    if #ids == to - start + 1 and to ~= stop then\n      out[1], out[2] = i, to + 1\n      return out\n    end\n  end\nend\nreturn out\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:getJobsInRange (generated from lua/getJobsInRange.lua; do not edit)
+local KEY_GROUP = { first = 1, size = 1, key = 0 }
+local KEY_GROUP_COUNT = (#KEYS - 0) / 1
+local function groupKey(i, offset) return KEYS[1 + (i - 1) * 1 + offset] end
+local ARG = { prefix = 1, ascending = 2, maxIds = 3, maxBytes = 4 }
+local ARG_GROUP = { first = 5, size = 3, kind = 0, start = 1, stop = 2 }
+local ARG_GROUP_COUNT = (#ARGV - 4) / 3
+local function groupArg(i, offset) return ARGV[5 + (i - 1) * 3 + offset] end
+`,
+    `local ascending = ARGV[ARG.ascending] == "1"
+local maxIds, maxBytes = tonumber(ARGV[ARG.maxIds]), tonumber(ARGV[ARG.maxBytes])
+local prefix = ARGV[ARG.prefix]
+local out, read, bytes = { 0, 0 }, 0, 0
+local function range(key, kind, from, to)
+  if kind == "list" then
+    if not ascending then return redis.call("LRANGE", key, from, to) end
+    local ids, reversed = redis.call("LRANGE", key, -1 - to, -1 - from), {}
+    for j = #ids, 1, -1 do reversed[#reversed + 1] = ids[j] end
+    return reversed
+  elseif ascending then
+    return redis.call("ZRANGE", key, from, to)
+  end
+  return redis.call("ZREVRANGE", key, from, to)
+end
+for i = 1, KEY_GROUP_COUNT do
+  local start, stop = tonumber(groupArg(i, ARG_GROUP.start)), tonumber(groupArg(i, ARG_GROUP.stop))
+  if stop == -1 or stop >= start then
+    if read >= maxIds or bytes >= maxBytes then
+      out[1], out[2] = i, start
+      return out
+    end
+    local room = maxIds - read
+    local to = (stop == -1 or stop - start + 1 > room) and start + room - 1 or stop
+    local ids = range(groupKey(i, KEY_GROUP.key), groupArg(i, ARG_GROUP.kind), start, to)
+    for j, id in ipairs(ids) do
+      if bytes >= maxBytes then
+        out[1], out[2] = i, start + j - 1
+        return out
+      end
+      local hash = redis.call("HGETALL", prefix .. id)
+      for _, text in ipairs(hash) do bytes = bytes + #text end
+      out[#out + 1] = id
+      out[#out + 1] = hash
+      read = read + 1
+    end
+    if #ids == to - start + 1 and to ~= stop then
+      out[1], out[2] = i, to + 1
+      return out
+    end
+  end
+end
+return out
+`,
+  ].join(""),
 };
 
 export type GetJobsInRangeReply =
@@ -1511,7 +3731,18 @@ export const getMetrics: ScriptDef<GetMetricsKeys, GetMetricsArgs> = {
   keyLocking: false,
   keys: { fixed: ["metrics","data"] },
   argv: { fixed: ["start","stop"] },
-  source: "-- nimbusq:getMetrics (generated from lua/getMetrics.lua; do not edit)\nlocal KEY = { metrics = 1, data = 2 }\nlocal ARG = { start = 1, stop = 2 }\nreturn {\n  redis.call(\"HMGET\", KEYS[KEY.metrics], \"count\", \"prevTS\", \"prevCount\"),\n  redis.call(\"LRANGE\", KEYS[KEY.data], ARGV[ARG.start], ARGV[ARG.stop]),\n  redis.call(\"LLEN\", KEYS[KEY.data]),\n}\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:getMetrics (generated from lua/getMetrics.lua; do not edit)
+local KEY = { metrics = 1, data = 2 }
+local ARG = { start = 1, stop = 2 }
+`,
+    `return {
+  redis.call("HMGET", KEYS[KEY.metrics], "count", "prevTS", "prevCount"),
+  redis.call("LRANGE", KEYS[KEY.data], ARGV[ARG.start], ARGV[ARG.stop]),
+  redis.call("LLEN", KEYS[KEY.data]),
+}
+`,
+  ].join(""),
 };
 
 export type GetMetricsReply =
@@ -1559,7 +3790,20 @@ export const getRateLimitTtl: ScriptDef<GetRateLimitTtlKeys, GetRateLimitTtlArgs
   keyLocking: false,
   keys: { fixed: ["limiter","meta"] },
   argv: { fixed: ["maxJobs"] },
-  source: "-- nimbusq:getRateLimitTtl (generated from lua/getRateLimitTtl.lua; do not edit)\nlocal KEY = { limiter = 1, meta = 2 }\nlocal ARG = { maxJobs = 1 }\nlocal maxJobs = tonumber(ARGV[ARG.maxJobs])\nif maxJobs == 0 then maxJobs = tonumber(redis.call(\"HGET\", KEYS[KEY.meta], \"max\")) end\nif not maxJobs then return redis.call(\"PTTL\", KEYS[KEY.limiter]) end\nif maxJobs > (tonumber(redis.call(\"GET\", KEYS[KEY.limiter])) or 0) then return 0 end\nlocal ttl = redis.call(\"PTTL\", KEYS[KEY.limiter])\nif ttl == 0 then redis.call(\"DEL\", KEYS[KEY.limiter]) end\nreturn ttl > 0 and ttl or 0\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:getRateLimitTtl (generated from lua/getRateLimitTtl.lua; do not edit)
+local KEY = { limiter = 1, meta = 2 }
+local ARG = { maxJobs = 1 }
+`,
+    `local maxJobs = tonumber(ARGV[ARG.maxJobs])
+if maxJobs == 0 then maxJobs = tonumber(redis.call("HGET", KEYS[KEY.meta], "max")) end
+if not maxJobs then return redis.call("PTTL", KEYS[KEY.limiter]) end
+if maxJobs > (tonumber(redis.call("GET", KEYS[KEY.limiter])) or 0) then return 0 end
+local ttl = redis.call("PTTL", KEYS[KEY.limiter])
+if ttl == 0 then redis.call("DEL", KEYS[KEY.limiter]) end
+return ttl > 0 and ttl or 0
+`,
+  ].join(""),
 };
 
 export type GetRateLimitTtlReply =
@@ -1628,11 +3872,55 @@ export interface MoveJobsToWaitArgs {
  */
 export const moveJobsToWait: ScriptDef<MoveJobsToWaitKeys, MoveJobsToWaitArgs> = {
   name: "moveJobsToWait",
-  sha1: "d3f1cd0fbe13a7c20cd8b0de3ee7e1b56f5c6b6f",
+  sha1: "e020e5bf0f06c07b53e3b347d554f5363926b54c",
   keyLocking: false,
   keys: { fixed: ["source","wait","meta","active","marker","events","replayGuard","attention"] },
   argv: { fixed: ["prefix","state","count","maxScore","guardTtl"] },
-  source: "-- nimbusq:moveJobsToWait (generated from lua/moveJobsToWait.lua; do not edit)\nlocal KEY = { source = 1, wait = 2, meta = 3, active = 4, marker = 5, events = 6, replayGuard = 7, attention = 8 }\nlocal ARG = { prefix = 1, state = 2, count = 3, maxScore = 4, guardTtl = 5 }\n-- Tells the sweeper a queue needs a look by `when` (ms): the queue's entry in its prefix's attention\n-- index (`indexKey` = <prefix>:nq:due, score = when, member = the queue's name) moves earlier, never\n-- later (ZADD LT adds an absent entry). The sweeper moves it later, or removes it, once it has looked.\n-- `queuePrefix` is the queue's key prefix <prefix>:<queue>:; a queue under another prefix (a dead\n-- letter or a parent there) is left alone: its index is another key.\nlocal function noteAttention(indexKey, queuePrefix, when)\n  local prefix = string.sub(indexKey, 1, -8)\n  if string.sub(queuePrefix, 1, #prefix + 1) ~= prefix .. \":\" then return end\n  redis.call(\"ZADD\", indexKey, \"LT\", when, string.sub(queuePrefix, #prefix + 2, -2))\nend\n-- The events stream's approximate cap a queue's meta records (`opts.maxLenEvents`), or BullMQ's\n-- default of 10000 when there is none or it is no count (XADD would refuse it after the caller's\n-- first write): scripts that read meta anyway trim with it.\nlocal function eventsMaxLen(metaKey)\n  local cap = redis.call(\"HGET\", metaKey, \"opts.maxLenEvents\")\n  if cap and string.find(cap, \"^%d+$\") then return cap end\n  return \"10000\"\nend\n-- What an earlier run of this very call answered (saveResult wrote it), or nil on a fresh call: a\n-- replayed call returns that answer again and writes nothing.\n-- Reads back what encodeIds wrote.\nlocal function decodeIds(text)\n  local ids, at = {}, 1\n  while at <= #text do\n    local colon = string.find(text, \":\", at, true)\n    local length = tonumber(string.sub(text, at, colon - 1))\n    ids[#ids + 1] = string.sub(text, colon + 1, colon + length)\n    at = colon + length + 1\n  end\n  return ids\nend\nlocal function replayedResult(guardKey)\n  local saved = redis.call(\"GET\", guardKey)\n  if saved then return decodeIds(saved) end\n  return nil\nend\n-- Records a call's answer (a list of strings and small numbers) under its replay guard for `ttl` ms,\n-- and returns it.\n-- Length-prefixed list of ids (\"<bytes>:<id>\" each), safe for ids holding any character; what the\n-- replay guards store.\nlocal function encodeIds(ids)\n  local parts = {}\n  for i, id in ipairs(ids) do parts[i] = #id .. \":\" .. id end\n  return table.concat(parts)\nend\nlocal function saveResult(guardKey, result, ttl)\n  local texts = {}\n  for i, value in ipairs(result) do texts[i] = type(value) == \"number\" and string.format(\"%d\", value) or value end\n  redis.call(\"SET\", guardKey, encodeIds(texts), \"PX\", ttl)\n  return result\nend\n-- True when the queue is paused (meta.paused present) or at its global concurrency\n-- (meta.concurrency set and LLEN active >= it): then BullMQ writes no \"ready\" marker. A concurrency\n-- that is no number counts as none (comparing it would stop the caller after its first write).\nlocal function isQueuePausedOrMaxed(metaKey, activeKey)\n  local meta = redis.call(\"HMGET\", metaKey, \"paused\", \"concurrency\")\n  if meta[1] then return true end\n  local limit = tonumber(meta[2])\n  if limit then\n    return redis.call(\"LLEN\", activeKey) >= limit\n  end\n  return false\nend\n-- BullMQ's moveChildBackToParentDependencies: a retried child (out of `state`, failed or completed)\n-- is pending again for its parent — taken out of the parent's `:unsuccessful`/`:failed` or\n-- `:processed` record —, but a parent that already left waiting-children is not moved back there.\nlocal function moveChildBackToParent(jobKey, parentKey, state)\n  if not parentKey or redis.call(\"EXISTS\", parentKey) == 0 then return end\n  local recorded\n  if state == \"failed\" then\n    recorded = redis.call(\"ZREM\", parentKey .. \":unsuccessful\", jobKey) == 1\n      or redis.call(\"HDEL\", parentKey .. \":failed\", jobKey) == 1\n  else\n    recorded = redis.call(\"HDEL\", parentKey .. \":processed\", jobKey) == 1\n  end\n  if recorded then redis.call(\"SADD\", parentKey .. \":dependencies\", jobKey) end\nend\nlocal replayed = replayedResult(KEYS[KEY.replayGuard])\nif replayed then return replayed end\nlocal prefix, state, count = ARGV[ARG.prefix], ARGV[ARG.state], tonumber(ARGV[ARG.count])\nlocal jobs = redis.call(\"ZRANGEBYSCORE\", KEYS[KEY.source], 0, ARGV[ARG.maxScore], \"LIMIT\", 0, count)\nif #jobs > 0 then\n  if state ~= \"delayed\" then\n    local valueField = state == \"failed\" and \"failedReason\" or \"returnvalue\"\n    for _, id in ipairs(jobs) do\n      local jobKey = prefix .. id\n      redis.call(\"HDEL\", jobKey, \"finishedOn\", \"processedOn\", valueField)\n      moveChildBackToParent(jobKey, redis.call(\"HGET\", jobKey, \"parentKey\"), state)\n    end\n  end\n  local maxLen = eventsMaxLen(KEYS[KEY.meta])\n  for _, id in ipairs(jobs) do\n    redis.call(\"XADD\", KEYS[KEY.events], \"MAXLEN\", \"~\", maxLen, \"*\", \"event\", \"waiting\", \"jobId\", id, \"prev\", state)\n  end\n  for from = 1, #jobs, 4000 do\n    local to = math.min(from + 3999, #jobs)\n    redis.call(\"ZREM\", KEYS[KEY.source], unpack(jobs, from, to))\n    redis.call(\"LPUSH\", KEYS[KEY.wait], unpack(jobs, from, to))\n  end\n  if not isQueuePausedOrMaxed(KEYS[KEY.meta], KEYS[KEY.active]) then\n    redis.call(\"ZADD\", KEYS[KEY.marker], 0, \"0\")\n  end\nend\nnoteAttention(KEYS[KEY.attention], prefix, 0)\nreturn saveResult(KEYS[KEY.replayGuard], { #jobs >= count and 1 or 0, #jobs }, ARGV[ARG.guardTtl])\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:moveJobsToWait (generated from lua/moveJobsToWait.lua; do not edit)
+local KEY = { source = 1, wait = 2, meta = 3, active = 4, marker = 5, events = 6, replayGuard = 7, attention = 8 }
+local ARG = { prefix = 1, state = 2, count = 3, maxScore = 4, guardTtl = 5 }
+`,
+    include_noteAttention_0,
+    include_eventsMaxLen_0,
+    include_replayedResult_0,
+    include_decodeIds_0,
+    include_replayedResult_1,
+    include_saveResult_0,
+    include_encodeIds_0,
+    include_saveResult_1,
+    include_isQueuePausedOrMaxed_0,
+    include_moveChildBackToParent_0,
+    `local replayed = replayedResult(KEYS[KEY.replayGuard])
+if replayed then return replayed end
+local prefix, state, count = ARGV[ARG.prefix], ARGV[ARG.state], tonumber(ARGV[ARG.count])
+local jobs = redis.call("ZRANGEBYSCORE", KEYS[KEY.source], 0, ARGV[ARG.maxScore], "LIMIT", 0, count)
+if #jobs > 0 then
+  if state ~= "delayed" then
+    local valueField = state == "failed" and "failedReason" or "returnvalue"
+    for _, id in ipairs(jobs) do
+      local jobKey = prefix .. id
+      redis.call("HDEL", jobKey, "finishedOn", "processedOn", valueField)
+      moveChildBackToParent(jobKey, redis.call("HGET", jobKey, "parentKey"), state)
+    end
+  end
+  local maxLen = eventsMaxLen(KEYS[KEY.meta])
+  for _, id in ipairs(jobs) do
+    redis.call("XADD", KEYS[KEY.events], "MAXLEN", "~", maxLen, "*", "event", "waiting", "jobId", id, "prev", state)
+  end
+  for from = 1, #jobs, 4000 do
+    local to = math.min(from + 3999, #jobs)
+    redis.call("ZREM", KEYS[KEY.source], unpack(jobs, from, to))
+    redis.call("LPUSH", KEYS[KEY.wait], unpack(jobs, from, to))
+  end
+  if not isQueuePausedOrMaxed(KEYS[KEY.meta], KEYS[KEY.active]) then
+    redis.call("ZADD", KEYS[KEY.marker], 0, "0")
+  end
+end
+noteAttention(KEYS[KEY.attention], prefix, 0)
+return saveResult(KEYS[KEY.replayGuard], { #jobs >= count and 1 or 0, #jobs }, ARGV[ARG.guardTtl])
+`,
+  ].join(""),
 };
 
 export type MoveJobsToWaitReply =
@@ -1690,11 +3978,40 @@ export interface MoveToWaitingChildrenArgs {
  */
 export const moveToWaitingChildren: ScriptDef<MoveToWaitingChildrenKeys, MoveToWaitingChildrenArgs> = {
   name: "moveToWaitingChildren",
-  sha1: "ee36bd622d44475015275fd342794a2e99d426ea",
+  sha1: "7613eb5d1cd8a4f16fc3de956bc85e260cebbfa2",
   keyLocking: false,
   keys: { fixed: ["lock","dependencies","unsuccessful","active","waitingChildren","stalled","events"] },
   argv: { fixed: ["jobId","token","now","child"] },
-  source: "-- nimbusq:moveToWaitingChildren (generated from lua/moveToWaitingChildren.lua; do not edit)\nlocal KEY = { lock = 1, dependencies = 2, unsuccessful = 3, active = 4, waitingChildren = 5, stalled = 6, events = 7 }\nlocal ARG = { jobId = 1, token = 2, now = 3, child = 4 }\n-- Refuses, before a script's first write, the ARGV it turns into numbers (or hands Redis as counts,\n-- TTLs and caps) only after writing: Redis never rolls a script back, so an argument found bad\n-- half-way would leave a job moved out of one structure and into none. `names` are ARG names; each\n-- must be a decimal integer. The error names the script and the argument, never its value.\nlocal function checkIntegerArgs(script, names)\n  for _, name in ipairs(names) do\n    if not string.find(ARGV[ARG[name]] or \"\", \"^%-?%d+$\") then\n      error(script .. \": argument \" .. name .. \" must be an integer\")\n    end\n  end\nend\n-- `now` is the waiting-children score, written after the job left active.\ncheckIntegerArgs(\"moveToWaitingChildren\", { \"now\" })\nlocal id = ARGV[ARG.jobId]\nif redis.call(\"ZCARD\", KEYS[KEY.unsuccessful]) > 0 then return -9 end\nlocal lock = redis.call(\"GET\", KEYS[KEY.lock])\nif not lock then\n  if redis.call(\"ZSCORE\", KEYS[KEY.waitingChildren], id) then return 1 end\n  return -2\nend\nif lock ~= ARGV[ARG.token] then return -6 end\nlocal pending\nif ARGV[ARG.child] ~= \"\" then\n  pending = redis.call(\"SISMEMBER\", KEYS[KEY.dependencies], ARGV[ARG.child]) == 1\nelse\n  pending = redis.call(\"SCARD\", KEYS[KEY.dependencies]) > 0\nend\nif not pending then return 0 end\nredis.call(\"DEL\", KEYS[KEY.lock])\nredis.call(\"SREM\", KEYS[KEY.stalled], id)\nredis.call(\"LREM\", KEYS[KEY.active], -1, id)\nredis.call(\"ZADD\", KEYS[KEY.waitingChildren], ARGV[ARG.now], id)\nredis.call(\"XADD\", KEYS[KEY.events], \"*\", \"event\", \"waiting-children\", \"jobId\", id, \"prev\", \"active\")\nreturn 1\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:moveToWaitingChildren (generated from lua/moveToWaitingChildren.lua; do not edit)
+local KEY = { lock = 1, dependencies = 2, unsuccessful = 3, active = 4, waitingChildren = 5, stalled = 6, events = 7 }
+local ARG = { jobId = 1, token = 2, now = 3, child = 4 }
+`,
+    include_checkIntegerArgs_0,
+    `checkIntegerArgs("moveToWaitingChildren", { "now" })
+local id = ARGV[ARG.jobId]
+if redis.call("ZCARD", KEYS[KEY.unsuccessful]) > 0 then return -9 end
+local lock = redis.call("GET", KEYS[KEY.lock])
+if not lock then
+  if redis.call("ZSCORE", KEYS[KEY.waitingChildren], id) then return 1 end
+  return -2
+end
+if lock ~= ARGV[ARG.token] then return -6 end
+local pending
+if ARGV[ARG.child] ~= "" then
+  pending = redis.call("SISMEMBER", KEYS[KEY.dependencies], ARGV[ARG.child]) == 1
+else
+  pending = redis.call("SCARD", KEYS[KEY.dependencies]) > 0
+end
+if not pending then return 0 end
+redis.call("DEL", KEYS[KEY.lock])
+redis.call("SREM", KEYS[KEY.stalled], id)
+redis.call("LREM", KEYS[KEY.active], -1, id)
+redis.call("ZADD", KEYS[KEY.waitingChildren], ARGV[ARG.now], id)
+redis.call("XADD", KEYS[KEY.events], "*", "event", "waiting-children", "jobId", id, "prev", "active")
+return 1
+`,
+  ].join(""),
 };
 
 export type MoveToWaitingChildrenReply =
@@ -1749,11 +4066,77 @@ export interface ObliterateQueueArgs {
  */
 export const obliterateQueue: ScriptDef<ObliterateQueueKeys, ObliterateQueueArgs> = {
   name: "obliterateQueue",
-  sha1: "d0ccf5086629935bdcbc27c3fcdd7a398547cc6e",
+  sha1: "ee280d2b8ac2400bf822478832b344bd59226368",
   keyLocking: false,
   keys: { fixed: ["meta","replayGuard"] },
   argv: { fixed: ["prefix","count","force","guardTtl"] },
-  source: "-- nimbusq:obliterateQueue (generated from lua/obliterateQueue.lua; do not edit)\nlocal KEY = { meta = 1, replayGuard = 2 }\nlocal ARG = { prefix = 1, count = 2, force = 3, guardTtl = 4 }\n-- What an earlier run of this very call answered (saveResult wrote it), or nil on a fresh call: a\n-- replayed call returns that answer again and writes nothing.\n-- Reads back what encodeIds wrote.\nlocal function decodeIds(text)\n  local ids, at = {}, 1\n  while at <= #text do\n    local colon = string.find(text, \":\", at, true)\n    local length = tonumber(string.sub(text, at, colon - 1))\n    ids[#ids + 1] = string.sub(text, colon + 1, colon + length)\n    at = colon + length + 1\n  end\n  return ids\nend\nlocal function replayedResult(guardKey)\n  local saved = redis.call(\"GET\", guardKey)\n  if saved then return decodeIds(saved) end\n  return nil\nend\n-- Records a call's answer (a list of strings and small numbers) under its replay guard for `ttl` ms,\n-- and returns it.\n-- Length-prefixed list of ids (\"<bytes>:<id>\" each), safe for ids holding any character; what the\n-- replay guards store.\nlocal function encodeIds(ids)\n  local parts = {}\n  for i, id in ipairs(ids) do parts[i] = #id .. \":\" .. id end\n  return table.concat(parts)\nend\nlocal function saveResult(guardKey, result, ttl)\n  local texts = {}\n  for i, value in ipairs(result) do texts[i] = type(value) == \"number\" and string.format(\"%d\", value) or value end\n  redis.call(\"SET\", guardKey, encodeIds(texts), \"PX\", ttl)\n  return result\nend\n-- Deletes one job the bulk way (clean, drain, obliterate; BullMQ's removeJob with hard set): unlinked\n-- hard from its parent, its deduplication window ended if it owns it, its keys deleted. The caller\n-- takes its id out of the structure that held it; no event is written.\n-- Unlinks a job being removed from its parent (given by key and queue prefix): the job leaves\n-- the parent's pending dependencies, and a parent left with nothing pending leaves waiting-children.\n-- Soft (job.remove): that parent goes to the end of wait with a marker and a `waiting prev\n-- waiting-children` event. Hard (clean, drain, obliterate; BullMQ's removeParentDependencyKey with\n-- hard set): a parent in the job's own queue is deleted too (and unlinked from its own parent the\n-- same way), one in another queue goes to wait with no event.\n-- True when the queue is paused (meta.paused present) or at its global concurrency\n-- (meta.concurrency set and LLEN active >= it): then BullMQ writes no \"ready\" marker. A concurrency\n-- that is no number counts as none (comparing it would stop the caller after its first write).\nlocal function isQueuePausedOrMaxed(metaKey, activeKey)\n  local meta = redis.call(\"HMGET\", metaKey, \"paused\", \"concurrency\")\n  if meta[1] then return true end\n  local limit = tonumber(meta[2])\n  if limit then\n    return redis.call(\"LLEN\", activeKey) >= limit\n  end\n  return false\nend\n-- A job being removed ends the deduplication window it owns (its `de:` key and any stored `dn:`\n-- next job); a window that another job took over is left alone.\nlocal function releaseDeduplicationKey(prefix, jobId, dedupId)\n  if not dedupId then return end\n  local key = prefix .. \"de:\" .. dedupId\n  if redis.call(\"GET\", key) == jobId then redis.call(\"DEL\", key, prefix .. \"dn:\" .. dedupId) end\nend\n-- Deletes a job's hash and the keys that hang off it (its lock simply expires, as in BullMQ);\n-- returns how many existed.\nlocal function removeJobKeys(jobKey)\n  return redis.call(\"DEL\", jobKey, jobKey .. \":logs\", jobKey .. \":dependencies\", jobKey .. \":processed\",\n    jobKey .. \":failed\", jobKey .. \":unsuccessful\")\nend\n-- The parent queue's key prefix `<prefix>:<queue>:`, from a child's `parent` field (JSON naming the\n-- queue as queueKey); nil without one.\nlocal function parentPrefixOf(parentField)\n  local queueKey = string.match(parentField or \"\", '\"queueKey\":\"([^\"]*)\"')\n  return queueKey and queueKey .. \":\" or nil\nend\nlocal function detachFromParent(jobKey, parentKey, parentPrefix, hard, basePrefix)\n  if not parentKey or not parentPrefix or redis.call(\"EXISTS\", parentKey) == 0 then return end\n  local dependencies = parentKey .. \":dependencies\"\n  if redis.call(\"SREM\", dependencies, jobKey) == 0 or redis.call(\"SCARD\", dependencies) > 0 then return end\n  local parentId = string.sub(parentKey, #parentPrefix + 1)\n  if redis.call(\"ZREM\", parentPrefix .. \"waiting-children\", parentId) == 0 then return end\n  if hard and parentPrefix == basePrefix then\n    local fields = redis.call(\"HMGET\", parentKey, \"parentKey\", \"parent\", \"deid\")\n    detachFromParent(parentKey, fields[1], parentPrefixOf(fields[2]), true, basePrefix)\n    releaseDeduplicationKey(parentPrefix, parentId, fields[3])\n    removeJobKeys(parentKey)\n    return\n  end\n  redis.call(\"RPUSH\", parentPrefix .. \"wait\", parentId)\n  if not isQueuePausedOrMaxed(parentPrefix .. \"meta\", parentPrefix .. \"active\") then\n    redis.call(\"ZADD\", parentPrefix .. \"marker\", 0, \"0\")\n  end\n  if not hard then\n    redis.call(\"XADD\", parentPrefix .. \"events\", \"*\", \"event\", \"waiting\", \"jobId\", parentId,\n      \"prev\", \"waiting-children\")\n  end\nend\n\nlocal function deleteJob(prefix, jobId, parentKey, parentField, dedupId)\n  local jobKey = prefix .. jobId\n  detachFromParent(jobKey, parentKey, parentPrefixOf(parentField), true, prefix)\n  releaseDeduplicationKey(prefix, jobId, dedupId)\n  removeJobKeys(jobKey)\nend\nlocal replayed = replayedResult(KEYS[KEY.replayGuard])\nif replayed then return replayed end\nlocal prefix, remaining = ARGV[ARG.prefix], tonumber(ARGV[ARG.count])\nif redis.call(\"HEXISTS\", KEYS[KEY.meta], \"paused\") == 0 then return -1 end\nlocal active = redis.call(\"LRANGE\", prefix .. \"active\", 0, remaining - 1)\nif #active > 0 and ARGV[ARG.force] ~= \"1\" then return -2 end\n\nlocal function deleteAll(ids)\n  for _, id in ipairs(ids) do\n    local f = redis.call(\"HMGET\", prefix .. id, \"parentKey\", \"parent\", \"deid\")\n    deleteJob(prefix, id, f[1], f[2], f[3])\n  end\n  remaining = remaining - #ids\nend\nlocal function removeFromSet(key, ids)\n  for from = 1, #ids, 4000 do\n    redis.call(\"ZREM\", key, unpack(ids, from, math.min(from + 3999, #ids)))\n  end\nend\n\nfor _, id in ipairs(active) do redis.call(\"DEL\", prefix .. id .. \":lock\") end\ndeleteAll(active)\nredis.call(\"LTRIM\", prefix .. \"active\", #active, -1)\nlocal order = { \"delayed\", \"repeat\", \"completed\", \"wait\", \"paused\", \"prioritized\", \"failed\", \"waiting-children\" }\nfor _, state in ipairs(order) do\n  if remaining <= 0 then break end\n  local key = prefix .. state\n  if state == \"wait\" or state == \"paused\" then\n    local ids = redis.call(\"LRANGE\", key, 0, remaining - 1)\n    deleteAll(ids)\n    redis.call(\"LTRIM\", key, #ids, -1)\n  elseif state == \"repeat\" then\n    local ids = redis.call(\"ZRANGE\", key, 0, remaining - 1)\n    for _, id in ipairs(ids) do redis.call(\"DEL\", key .. \":\" .. id) end\n    removeFromSet(key, ids)\n    remaining = remaining - #ids\n  else\n    local ids = redis.call(\"ZRANGE\", key, 0, remaining - 1)\n    deleteAll(ids)\n    removeFromSet(key, ids)\n  end\nend\nif remaining <= 0 then return saveResult(KEYS[KEY.replayGuard], { 1 }, ARGV[ARG.guardTtl]) end\nredis.call(\"DEL\", prefix .. \"events\", prefix .. \"delay\", prefix .. \"stalled-check\", prefix .. \"stalled\",\n  prefix .. \"id\", prefix .. \"pc\", prefix .. \"marker\", KEYS[KEY.meta], prefix .. \"metrics:completed\",\n  prefix .. \"metrics:completed:data\", prefix .. \"metrics:failed\", prefix .. \"metrics:failed:data\",\n  prefix .. \"nq:counts\")\nreturn saveResult(KEYS[KEY.replayGuard], { 0 }, ARGV[ARG.guardTtl])\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:obliterateQueue (generated from lua/obliterateQueue.lua; do not edit)
+local KEY = { meta = 1, replayGuard = 2 }
+local ARG = { prefix = 1, count = 2, force = 3, guardTtl = 4 }
+`,
+    include_replayedResult_0,
+    include_decodeIds_0,
+    include_replayedResult_1,
+    include_saveResult_0,
+    include_encodeIds_0,
+    include_saveResult_1,
+    include_deleteJob_0,
+    include_detachFromParent_0,
+    include_isQueuePausedOrMaxed_0,
+    include_releaseDeduplicationKey_0,
+    include_removeJobKeys_0,
+    include_parentPrefixOf_0,
+    include_detachFromParent_4,
+    include_deleteJob_4,
+    `local replayed = replayedResult(KEYS[KEY.replayGuard])
+if replayed then return replayed end
+local prefix, remaining = ARGV[ARG.prefix], tonumber(ARGV[ARG.count])
+if redis.call("HEXISTS", KEYS[KEY.meta], "paused") == 0 then return -1 end
+local active = redis.call("LRANGE", prefix .. "active", 0, remaining - 1)
+if #active > 0 and ARGV[ARG.force] ~= "1" then return -2 end
+local function deleteAll(ids)
+  for _, id in ipairs(ids) do
+    local f = redis.call("HMGET", prefix .. id, "parentKey", "parent", "deid")
+    deleteJob(prefix, id, f[1], f[2], f[3])
+  end
+  remaining = remaining - #ids
+end
+local function removeFromSet(key, ids)
+  for from = 1, #ids, 4000 do
+    redis.call("ZREM", key, unpack(ids, from, math.min(from + 3999, #ids)))
+  end
+end
+for _, id in ipairs(active) do redis.call("DEL", prefix .. id .. ":lock") end
+deleteAll(active)
+redis.call("LTRIM", prefix .. "active", #active, -1)
+local order = { "delayed", "repeat", "completed", "wait", "paused", "prioritized", "failed", "waiting-children" }
+for _, state in ipairs(order) do
+  if remaining <= 0 then break end
+  local key = prefix .. state
+  if state == "wait" or state == "paused" then
+    local ids = redis.call("LRANGE", key, 0, remaining - 1)
+    deleteAll(ids)
+    redis.call("LTRIM", key, #ids, -1)
+  elseif state == "repeat" then
+    local ids = redis.call("ZRANGE", key, 0, remaining - 1)
+    for _, id in ipairs(ids) do redis.call("DEL", key .. ":" .. id) end
+    removeFromSet(key, ids)
+    remaining = remaining - #ids
+  else
+    local ids = redis.call("ZRANGE", key, 0, remaining - 1)
+    deleteAll(ids)
+    removeFromSet(key, ids)
+  end
+end
+if remaining <= 0 then return saveResult(KEYS[KEY.replayGuard], { 1 }, ARGV[ARG.guardTtl]) end
+redis.call("DEL", prefix .. "events", prefix .. "delay", prefix .. "stalled-check", prefix .. "stalled",
+  prefix .. "id", prefix .. "pc", prefix .. "marker", KEYS[KEY.meta], prefix .. "metrics:completed",
+  prefix .. "metrics:completed:data", prefix .. "metrics:failed", prefix .. "metrics:failed:data",
+  prefix .. "nq:counts")
+return saveResult(KEYS[KEY.replayGuard], { 0 }, ARGV[ARG.guardTtl])
+`,
+  ].join(""),
 };
 
 export type ObliterateQueueReply =
@@ -1814,11 +4197,58 @@ export interface PauseQueueArgs {
  */
 export const pauseQueue: ScriptDef<PauseQueueKeys, PauseQueueArgs> = {
   name: "pauseQueue",
-  sha1: "557187e680b42e41b3b7ffd970281f2e7f629756",
+  sha1: "21826708931bf55ab8ef977d59841867185e22f5",
   keyLocking: false,
   keys: { fixed: ["meta","marker","events","wait","legacyPaused","prioritized","delayed","attention"] },
   argv: { fixed: ["pause"] },
-  source: "-- nimbusq:pauseQueue (generated from lua/pauseQueue.lua; do not edit)\nlocal KEY = { meta = 1, marker = 2, events = 3, wait = 4, legacyPaused = 5, prioritized = 6, delayed = 7, attention = 8 }\nlocal ARG = { pause = 1 }\n-- Tells the sweeper a queue needs a look by `when` (ms): the queue's entry in its prefix's attention\n-- index (`indexKey` = <prefix>:nq:due, score = when, member = the queue's name) moves earlier, never\n-- later (ZADD LT adds an absent entry). The sweeper moves it later, or removes it, once it has looked.\n-- `queuePrefix` is the queue's key prefix <prefix>:<queue>:; a queue under another prefix (a dead\n-- letter or a parent there) is left alone: its index is another key.\nlocal function noteAttention(indexKey, queuePrefix, when)\n  local prefix = string.sub(indexKey, 1, -8)\n  if string.sub(queuePrefix, 1, #prefix + 1) ~= prefix .. \":\" then return end\n  redis.call(\"ZADD\", indexKey, \"LT\", when, string.sub(queuePrefix, #prefix + 2, -2))\nend\n-- Points the marker's member \"1\" at the earliest delayed job's due time (its score / 4096), which is\n-- what an idle BullMQ worker blocks until.\nlocal function setDelayedMarker(delayedKey, markerKey)\n  local first = redis.call(\"ZRANGE\", delayedKey, 0, 0, \"WITHSCORES\")\n  if first[2] then\n    redis.call(\"ZADD\", markerKey, tonumber(first[2]) / 4096, \"1\")\n  end\nend\nlocal paused = redis.call(\"HEXISTS\", KEYS[KEY.meta], \"paused\") == 1\nif ARGV[ARG.pause] == \"1\" then\n  -- A pause ends a resume still moving a legacy list: the queue stays paused.\n  redis.call(\"HDEL\", KEYS[KEY.meta], \"nq:resuming\")\n  if paused then return { 0, 0 } end\n  redis.call(\"HSET\", KEYS[KEY.meta], \"paused\", 1)\n  redis.call(\"DEL\", KEYS[KEY.marker])\n  redis.call(\"XADD\", KEYS[KEY.events], \"*\", \"event\", \"paused\")\n  noteAttention(KEYS[KEY.attention], string.sub(KEYS[KEY.meta], 1, -5), 0)\n  return { 1, 0 }\nend\nif not paused then return { 0, 0 } end\nlocal goOn = ARGV[ARG.pause] == \"2\"\nif goOn and redis.call(\"HEXISTS\", KEYS[KEY.meta], \"nq:resuming\") == 0 then return { 0, 0 } end\nif redis.call(\"EXISTS\", KEYS[KEY.legacyPaused]) == 1 then\n  if redis.call(\"EXISTS\", KEYS[KEY.wait]) == 0 then\n    redis.call(\"RENAME\", KEYS[KEY.legacyPaused], KEYS[KEY.wait])\n  else\n    for _ = 1, 5 do\n      local moved = redis.call(\"LRANGE\", KEYS[KEY.legacyPaused], 0, 3999)\n      if #moved == 0 then break end\n      redis.call(\"RPUSH\", KEYS[KEY.wait], unpack(moved))\n      redis.call(\"LTRIM\", KEYS[KEY.legacyPaused], #moved, -1)\n    end\n    local left = redis.call(\"LLEN\", KEYS[KEY.legacyPaused])\n    if left > 0 then\n      redis.call(\"HSET\", KEYS[KEY.meta], \"nq:resuming\", 1)\n      return { 0, left }\n    end\n  end\nend\nredis.call(\"HDEL\", KEYS[KEY.meta], \"paused\", \"nq:resuming\")\nif redis.call(\"LLEN\", KEYS[KEY.wait]) + redis.call(\"ZCARD\", KEYS[KEY.prioritized]) > 0 then\n  redis.call(\"ZADD\", KEYS[KEY.marker], 0, \"0\")\nelse\n  setDelayedMarker(KEYS[KEY.delayed], KEYS[KEY.marker])\nend\nredis.call(\"XADD\", KEYS[KEY.events], \"*\", \"event\", \"resumed\")\nnoteAttention(KEYS[KEY.attention], string.sub(KEYS[KEY.meta], 1, -5), 0)\nreturn { 1, 0 }\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:pauseQueue (generated from lua/pauseQueue.lua; do not edit)
+local KEY = { meta = 1, marker = 2, events = 3, wait = 4, legacyPaused = 5, prioritized = 6, delayed = 7, attention = 8 }
+local ARG = { pause = 1 }
+`,
+    include_noteAttention_0,
+    include_setDelayedMarker_0,
+    `local paused = redis.call("HEXISTS", KEYS[KEY.meta], "paused") == 1
+if ARGV[ARG.pause] == "1" then
+  redis.call("HDEL", KEYS[KEY.meta], "nq:resuming")
+  if paused then return { 0, 0 } end
+  redis.call("HSET", KEYS[KEY.meta], "paused", 1)
+  redis.call("DEL", KEYS[KEY.marker])
+  redis.call("XADD", KEYS[KEY.events], "*", "event", "paused")
+  noteAttention(KEYS[KEY.attention], string.sub(KEYS[KEY.meta], 1, -5), 0)
+  return { 1, 0 }
+end
+if not paused then return { 0, 0 } end
+local goOn = ARGV[ARG.pause] == "2"
+if goOn and redis.call("HEXISTS", KEYS[KEY.meta], "nq:resuming") == 0 then return { 0, 0 } end
+if redis.call("EXISTS", KEYS[KEY.legacyPaused]) == 1 then
+  if redis.call("EXISTS", KEYS[KEY.wait]) == 0 then
+    redis.call("RENAME", KEYS[KEY.legacyPaused], KEYS[KEY.wait])
+  else
+    for _ = 1, 5 do
+      local moved = redis.call("LRANGE", KEYS[KEY.legacyPaused], 0, 3999)
+      if #moved == 0 then break end
+      redis.call("RPUSH", KEYS[KEY.wait], unpack(moved))
+      redis.call("LTRIM", KEYS[KEY.legacyPaused], #moved, -1)
+    end
+    local left = redis.call("LLEN", KEYS[KEY.legacyPaused])
+    if left > 0 then
+      redis.call("HSET", KEYS[KEY.meta], "nq:resuming", 1)
+      return { 0, left }
+    end
+  end
+end
+redis.call("HDEL", KEYS[KEY.meta], "paused", "nq:resuming")
+if redis.call("LLEN", KEYS[KEY.wait]) + redis.call("ZCARD", KEYS[KEY.prioritized]) > 0 then
+  redis.call("ZADD", KEYS[KEY.marker], 0, "0")
+else
+  setDelayedMarker(KEYS[KEY.delayed], KEYS[KEY.marker])
+end
+redis.call("XADD", KEYS[KEY.events], "*", "event", "resumed")
+noteAttention(KEYS[KEY.attention], string.sub(KEYS[KEY.meta], 1, -5), 0)
+return { 1, 0 }
+`,
+  ].join(""),
 };
 
 export type PauseQueueReply =
@@ -1880,11 +4310,32 @@ export interface PromoteJobArgs {
  */
 export const promoteJob: ScriptDef<PromoteJobKeys, PromoteJobArgs> = {
   name: "promoteJob",
-  sha1: "4291067e33bf1bfe13af089f007dbd9fd8a611bc",
+  sha1: "c964c8e3afbb3ec1740ecf8647182a00debc36ad",
   keyLocking: false,
   keys: { fixed: ["replayGuard","jobKey","delayed","wait","prioritized","priorityCounter","meta","active","marker","events","attention"] },
   argv: { fixed: ["jobId","guardTtl"] },
-  source: "-- nimbusq:promoteJob (generated from lua/promoteJob.lua; do not edit)\nlocal KEY = { replayGuard = 1, jobKey = 2, delayed = 3, wait = 4, prioritized = 5, priorityCounter = 6, meta = 7, active = 8, marker = 9, events = 10, attention = 11 }\nlocal ARG = { jobId = 1, guardTtl = 2 }\n-- Tells the sweeper a queue needs a look by `when` (ms): the queue's entry in its prefix's attention\n-- index (`indexKey` = <prefix>:nq:due, score = when, member = the queue's name) moves earlier, never\n-- later (ZADD LT adds an absent entry). The sweeper moves it later, or removes it, once it has looked.\n-- `queuePrefix` is the queue's key prefix <prefix>:<queue>:; a queue under another prefix (a dead\n-- letter or a parent there) is left alone: its index is another key.\nlocal function noteAttention(indexKey, queuePrefix, when)\n  local prefix = string.sub(indexKey, 1, -8)\n  if string.sub(queuePrefix, 1, #prefix + 1) ~= prefix .. \":\" then return end\n  redis.call(\"ZADD\", indexKey, \"LT\", when, string.sub(queuePrefix, #prefix + 2, -2))\nend\n-- Makes a job ready as BullMQ does: a job with a priority joins prioritized at priority * 2^32 plus a\n-- fresh counter (FIFO within its priority); any other goes to wait, at the back (LPUSH) or, for\n-- lifo, the front (RPUSH). Then the \"ready\" marker, unless the queue is paused or at its global\n-- concurrency.\n-- True when the queue is paused (meta.paused present) or at its global concurrency\n-- (meta.concurrency set and LLEN active >= it): then BullMQ writes no \"ready\" marker. A concurrency\n-- that is no number counts as none (comparing it would stop the caller after its first write).\nlocal function isQueuePausedOrMaxed(metaKey, activeKey)\n  local meta = redis.call(\"HMGET\", metaKey, \"paused\", \"concurrency\")\n  if meta[1] then return true end\n  local limit = tonumber(meta[2])\n  if limit then\n    return redis.call(\"LLEN\", activeKey) >= limit\n  end\n  return false\nend\nlocal function pushReadyJob(k, jobId, priority, lifo)\n  if priority > 0 then\n    local counter = redis.call(\"INCR\", k.priorityCounter)\n    redis.call(\"ZADD\", k.prioritized, priority * 4294967296 + counter % 4294967296, jobId)\n  elseif lifo then\n    redis.call(\"RPUSH\", k.wait, jobId)\n  else\n    redis.call(\"LPUSH\", k.wait, jobId)\n  end\n  if not isQueuePausedOrMaxed(k.meta, k.active) then redis.call(\"ZADD\", k.marker, 0, \"0\") end\nend\n-- Opens a single-job move under its replay guard. A replay answers `done`, what the first call\n-- answered; a job that is gone (-1) or, when `fromSet` is given, not in it (-3; it is taken out\n-- otherwise) is refused and the guard dropped, so a refusal writes nothing and may simply run again.\n-- Returns the code to answer at once, or nil to go on with the move.\nlocal function startGuardedMove(guardKey, guardTtl, done, jobKey, fromSet, jobId)\n  -- Redis 6.2 form (no NX with GET): the GET runs only for a replay.\n  local fresh = redis.call(\"SET\", guardKey, done, \"NX\", \"PX\", guardTtl)\n  if not fresh then return tonumber(redis.call(\"GET\", guardKey)) end\n  local code\n  if redis.call(\"EXISTS\", jobKey) == 0 then\n    code = -1\n  elseif fromSet and redis.call(\"ZREM\", fromSet, jobId) == 0 then\n    code = -3\n  end\n  if code then redis.call(\"DEL\", guardKey) end\n  return code\nend\nlocal jobKey, jobId = KEYS[KEY.jobKey], ARGV[ARG.jobId]\nlocal refused = startGuardedMove(KEYS[KEY.replayGuard], ARGV[ARG.guardTtl], \"0\", jobKey, KEYS[KEY.delayed], jobId)\nif refused then return refused end\nlocal k = {}\nfor name, index in pairs(KEY) do k[name] = KEYS[index] end\npushReadyJob(k, jobId, tonumber(redis.call(\"HGET\", jobKey, \"priority\")) or 0, false)\nredis.call(\"XADD\", KEYS[KEY.events], \"*\", \"event\", \"waiting\", \"jobId\", jobId, \"prev\", \"delayed\")\nredis.call(\"HSET\", jobKey, \"delay\", 0)\nnoteAttention(KEYS[KEY.attention], string.sub(KEYS[KEY.events], 1, -7), 0)\nreturn 0\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:promoteJob (generated from lua/promoteJob.lua; do not edit)
+local KEY = { replayGuard = 1, jobKey = 2, delayed = 3, wait = 4, prioritized = 5, priorityCounter = 6, meta = 7, active = 8, marker = 9, events = 10, attention = 11 }
+local ARG = { jobId = 1, guardTtl = 2 }
+`,
+    include_noteAttention_0,
+    include_pushReadyJob_0,
+    include_isQueuePausedOrMaxed_0,
+    include_pushReadyJob_1,
+    include_startGuardedMove_0,
+    `local jobKey, jobId = KEYS[KEY.jobKey], ARGV[ARG.jobId]
+local refused = startGuardedMove(KEYS[KEY.replayGuard], ARGV[ARG.guardTtl], "0", jobKey, KEYS[KEY.delayed], jobId)
+if refused then return refused end
+local k = {}
+for name, index in pairs(KEY) do k[name] = KEYS[index] end
+pushReadyJob(k, jobId, tonumber(redis.call("HGET", jobKey, "priority")) or 0, false)
+redis.call("XADD", KEYS[KEY.events], "*", "event", "waiting", "jobId", jobId, "prev", "delayed")
+redis.call("HSET", jobKey, "delay", 0)
+noteAttention(KEYS[KEY.attention], string.sub(KEYS[KEY.events], 1, -7), 0)
+return 0
+`,
+  ].join(""),
 };
 
 export type PromoteJobReply =
@@ -1955,11 +4406,51 @@ export interface PublishAddEventsArgs {
  */
 export const publishAddEvents: ScriptDef<PublishAddEventsKeys, PublishAddEventsArgs> = {
   name: "publishAddEvents",
-  sha1: "de09d4272c5f33c6b1482c33b833e8dc1073bab5",
+  sha1: "0ccc10224e46facf4f55a067c15b195eab896c1d",
   keyLocking: false,
   keys: { fixed: ["replayGuard"], group: { name: "queues", fields: ["events"] } },
   argv: { fixed: ["guardTtl","maxLenEvents"], group: { name: "jobs", fields: ["queue","id","outcome","name","placement","due"] } },
-  source: "-- nimbusq:publishAddEvents (generated from lua/publishAddEvents.lua; do not edit)\nlocal KEY = { replayGuard = 1 }\nlocal KEY_GROUP = { first = 2, size = 1, events = 0 }\nlocal KEY_GROUP_COUNT = (#KEYS - 1) / 1\nlocal function groupKey(i, offset) return KEYS[2 + (i - 1) * 1 + offset] end\nlocal ARG = { guardTtl = 1, maxLenEvents = 2 }\nlocal ARG_GROUP = { first = 3, size = 6, queue = 0, id = 1, outcome = 2, name = 3, placement = 4, due = 5 }\nlocal ARG_GROUP_COUNT = (#ARGV - 2) / 6\nlocal function groupArg(i, offset) return ARGV[3 + (i - 1) * 6 + offset] end\n-- Refuses, before a script's first write, the ARGV it turns into numbers (or hands Redis as counts,\n-- TTLs and caps) only after writing: Redis never rolls a script back, so an argument found bad\n-- half-way would leave a job moved out of one structure and into none. `names` are ARG names; each\n-- must be a decimal integer. The error names the script and the argument, never its value.\nlocal function checkIntegerArgs(script, names)\n  for _, name in ipairs(names) do\n    if not string.find(ARGV[ARG[name]] or \"\", \"^%-?%d+$\") then\n      error(script .. \": argument \" .. name .. \" must be an integer\")\n    end\n  end\nend\ncheckIntegerArgs(\"publishAddEvents\", { \"guardTtl\", \"maxLenEvents\" })\nfor i = 1, ARG_GROUP_COUNT do\n  local queue = tonumber(groupArg(i, ARG_GROUP.queue))\n  if not queue or queue < 1 or queue > KEY_GROUP_COUNT or queue % 1 ~= 0 then\n    error(\"publishAddEvents: job \" .. i .. \" names no queue of the call\")\n  end\nend\nif not redis.call(\"SET\", KEYS[KEY.replayGuard], \"1\", \"NX\", \"PX\", ARGV[ARG.guardTtl]) then return 0 end\nlocal maxLen = ARGV[ARG.maxLenEvents]\nfor i = 1, ARG_GROUP_COUNT do\n  local events = groupKey(tonumber(groupArg(i, ARG_GROUP.queue)), KEY_GROUP.events)\n  local id, placement = groupArg(i, ARG_GROUP.id), groupArg(i, ARG_GROUP.placement)\n  if groupArg(i, ARG_GROUP.outcome) == \"duplicated\" then\n    redis.call(\"XADD\", events, \"MAXLEN\", \"~\", maxLen, \"*\", \"event\", \"duplicated\", \"jobId\", id)\n  else\n    redis.call(\"XADD\", events, \"*\", \"event\", \"added\", \"jobId\", id, \"name\", groupArg(i, ARG_GROUP.name))\n    if placement == \"delayed\" then\n      redis.call(\"XADD\", events, \"MAXLEN\", \"~\", maxLen, \"*\", \"event\", \"delayed\", \"jobId\", id,\n        \"delay\", groupArg(i, ARG_GROUP.due))\n    elseif placement == \"waiting-children\" then\n      redis.call(\"XADD\", events, \"MAXLEN\", \"~\", maxLen, \"*\", \"event\", \"waiting-children\", \"jobId\", id)\n    else\n      redis.call(\"XADD\", events, \"MAXLEN\", \"~\", maxLen, \"*\", \"event\", \"waiting\", \"jobId\", id)\n    end\n  end\nend\nreturn ARG_GROUP_COUNT\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:publishAddEvents (generated from lua/publishAddEvents.lua; do not edit)
+local KEY = { replayGuard = 1 }
+local KEY_GROUP = { first = 2, size = 1, events = 0 }
+local KEY_GROUP_COUNT = (#KEYS - 1) / 1
+local function groupKey(i, offset) return KEYS[2 + (i - 1) * 1 + offset] end
+local ARG = { guardTtl = 1, maxLenEvents = 2 }
+local ARG_GROUP = { first = 3, size = 6, queue = 0, id = 1, outcome = 2, name = 3, placement = 4, due = 5 }
+local ARG_GROUP_COUNT = (#ARGV - 2) / 6
+local function groupArg(i, offset) return ARGV[3 + (i - 1) * 6 + offset] end
+`,
+    include_checkIntegerArgs_0,
+    `checkIntegerArgs("publishAddEvents", { "guardTtl", "maxLenEvents" })
+for i = 1, ARG_GROUP_COUNT do
+  local queue = tonumber(groupArg(i, ARG_GROUP.queue))
+  if not queue or queue < 1 or queue > KEY_GROUP_COUNT or queue % 1 ~= 0 then
+    error("publishAddEvents: job " .. i .. " names no queue of the call")
+  end
+end
+if not redis.call("SET", KEYS[KEY.replayGuard], "1", "NX", "PX", ARGV[ARG.guardTtl]) then return 0 end
+local maxLen = ARGV[ARG.maxLenEvents]
+for i = 1, ARG_GROUP_COUNT do
+  local events = groupKey(tonumber(groupArg(i, ARG_GROUP.queue)), KEY_GROUP.events)
+  local id, placement = groupArg(i, ARG_GROUP.id), groupArg(i, ARG_GROUP.placement)
+  if groupArg(i, ARG_GROUP.outcome) == "duplicated" then
+    redis.call("XADD", events, "MAXLEN", "~", maxLen, "*", "event", "duplicated", "jobId", id)
+  else
+    redis.call("XADD", events, "*", "event", "added", "jobId", id, "name", groupArg(i, ARG_GROUP.name))
+    if placement == "delayed" then
+      redis.call("XADD", events, "MAXLEN", "~", maxLen, "*", "event", "delayed", "jobId", id,
+        "delay", groupArg(i, ARG_GROUP.due))
+    elseif placement == "waiting-children" then
+      redis.call("XADD", events, "MAXLEN", "~", maxLen, "*", "event", "waiting-children", "jobId", id)
+    else
+      redis.call("XADD", events, "MAXLEN", "~", maxLen, "*", "event", "waiting", "jobId", id)
+    end
+  end
+end
+return ARG_GROUP_COUNT
+`,
+  ].join(""),
 };
 
 export type PublishAddEventsReply =
@@ -1998,7 +4489,13 @@ export const readAttention: ScriptDef<ReadAttentionKeys, ReadAttentionArgs> = {
   keyLocking: false,
   keys: { fixed: ["attention"] },
   argv: { fixed: [] },
-  source: "-- nimbusq:readAttention (generated from lua/readAttention.lua; do not edit)\nlocal KEY = { attention = 1 }\nreturn redis.call(\"ZRANGE\", KEYS[KEY.attention], 0, -1, \"WITHSCORES\")\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:readAttention (generated from lua/readAttention.lua; do not edit)
+local KEY = { attention = 1 }
+`,
+    `return redis.call("ZRANGE", KEYS[KEY.attention], 0, -1, "WITHSCORES")
+`,
+  ].join(""),
 };
 
 export type ReadAttentionReply =
@@ -2046,11 +4543,45 @@ export interface ReadDeadLettersArgs {
  */
 export const readDeadLetters: ScriptDef<ReadDeadLettersKeys, ReadDeadLettersArgs> = {
   name: "readDeadLetters",
-  sha1: "c181169c1dbd66c08887cea2fb6f6a3acc3d596f",
+  sha1: "36d1d7419df34122d1f3cf8c001d5ec10a85d08b",
   keyLocking: false,
   keys: { fixed: ["structure"] },
   argv: { fixed: ["prefix","kind","idPrefix","offset","count","maxBytes"] },
-  source: "-- nimbusq:readDeadLetters (generated from lua/readDeadLetters.lua; do not edit)\nlocal KEY = { structure = 1 }\nlocal ARG = { prefix = 1, kind = 2, idPrefix = 3, offset = 4, count = 5, maxBytes = 6 }\nlocal key, idPrefix = KEYS[KEY.structure], ARGV[ARG.idPrefix]\nlocal offset, count = tonumber(ARGV[ARG.offset]), tonumber(ARGV[ARG.count])\nlocal ids\nif ARGV[ARG.kind] == \"list\" then\n  -- The oldest job of a list is its rightmost.\n  local range = redis.call(\"LRANGE\", key, -(offset + count), -(offset + 1))\n  ids = {}\n  for i = #range, 1, -1 do ids[#ids + 1] = range[i] end\nelse\n  ids = redis.call(\"ZRANGE\", key, offset, offset + count - 1)\nend\nlocal out, bytes, maxBytes = { 0, #ids < count and 1 or 0 }, 0, tonumber(ARGV[ARG.maxBytes])\nfor i, id in ipairs(ids) do\n  out[1] = i\n  if string.sub(id, 1, #idPrefix) == idPrefix then\n    local fields = redis.call(\"HMGET\", ARGV[ARG.prefix] .. id, \"name\", \"data\")\n    if fields[2] then\n      out[#out + 1] = id\n      out[#out + 1] = fields[1] or \"\"\n      out[#out + 1] = fields[2]\n      bytes = bytes + #fields[2]\n      if bytes >= maxBytes then\n        if i < #ids then out[2] = 0 end\n        break\n      end\n    end\n  end\nend\nreturn out\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:readDeadLetters (generated from lua/readDeadLetters.lua; do not edit)
+local KEY = { structure = 1 }
+local ARG = { prefix = 1, kind = 2, idPrefix = 3, offset = 4, count = 5, maxBytes = 6 }
+`,
+    `local key, idPrefix = KEYS[KEY.structure], ARGV[ARG.idPrefix]
+local offset, count = tonumber(ARGV[ARG.offset]), tonumber(ARGV[ARG.count])
+local ids
+if ARGV[ARG.kind] == "list" then
+  local range = redis.call("LRANGE", key, -(offset + count), -(offset + 1))
+  ids = {}
+  for i = #range, 1, -1 do ids[#ids + 1] = range[i] end
+else
+  ids = redis.call("ZRANGE", key, offset, offset + count - 1)
+end
+local out, bytes, maxBytes = { 0, #ids < count and 1 or 0 }, 0, tonumber(ARGV[ARG.maxBytes])
+for i, id in ipairs(ids) do
+  out[1] = i
+  if string.sub(id, 1, #idPrefix) == idPrefix then
+    local fields = redis.call("HMGET", ARGV[ARG.prefix] .. id, "name", "data")
+    if fields[2] then
+      out[#out + 1] = id
+      out[#out + 1] = fields[1] or ""
+      out[#out + 1] = fields[2]
+      bytes = bytes + #fields[2]
+      if bytes >= maxBytes then
+        if i < #ids then out[2] = 0 end
+        break
+      end
+    end
+  end
+end
+return out
+`,
+  ].join(""),
 };
 
 export type ReadDeadLettersReply =
@@ -2107,11 +4638,39 @@ export type ReadQueueMetricsArgs = Record<string, never>;
  */
 export const readQueueMetrics: ScriptDef<ReadQueueMetricsKeys, ReadQueueMetricsArgs> = {
   name: "readQueueMetrics",
-  sha1: "1dde67c11b313d8ff3683285c2fb60c12d71238a",
+  sha1: "1c51f58b4c3696fbd4fd2422e00f812f46671c8a",
   keyLocking: false,
   keys: { fixed: [], group: { name: "queues", fields: ["wait","active","prioritized","delayed","failed","meta","deadLetterWait","counts"] } },
   argv: { fixed: [] },
-  source: "-- nimbusq:readQueueMetrics (generated from lua/readQueueMetrics.lua; do not edit)\nlocal KEY_GROUP = { first = 1, size = 8, wait = 0, active = 1, prioritized = 2, delayed = 3, failed = 4, meta = 5, deadLetterWait = 6, counts = 7 }\nlocal KEY_GROUP_COUNT = (#KEYS - 0) / 8\nlocal function groupKey(i, offset) return KEYS[1 + (i - 1) * 8 + offset] end\nlocal out = {}\nfor g = 1, KEY_GROUP_COUNT do\n  local wait = groupKey(g, KEY_GROUP.wait)\n  local counts = groupKey(g, KEY_GROUP.counts)\n  local waiting = redis.call(\"LLEN\", wait)\n  local oldest = 0\n  if waiting > 0 then\n    -- Jobs are pushed on the left and taken from the right: the right end waited longest.\n    local id = redis.call(\"LINDEX\", wait, -1)\n    if id then oldest = tonumber(redis.call(\"HGET\", string.sub(wait, 1, -5) .. id, \"timestamp\")) or 0 end\n  end\n  local paused = 0\n  if redis.call(\"HEXISTS\", groupKey(g, KEY_GROUP.meta), \"paused\") == 1 then paused = 1 end\n  local finished = redis.call(\"HMGET\", counts, \"completed\", \"failed\")\n  local completed, failed = tonumber(finished[1]) or 0, tonumber(finished[2]) or 0\n  -- Made on the first read (the worker calls count only into an existing hash), zeroed after a count.\n  if not finished[1] or completed + failed > 0 then redis.call(\"HSET\", counts, \"completed\", 0, \"failed\", 0) end\n  out[g] = { waiting, redis.call(\"ZCARD\", groupKey(g, KEY_GROUP.prioritized)),\n    redis.call(\"ZCARD\", groupKey(g, KEY_GROUP.delayed)), redis.call(\"LLEN\", groupKey(g, KEY_GROUP.active)),\n    redis.call(\"ZCARD\", groupKey(g, KEY_GROUP.failed)), paused,\n    redis.call(\"LLEN\", groupKey(g, KEY_GROUP.deadLetterWait)), oldest, completed, failed }\nend\nreturn out\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:readQueueMetrics (generated from lua/readQueueMetrics.lua; do not edit)
+local KEY_GROUP = { first = 1, size = 8, wait = 0, active = 1, prioritized = 2, delayed = 3, failed = 4, meta = 5, deadLetterWait = 6, counts = 7 }
+local KEY_GROUP_COUNT = (#KEYS - 0) / 8
+local function groupKey(i, offset) return KEYS[1 + (i - 1) * 8 + offset] end
+`,
+    `local out = {}
+for g = 1, KEY_GROUP_COUNT do
+  local wait = groupKey(g, KEY_GROUP.wait)
+  local counts = groupKey(g, KEY_GROUP.counts)
+  local waiting = redis.call("LLEN", wait)
+  local oldest = 0
+  if waiting > 0 then
+    local id = redis.call("LINDEX", wait, -1)
+    if id then oldest = tonumber(redis.call("HGET", string.sub(wait, 1, -5) .. id, "timestamp")) or 0 end
+  end
+  local paused = 0
+  if redis.call("HEXISTS", groupKey(g, KEY_GROUP.meta), "paused") == 1 then paused = 1 end
+  local finished = redis.call("HMGET", counts, "completed", "failed")
+  local completed, failed = tonumber(finished[1]) or 0, tonumber(finished[2]) or 0
+  if not finished[1] or completed + failed > 0 then redis.call("HSET", counts, "completed", 0, "failed", 0) end
+  out[g] = { waiting, redis.call("ZCARD", groupKey(g, KEY_GROUP.prioritized)),
+    redis.call("ZCARD", groupKey(g, KEY_GROUP.delayed)), redis.call("LLEN", groupKey(g, KEY_GROUP.active)),
+    redis.call("ZCARD", groupKey(g, KEY_GROUP.failed)), paused,
+    redis.call("LLEN", groupKey(g, KEY_GROUP.deadLetterWait)), oldest, completed, failed }
+end
+return out
+`,
+  ].join(""),
 };
 
 export type ReadQueueMetricsReply =
@@ -2171,11 +4730,30 @@ export interface RecoverStalledArgs {
  */
 export const recoverStalled: ScriptDef<RecoverStalledKeys, RecoverStalledArgs> = {
   name: "recoverStalled",
-  sha1: "1013b8c2d72a71d0e037fb5cd0eba0e61154e994",
+  sha1: "7f1affa104fd40b4cd3e93f3323ac160f1e1d90f",
   keyLocking: false,
   keys: { fixed: ["stalled","stalledCheck","active","wait","meta","marker","events","schedulers","attention"] },
   argv: { fixed: ["prefix","now","stalledInterval","maxStalledCount"] },
-  source: "-- nimbusq:recoverStalled (generated from lua/recoverStalled.lua; do not edit)\nlocal KEY = { stalled = 1, stalledCheck = 2, active = 3, wait = 4, meta = 5, marker = 6, events = 7, schedulers = 8, attention = 9 }\nlocal ARG = { prefix = 1, now = 2, stalledInterval = 3, maxStalledCount = 4 }\n-- Tells the sweeper a queue needs a look by `when` (ms): the queue's entry in its prefix's attention\n-- index (`indexKey` = <prefix>:nq:due, score = when, member = the queue's name) moves earlier, never\n-- later (ZADD LT adds an absent entry). The sweeper moves it later, or removes it, once it has looked.\n-- `queuePrefix` is the queue's key prefix <prefix>:<queue>:; a queue under another prefix (a dead\n-- letter or a parent there) is left alone: its index is another key.\nlocal function noteAttention(indexKey, queuePrefix, when)\n  local prefix = string.sub(indexKey, 1, -8)\n  if string.sub(queuePrefix, 1, #prefix + 1) ~= prefix .. \":\" then return end\n  redis.call(\"ZADD\", indexKey, \"LT\", when, string.sub(queuePrefix, #prefix + 2, -2))\nend\n-- Refuses, before a script's first write, the ARGV it turns into numbers (or hands Redis as counts,\n-- TTLs and caps) only after writing: Redis never rolls a script back, so an argument found bad\n-- half-way would leave a job moved out of one structure and into none. `names` are ARG names; each\n-- must be a decimal integer. The error names the script and the argument, never its value.\nlocal function checkIntegerArgs(script, names)\n  for _, name in ipairs(names) do\n    if not string.find(ARGV[ARG[name]] or \"\", \"^%-?%d+$\") then\n      error(script .. \": argument \" .. name .. \" must be an integer\")\n    end\n  end\nend\n-- BullMQ's stalled check (moveStalledJobsToWait) for one queue `q` (a table of its keys and prefix):\n-- at most once per stalledInterval (the stalled-check key), every job of the last snapshot whose\n-- lock is gone goes back to the front of wait with stc + 1 (and `defa` past maxStalledCount,\n-- unless it is a job scheduler's iteration); then all active jobs form the next snapshot.\n-- Returns the moved ids, or nil when the check ran within the interval.\n-- The events stream's approximate cap a queue's meta records (`opts.maxLenEvents`), or BullMQ's\n-- default of 10000 when there is none or it is no count (XADD would refuse it after the caller's\n-- first write): scripts that read meta anyway trim with it.\nlocal function eventsMaxLen(metaKey)\n  local cap = redis.call(\"HGET\", metaKey, \"opts.maxLenEvents\")\n  if cap and string.find(cap, \"^%d+$\") then return cap end\n  return \"10000\"\nend\n-- True when the queue is paused (meta.paused present) or at its global concurrency\n-- (meta.concurrency set and LLEN active >= it): then BullMQ writes no \"ready\" marker. A concurrency\n-- that is no number counts as none (comparing it would stop the caller after its first write).\nlocal function isQueuePausedOrMaxed(metaKey, activeKey)\n  local meta = redis.call(\"HMGET\", metaKey, \"paused\", \"concurrency\")\n  if meta[1] then return true end\n  local limit = tonumber(meta[2])\n  if limit then\n    return redis.call(\"LLEN\", activeKey) >= limit\n  end\n  return false\nend\nlocal function checkStalledJobs(q, now, stalledInterval, maxStalledCount)\n  if redis.call(\"SET\", q.stalledCheck, now, \"PX\", stalledInterval, \"NX\") == false then return nil end\n  local maxLen = eventsMaxLen(q.meta)\n  redis.call(\"XTRIM\", q.events, \"MAXLEN\", \"~\", maxLen)\n  local candidates = redis.call(\"SMEMBERS\", q.stalled)\n  if #candidates > 0 then redis.call(\"DEL\", q.stalled) end\n  local moved = {}\n  for _, id in ipairs(candidates) do\n    local jobKey = q.prefix .. id\n    if string.sub(id, 1, 2) == \"0:\" then\n      redis.call(\"LREM\", q.active, 1, id)\n    elseif redis.call(\"EXISTS\", jobKey .. \":lock\") == 0 and redis.call(\"LREM\", q.active, 1, id) > 0 then\n      -- Read and set rather than HINCRBY, which would fail on a stc that is no integer after the LREM.\n      local fields = redis.call(\"HMGET\", jobKey, \"stc\", \"rjk\")\n      local stalls = (tonumber(fields[1]) or 0) + 1\n      redis.call(\"HSET\", jobKey, \"stc\", stalls)\n      local schedulerId = fields[2]\n      local isIteration = schedulerId and (redis.call(\"EXISTS\", q.prefix .. \"repeat:\" .. schedulerId) == 1\n        or redis.call(\"ZSCORE\", q.schedulers, schedulerId) ~= false)\n      if stalls > maxStalledCount and not isIteration then\n        redis.call(\"HSET\", jobKey, \"defa\", \"job stalled more than allowable limit\")\n      end\n      redis.call(\"RPUSH\", q.wait, id)\n      redis.call(\"XADD\", q.events, \"*\", \"event\", \"waiting\", \"jobId\", id, \"prev\", \"active\")\n      redis.call(\"XADD\", q.events, \"*\", \"event\", \"stalled\", \"jobId\", id)\n      moved[#moved + 1] = id\n    end\n  end\n  if #moved > 0 and not isQueuePausedOrMaxed(q.meta, q.active) then redis.call(\"ZADD\", q.marker, 0, \"0\") end\n  local active = redis.call(\"LRANGE\", q.active, 0, -1)\n  for from = 1, #active, 4000 do\n    redis.call(\"SADD\", q.stalled, unpack(active, from, math.min(from + 3999, #active)))\n  end\n  return moved\nend\ncheckIntegerArgs(\"recoverStalled\", { \"now\", \"stalledInterval\", \"maxStalledCount\" })\nlocal q = { prefix = ARGV[ARG.prefix] }\nfor name, index in pairs(KEY) do q[name] = KEYS[index] end\nlocal moved = checkStalledJobs(q, ARGV[ARG.now], ARGV[ARG.stalledInterval], tonumber(ARGV[ARG.maxStalledCount]))\nif not moved then return { \"skipped\" } end\nif #moved > 0 then noteAttention(KEYS[KEY.attention], q.prefix, 0) end\nreturn moved\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:recoverStalled (generated from lua/recoverStalled.lua; do not edit)
+local KEY = { stalled = 1, stalledCheck = 2, active = 3, wait = 4, meta = 5, marker = 6, events = 7, schedulers = 8, attention = 9 }
+local ARG = { prefix = 1, now = 2, stalledInterval = 3, maxStalledCount = 4 }
+`,
+    include_noteAttention_0,
+    include_checkIntegerArgs_0,
+    include_checkStalledJobs_0,
+    include_eventsMaxLen_0,
+    include_isQueuePausedOrMaxed_0,
+    include_checkStalledJobs_2,
+    `checkIntegerArgs("recoverStalled", { "now", "stalledInterval", "maxStalledCount" })
+local q = { prefix = ARGV[ARG.prefix] }
+for name, index in pairs(KEY) do q[name] = KEYS[index] end
+local moved = checkStalledJobs(q, ARGV[ARG.now], ARGV[ARG.stalledInterval], tonumber(ARGV[ARG.maxStalledCount]))
+if not moved then return { "skipped" } end
+if #moved > 0 then noteAttention(KEYS[KEY.attention], q.prefix, 0) end
+return moved
+`,
+  ].join(""),
 };
 
 export type RecoverStalledReply =
@@ -2272,11 +4850,75 @@ export interface RedriveDeadLettersArgs {
  */
 export const redriveDeadLetters: ScriptDef<RedriveDeadLettersKeys, RedriveDeadLettersArgs> = {
   name: "redriveDeadLetters",
-  sha1: "160898d2b09ea5d706fd9a4e120b2e8b5fc8f026",
+  sha1: "e4320a1af06038826efbb6ed9bce86c0cf070751",
   keyLocking: false,
   keys: { fixed: ["replayGuard","idCounter","wait","prioritized","priorityCounter","delayed","marker","events","waitingChildren","structure","deadLetterEvents","attention"] },
   argv: { fixed: ["prefix","deadLetterPrefix","state","now","guardTtl","maxLenEvents"], group: { name: "letters", fields: ["deadLetterId","sourceJobId","name","data","opts","priority","placement"] } },
-  source: "-- nimbusq:redriveDeadLetters (generated from lua/redriveDeadLetters.lua; do not edit)\nlocal KEY = { replayGuard = 1, idCounter = 2, wait = 3, prioritized = 4, priorityCounter = 5, delayed = 6, marker = 7, events = 8, waitingChildren = 9, structure = 10, deadLetterEvents = 11, attention = 12 }\nlocal ARG = { prefix = 1, deadLetterPrefix = 2, state = 3, now = 4, guardTtl = 5, maxLenEvents = 6 }\nlocal ARG_GROUP = { first = 7, size = 7, deadLetterId = 0, sourceJobId = 1, name = 2, data = 3, opts = 4, priority = 5, placement = 6 }\nlocal ARG_GROUP_COUNT = (#ARGV - 6) / 7\nlocal function groupArg(i, offset) return ARGV[7 + (i - 1) * 7 + offset] end\n-- Tells the sweeper a queue needs a look by `when` (ms): the queue's entry in its prefix's attention\n-- index (`indexKey` = <prefix>:nq:due, score = when, member = the queue's name) moves earlier, never\n-- later (ZADD LT adds an absent entry). The sweeper moves it later, or removes it, once it has looked.\n-- `queuePrefix` is the queue's key prefix <prefix>:<queue>:; a queue under another prefix (a dead\n-- letter or a parent there) is left alone: its index is another key.\nlocal function noteAttention(indexKey, queuePrefix, when)\n  local prefix = string.sub(indexKey, 1, -8)\n  if string.sub(queuePrefix, 1, #prefix + 1) ~= prefix .. \":\" then return end\n  redis.call(\"ZADD\", indexKey, \"LT\", when, string.sub(queuePrefix, #prefix + 2, -2))\nend\n-- Prepares a queue's batch buffers once per call. Adds read nothing from meta: the events cap comes\n-- from the caller (BullMQ's Queue option streams.events.maxLen), and the \"ready\" marker is written\n-- even while paused or at global concurrency, which BullMQ workers treat as a spurious wake-up\n-- (they find nothing and block again). That saves one billed command on every add.\nlocal function loadQueueMeta(q, maxLen)\n  if q.maxLen then return end\n  q.maxLen = maxLen\n  q.leftPushes, q.rightPushes, q.prioritizedAdds, q.delayedAdds, q.dueScores = {}, {}, {}, {}, {}\nend\n-- Writes one new job's hash, its `added` event, its placement event, and queues its id for the\n-- batched LPUSH/RPUSH/ZADD that flushQueue writes; links it to its parent's dependencies.\n-- BullMQ's delayed score for a job due at `due` ms: due * 4096 + seq, where seq is one more than the\n-- highest score already used inside that millisecond (capped at 4095). Scores stay Lua numbers:\n-- tostring() would cut them to 14 significant digits. A batch that places several jobs passes its\n-- `batchScores` table (base → last score given): jobs of one batch often share a due ms, so its\n-- sequence is looked up once and then counted on.\nlocal function nextDelayedScore(delayedKey, due, batchScores)\n  local base = due * 4096\n  local score = batchScores and batchScores[base]\n  if score then\n    score = math.min(score + 1, base + 4095)\n  else\n    local last = redis.call(\"ZREVRANGEBYSCORE\", delayedKey, base + 4095, base, \"WITHSCORES\", \"LIMIT\", 0, 1)\n    score = last[2] and math.min(tonumber(last[2]) + 1, base + 4095) or base\n  end\n  if batchScores then batchScores[base] = score end\n  return score\nend\n-- Writes a new job's hash with BullMQ's fields (name, data, opts, timestamp, delay, priority, and\n-- parentKey/parent, rjk and deid when the job has them); returns its key.\nlocal function writeJobHash(q, job, id)\n  local key = q.prefix .. id\n  local fields = { \"name\", job.name, \"data\", job.data, \"opts\", job.opts, \"timestamp\", job.timestamp,\n    \"delay\", job.delay, \"priority\", job.priority }\n  if job.parentKey ~= \"\" then\n    table.insert(fields, \"parentKey\"); table.insert(fields, job.parentKey)\n    table.insert(fields, \"parent\"); table.insert(fields, job.parentField)\n  end\n  if job.repeatJobKey ~= \"\" then table.insert(fields, \"rjk\"); table.insert(fields, job.repeatJobKey) end\n  if job.dedupId ~= \"\" then table.insert(fields, \"deid\"); table.insert(fields, job.dedupId) end\n  redis.call(\"HSET\", key, unpack(fields))\n  return key\nend\nlocal function storeJob(q, job, id, now)\n  local key = writeJobHash(q, job, id)\n  local events = (q.level or 2) >= 2\n  if events then redis.call(\"XADD\", q.events, \"*\", \"event\", \"added\", \"jobId\", id, \"name\", job.name) end\n  local placement = job.placement\n  if placement == \"delayed\" then\n    local due = tonumber(job.timestamp) + tonumber(job.delay)\n    local score = nextDelayedScore(q.delayed, due, q.dueScores)\n    if not q.earliestScore or score < q.earliestScore then q.earliestScore = score end\n    table.insert(q.delayedAdds, score); table.insert(q.delayedAdds, id)\n    if events then redis.call(\"XADD\", q.events, \"MAXLEN\", \"~\", q.maxLen, \"*\", \"event\", \"delayed\", \"jobId\", id, \"delay\", due) end\n  elseif placement == \"waiting-children\" then\n    redis.call(\"ZADD\", q.waitingChildren, job.timestamp, id)\n    if events then redis.call(\"XADD\", q.events, \"MAXLEN\", \"~\", q.maxLen, \"*\", \"event\", \"waiting-children\", \"jobId\", id) end\n  else\n    if placement == \"prioritized\" then\n      local counter = redis.call(\"INCR\", q.priorityCounter)\n      table.insert(q.prioritizedAdds, tonumber(job.priority) * 4294967296 + counter % 4294967296)\n      table.insert(q.prioritizedAdds, id)\n    elseif placement == \"lifo\" then\n      table.insert(q.rightPushes, id)\n    else\n      table.insert(q.leftPushes, id)\n    end\n    q.ready = true\n    if events then redis.call(\"XADD\", q.events, \"MAXLEN\", \"~\", q.maxLen, \"*\", \"event\", \"waiting\", \"jobId\", id) end\n  end\n  if job.parentKey ~= \"\" then redis.call(\"SADD\", job.parentKey .. \":dependencies\", key) end\nend\n-- Writes what storeJob queued for one queue: one LPUSH, one RPUSH and one ZADD per structure (in\n-- chunks that stay under Lua's unpack limit), then the markers BullMQ's blocked workers wait on.\n-- The delayed marker only ever moves earlier here (ZADD LT): an earlier job already has its own\n-- marker or a worker blocked until it, and a marker in the past just wakes a worker that re-reads.\nlocal function flushQueue(q)\n  local function inChunks(command, key, items)\n    for from = 1, #items, 4000 do\n      redis.call(command, key, unpack(items, from, math.min(from + 3999, #items)))\n    end\n  end\n  inChunks(\"LPUSH\", q.wait, q.leftPushes)\n  inChunks(\"RPUSH\", q.wait, q.rightPushes)\n  inChunks(\"ZADD\", q.prioritized, q.prioritizedAdds)\n  inChunks(\"ZADD\", q.delayed, q.delayedAdds)\n  if q.ready then redis.call(\"ZADD\", q.marker, 0, \"0\") end\n  if q.earliestScore then redis.call(\"ZADD\", q.marker, \"LT\", q.earliestScore / 4096, \"1\") end\nend\n-- Deletes a job's hash and the keys that hang off it (its lock simply expires, as in BullMQ);\n-- returns how many existed.\nlocal function removeJobKeys(jobKey)\n  return redis.call(\"DEL\", jobKey, jobKey .. \":logs\", jobKey .. \":dependencies\", jobKey .. \":processed\",\n    jobKey .. \":failed\", jobKey .. \":unsuccessful\")\nend\n-- Refuses, before a script's first write, the ARGV it turns into numbers (or hands Redis as counts,\n-- TTLs and caps) only after writing: Redis never rolls a script back, so an argument found bad\n-- half-way would leave a job moved out of one structure and into none. `names` are ARG names; each\n-- must be a decimal integer. The error names the script and the argument, never its value.\nlocal function checkIntegerArgs(script, names)\n  for _, name in ipairs(names) do\n    if not string.find(ARGV[ARG[name]] or \"\", \"^%-?%d+$\") then\n      error(script .. \": argument \" .. name .. \" must be an integer\")\n    end\n  end\nend\n-- True when `text` is a plain decimal number (\"12\", \"-3\", \"0.5\"): what tonumber takes, minus \"nan\",\n-- \"inf\" and exponents, which would reach Redis as scores or counts it refuses — after a write.\nlocal function isNumberText(text)\n  return type(text) == \"string\" and string.find(text, \"^%-?%d+%.?%d*$\") ~= nil\nend\n-- Letters leave the dead-letter queue before their jobs are stored: every number is checked first.\ncheckIntegerArgs(\"redriveDeadLetters\", { \"now\", \"guardTtl\", \"maxLenEvents\" })\nfor i = 1, ARG_GROUP_COUNT do\n  if not isNumberText(groupArg(i, ARG_GROUP.priority)) then error(\"redriveDeadLetters: letter \" .. i .. \" has a bad priority\") end\nend\n-- Redis 6.2 form (no NX with GET): the GET runs only for a replay.\nif not redis.call(\"SET\", KEYS[KEY.replayGuard], \"\", \"NX\", \"PX\", ARGV[ARG.guardTtl]) then\n  return redis.call(\"GET\", KEYS[KEY.replayGuard])\nend\nlocal state, structure, prefix = ARGV[ARG.state], KEYS[KEY.structure], ARGV[ARG.prefix]\nlocal moved, ids = {}, {}\nfor i = 1, ARG_GROUP_COUNT do\n  local id, source = groupArg(i, ARG_GROUP.deadLetterId), groupArg(i, ARG_GROUP.sourceJobId)\n  local gone\n  ids[i] = \"\"\n  -- Letters are read oldest first, from the tail of wait: search from there.\n  if state == \"wait\" then gone = redis.call(\"LREM\", structure, -1, id) else gone = redis.call(\"ZREM\", structure, id) end\n  local retried = gone > 0 and not redis.call(\"ZSCORE\", prefix .. \"failed\", source)\n    and redis.call(\"EXISTS\", prefix .. source) == 1\n  if retried then\n    removeJobKeys(ARGV[ARG.deadLetterPrefix] .. id)\n    redis.call(\"XADD\", KEYS[KEY.deadLetterEvents], \"*\", \"event\", \"removed\", \"jobId\", id, \"prev\", state)\n    ids[i] = \"-\"\n  elseif gone > 0 then moved[#moved + 1] = i end\nend\nif #moved > 0 then\n  local q = { prefix = ARGV[ARG.prefix] }\n  for name, index in pairs(KEY) do q[name] = KEYS[index] end\n  loadQueueMeta(q, ARGV[ARG.maxLenEvents])\n  local now, dlPrefix = tonumber(ARGV[ARG.now]), ARGV[ARG.deadLetterPrefix]\n  local first = redis.call(\"INCRBY\", KEYS[KEY.idCounter], #moved) - #moved\n  for n, i in ipairs(moved) do\n    local job = { name = groupArg(i, ARG_GROUP.name), data = groupArg(i, ARG_GROUP.data),\n      opts = groupArg(i, ARG_GROUP.opts), timestamp = now, delay = 0, priority = groupArg(i, ARG_GROUP.priority),\n      placement = groupArg(i, ARG_GROUP.placement), parentKey = \"\", repeatJobKey = \"\", dedupId = \"\" }\n    local id, letter = string.format(\"%d\", first + n), groupArg(i, ARG_GROUP.deadLetterId)\n    storeJob(q, job, id, now)\n    removeJobKeys(dlPrefix .. letter)\n    redis.call(\"XADD\", KEYS[KEY.deadLetterEvents], \"MAXLEN\", \"~\", q.maxLen, \"*\", \"event\", \"removed\", \"jobId\", letter,\n      \"prev\", state)\n    ids[i] = id\n  end\n  flushQueue(q)\nend\nlocal answer = table.concat(ids, \",\")\nredis.call(\"SET\", KEYS[KEY.replayGuard], answer, \"XX\", \"KEEPTTL\")\nnoteAttention(KEYS[KEY.attention], ARGV[ARG.prefix], 0)\nreturn answer\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:redriveDeadLetters (generated from lua/redriveDeadLetters.lua; do not edit)
+local KEY = { replayGuard = 1, idCounter = 2, wait = 3, prioritized = 4, priorityCounter = 5, delayed = 6, marker = 7, events = 8, waitingChildren = 9, structure = 10, deadLetterEvents = 11, attention = 12 }
+local ARG = { prefix = 1, deadLetterPrefix = 2, state = 3, now = 4, guardTtl = 5, maxLenEvents = 6 }
+local ARG_GROUP = { first = 7, size = 7, deadLetterId = 0, sourceJobId = 1, name = 2, data = 3, opts = 4, priority = 5, placement = 6 }
+local ARG_GROUP_COUNT = (#ARGV - 6) / 7
+local function groupArg(i, offset) return ARGV[7 + (i - 1) * 7 + offset] end
+`,
+    include_noteAttention_0,
+    include_loadQueueMeta_0,
+    include_storeJob_0,
+    include_nextDelayedScore_0,
+    include_writeJobHash_0,
+    include_storeJob_2,
+    include_flushQueue_0,
+    include_removeJobKeys_0,
+    include_checkIntegerArgs_0,
+    include_isNumberText_0,
+    `checkIntegerArgs("redriveDeadLetters", { "now", "guardTtl", "maxLenEvents" })
+for i = 1, ARG_GROUP_COUNT do
+  if not isNumberText(groupArg(i, ARG_GROUP.priority)) then error("redriveDeadLetters: letter " .. i .. " has a bad priority") end
+end
+if not redis.call("SET", KEYS[KEY.replayGuard], "", "NX", "PX", ARGV[ARG.guardTtl]) then
+  return redis.call("GET", KEYS[KEY.replayGuard])
+end
+local state, structure, prefix = ARGV[ARG.state], KEYS[KEY.structure], ARGV[ARG.prefix]
+local moved, ids = {}, {}
+for i = 1, ARG_GROUP_COUNT do
+  local id, source = groupArg(i, ARG_GROUP.deadLetterId), groupArg(i, ARG_GROUP.sourceJobId)
+  local gone
+  ids[i] = ""
+  if state == "wait" then gone = redis.call("LREM", structure, -1, id) else gone = redis.call("ZREM", structure, id) end
+  local retried = gone > 0 and not redis.call("ZSCORE", prefix .. "failed", source)
+    and redis.call("EXISTS", prefix .. source) == 1
+  if retried then
+    removeJobKeys(ARGV[ARG.deadLetterPrefix] .. id)
+    redis.call("XADD", KEYS[KEY.deadLetterEvents], "*", "event", "removed", "jobId", id, "prev", state)
+    ids[i] = "-"
+  elseif gone > 0 then moved[#moved + 1] = i end
+end
+if #moved > 0 then
+  local q = { prefix = ARGV[ARG.prefix] }
+  for name, index in pairs(KEY) do q[name] = KEYS[index] end
+  loadQueueMeta(q, ARGV[ARG.maxLenEvents])
+  local now, dlPrefix = tonumber(ARGV[ARG.now]), ARGV[ARG.deadLetterPrefix]
+  local first = redis.call("INCRBY", KEYS[KEY.idCounter], #moved) - #moved
+  for n, i in ipairs(moved) do
+    local job = { name = groupArg(i, ARG_GROUP.name), data = groupArg(i, ARG_GROUP.data),
+      opts = groupArg(i, ARG_GROUP.opts), timestamp = now, delay = 0, priority = groupArg(i, ARG_GROUP.priority),
+      placement = groupArg(i, ARG_GROUP.placement), parentKey = "", repeatJobKey = "", dedupId = "" }
+    local id, letter = string.format("%d", first + n), groupArg(i, ARG_GROUP.deadLetterId)
+    storeJob(q, job, id, now)
+    removeJobKeys(dlPrefix .. letter)
+    redis.call("XADD", KEYS[KEY.deadLetterEvents], "MAXLEN", "~", q.maxLen, "*", "event", "removed", "jobId", letter,
+      "prev", state)
+    ids[i] = id
+  end
+  flushQueue(q)
+end
+local answer = table.concat(ids, ",")
+redis.call("SET", KEYS[KEY.replayGuard], answer, "XX", "KEEPTTL")
+noteAttention(KEYS[KEY.attention], ARGV[ARG.prefix], 0)
+return answer
+`,
+  ].join(""),
 };
 
 export type RedriveDeadLettersReply =
@@ -2318,7 +4960,18 @@ export const releaseLock: ScriptDef<ReleaseLockKeys, ReleaseLockArgs> = {
   keyLocking: false,
   keys: { fixed: ["lock"] },
   argv: { fixed: ["token"] },
-  source: "-- nimbusq:releaseLock (generated from lua/releaseLock.lua; do not edit)\nlocal KEY = { lock = 1 }\nlocal ARG = { token = 1 }\nif redis.call(\"GET\", KEYS[KEY.lock]) == ARGV[ARG.token] then\n  redis.call(\"DEL\", KEYS[KEY.lock])\n  return 1\nend\nreturn 0\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:releaseLock (generated from lua/releaseLock.lua; do not edit)
+local KEY = { lock = 1 }
+local ARG = { token = 1 }
+`,
+    `if redis.call("GET", KEYS[KEY.lock]) == ARGV[ARG.token] then
+  redis.call("DEL", KEYS[KEY.lock])
+  return 1
+end
+return 0
+`,
+  ].join(""),
 };
 
 export type ReleaseLockReply =
@@ -2364,11 +5017,39 @@ export interface RemoveJobArgs {
  */
 export const removeJob: ScriptDef<RemoveJobKeys, RemoveJobArgs> = {
   name: "removeJob",
-  sha1: "d746e52225ec2c9faa7ef2fa7ecc7c2a8e251b66",
+  sha1: "44023b3be3679d5a7f1f4a3b4b333103c4e7f564",
   keyLocking: false,
   keys: { fixed: ["jobKey","schedulers"] },
   argv: { fixed: ["prefix","jobId","removeChildren"] },
-  source: "-- nimbusq:removeJob (generated from lua/removeJob.lua; do not edit)\nlocal KEY = { jobKey = 1, schedulers = 2 }\nlocal ARG = { prefix = 1, jobId = 2, removeChildren = 3 }\n-- True when `jobId` is the iteration its job scheduler (the job's `rjk`) currently counts as next,\n-- `repeat:<schedulerId>:<millis>` (BullMQ's isJobSchedulerJob): removals refuse or skip it, since the\n-- scheduler could not make its next run without it.\nlocal function isSchedulerIteration(jobId, rjk, schedulersKey)\n  if not rjk then return false end\n  local millis = redis.call(\"ZSCORE\", schedulersKey, rjk)\n  -- ZSCORE answers the score as Redis prints it, the same text BullMQ builds the id from.\n  return millis and jobId == \"repeat:\" .. rjk .. \":\" .. millis or false\nend\n-- True when a worker holds the job, or (with its children) any job still pending below it: such a\n-- removal is refused, as BullMQ's isLocked.\nlocal function isJobTreeLocked(jobKey, withChildren)\n  if redis.call(\"EXISTS\", jobKey .. \":lock\") == 1 then return true end\n  if not withChildren then return false end\n  for _, childKey in ipairs(redis.call(\"SMEMBERS\", jobKey .. \":dependencies\")) do\n    if isJobTreeLocked(childKey, true) then return true end\n  end\n  return false\nend\n-- Removes a job as BullMQ's removeJobWithChildren: unlinked softly from its parent, then (with\n-- children) each child depth-first — processed, failed, unsuccessful, then pending ones, across\n-- queues —, then the job leaves its state, ends the deduplication window it owns, loses its keys, and\n-- a `removed {jobId, prev}` event goes to its queue's stream. A child is unlinked from the parent\n-- being removed (parentKey, parentPrefix) even when its own hash is gone, as in BullMQ. `maxLens`\n-- (queue prefix → events cap) reads each queue's meta once per tree.\n-- The events stream's approximate cap a queue's meta records (`opts.maxLenEvents`), or BullMQ's\n-- default of 10000 when there is none or it is no count (XADD would refuse it after the caller's\n-- first write): scripts that read meta anyway trim with it.\nlocal function eventsMaxLen(metaKey)\n  local cap = redis.call(\"HGET\", metaKey, \"opts.maxLenEvents\")\n  if cap and string.find(cap, \"^%d+$\") then return cap end\n  return \"10000\"\nend\n-- Splits a job key `<prefix>:<queue>:<id>` into the queue's key prefix and the id. An id holds no\n-- \":\" or exactly two, so a key of five or more segments may end in a three-segment id: it is read\n-- that way when the queue that reading names exists (has an id counter or an events stream), and\n-- otherwise the last segment is the id (BullMQ always takes the last segment).\nlocal function splitJobKey(key)\n  local prefix3, id3 = string.match(key, \"^(.+:[^:]+:)([^:]+:[^:]+:[^:]+)$\")\n  if prefix3 and redis.call(\"EXISTS\", prefix3 .. \"id\", prefix3 .. \"events\") > 0 then\n    return prefix3, id3\n  end\n  local prefix, id = string.match(key, \"^(.*:)([^:]*)$\")\n  return prefix, id\nend\n-- Unlinks a job being removed from its parent (given by key and queue prefix): the job leaves\n-- the parent's pending dependencies, and a parent left with nothing pending leaves waiting-children.\n-- Soft (job.remove): that parent goes to the end of wait with a marker and a `waiting prev\n-- waiting-children` event. Hard (clean, drain, obliterate; BullMQ's removeParentDependencyKey with\n-- hard set): a parent in the job's own queue is deleted too (and unlinked from its own parent the\n-- same way), one in another queue goes to wait with no event.\n-- True when the queue is paused (meta.paused present) or at its global concurrency\n-- (meta.concurrency set and LLEN active >= it): then BullMQ writes no \"ready\" marker. A concurrency\n-- that is no number counts as none (comparing it would stop the caller after its first write).\nlocal function isQueuePausedOrMaxed(metaKey, activeKey)\n  local meta = redis.call(\"HMGET\", metaKey, \"paused\", \"concurrency\")\n  if meta[1] then return true end\n  local limit = tonumber(meta[2])\n  if limit then\n    return redis.call(\"LLEN\", activeKey) >= limit\n  end\n  return false\nend\n-- A job being removed ends the deduplication window it owns (its `de:` key and any stored `dn:`\n-- next job); a window that another job took over is left alone.\nlocal function releaseDeduplicationKey(prefix, jobId, dedupId)\n  if not dedupId then return end\n  local key = prefix .. \"de:\" .. dedupId\n  if redis.call(\"GET\", key) == jobId then redis.call(\"DEL\", key, prefix .. \"dn:\" .. dedupId) end\nend\n-- Deletes a job's hash and the keys that hang off it (its lock simply expires, as in BullMQ);\n-- returns how many existed.\nlocal function removeJobKeys(jobKey)\n  return redis.call(\"DEL\", jobKey, jobKey .. \":logs\", jobKey .. \":dependencies\", jobKey .. \":processed\",\n    jobKey .. \":failed\", jobKey .. \":unsuccessful\")\nend\n-- The parent queue's key prefix `<prefix>:<queue>:`, from a child's `parent` field (JSON naming the\n-- queue as queueKey); nil without one.\nlocal function parentPrefixOf(parentField)\n  local queueKey = string.match(parentField or \"\", '\"queueKey\":\"([^\"]*)\"')\n  return queueKey and queueKey .. \":\" or nil\nend\nlocal function detachFromParent(jobKey, parentKey, parentPrefix, hard, basePrefix)\n  if not parentKey or not parentPrefix or redis.call(\"EXISTS\", parentKey) == 0 then return end\n  local dependencies = parentKey .. \":dependencies\"\n  if redis.call(\"SREM\", dependencies, jobKey) == 0 or redis.call(\"SCARD\", dependencies) > 0 then return end\n  local parentId = string.sub(parentKey, #parentPrefix + 1)\n  if redis.call(\"ZREM\", parentPrefix .. \"waiting-children\", parentId) == 0 then return end\n  if hard and parentPrefix == basePrefix then\n    local fields = redis.call(\"HMGET\", parentKey, \"parentKey\", \"parent\", \"deid\")\n    detachFromParent(parentKey, fields[1], parentPrefixOf(fields[2]), true, basePrefix)\n    releaseDeduplicationKey(parentPrefix, parentId, fields[3])\n    removeJobKeys(parentKey)\n    return\n  end\n  redis.call(\"RPUSH\", parentPrefix .. \"wait\", parentId)\n  if not isQueuePausedOrMaxed(parentPrefix .. \"meta\", parentPrefix .. \"active\") then\n    redis.call(\"ZADD\", parentPrefix .. \"marker\", 0, \"0\")\n  end\n  if not hard then\n    redis.call(\"XADD\", parentPrefix .. \"events\", \"*\", \"event\", \"waiting\", \"jobId\", parentId,\n      \"prev\", \"waiting-children\")\n  end\nend\n\n-- Takes a job id out of whichever structure holds it, in BullMQ's order, and returns BullMQ's name\n-- for that state (wait, paused, active, delayed, prioritized, completed, failed, waiting-children),\n-- or \"unknown\". Wait and paused are walked from the end nearer the job's creation time `timestamp`\n-- (may be nil), where BullMQ reads the whole list for each job.\n-- Wait and paused get adds on the left and hold the oldest jobs on the right: which end of such a list\n-- is nearer a job, by its creation time `created` (ms; read from its hash when nil or false) against\n-- the times of the jobs at both ends. LREM and LPOS walk from an end to the id, so a job near either\n-- end costs little in a list of any length. Answers 1 (from the left) or -1 (from the right).\nlocal function nearerEnd(key, prefix, jobId, created)\n  local time = tonumber(created or redis.call(\"HGET\", prefix .. jobId, \"timestamp\"))\n  if not time then return -1 end\n  local newest, oldest = redis.call(\"LINDEX\", key, 0), redis.call(\"LINDEX\", key, -1)\n  newest = newest and tonumber(redis.call(\"HGET\", prefix .. newest, \"timestamp\"))\n  oldest = oldest and tonumber(redis.call(\"HGET\", prefix .. oldest, \"timestamp\"))\n  if newest and oldest and newest - time < time - oldest then return 1 end\n  return -1\nend\n-- Takes a job id out of such a list from the nearer end; a list holds a job id once (every path that\n-- pushes an id takes it out of its previous structure first). Answers how many entries went (0 or 1).\nlocal function removeFromList(key, prefix, jobId, created)\n  return redis.call(\"LREM\", key, nearerEnd(key, prefix, jobId, created), jobId)\nend\n-- The end (1 or -1) that the job id is nearer in such a list, when the list holds it (else nil), for\n-- an LREM from that end later in the same script.\nlocal function findInList(key, prefix, jobId, created)\n  local from = nearerEnd(key, prefix, jobId, created)\n  if redis.call(\"LPOS\", key, jobId, \"RANK\", from) then return from end\n  return nil\nend\nlocal function removeFromAnyState(prefix, jobId, timestamp)\n  for _, state in ipairs({ \"completed\", \"waiting-children\", \"delayed\", \"failed\", \"prioritized\" }) do\n    if redis.call(\"ZREM\", prefix .. state, jobId) == 1 then return state end\n  end\n  for _, state in ipairs({ \"wait\", \"paused\" }) do\n    if removeFromList(prefix .. state, prefix, jobId, timestamp) > 0 then return state end\n  end\n  if redis.call(\"LREM\", prefix .. \"active\", -1, jobId) > 0 then return \"active\" end\n  return \"unknown\"\nend\n\nlocal function removeJobTree(prefix, jobId, withChildren, parentKey, parentPrefix, maxLens)\n  maxLens = maxLens or {}\n  local jobKey = prefix .. jobId\n  local fields = redis.call(\"HMGET\", jobKey, \"parentKey\", \"parent\", \"deid\", \"timestamp\")\n  if parentKey then\n    detachFromParent(jobKey, parentKey, parentPrefix, false, prefix)\n  else\n    detachFromParent(jobKey, fields[1], parentPrefixOf(fields[2]), false, prefix)\n  end\n  if withChildren then\n    local children = redis.call(\"HKEYS\", jobKey .. \":processed\")\n    for _, key in ipairs(redis.call(\"HKEYS\", jobKey .. \":failed\")) do children[#children + 1] = key end\n    for _, key in ipairs(redis.call(\"ZRANGE\", jobKey .. \":unsuccessful\", 0, -1)) do children[#children + 1] = key end\n    for _, key in ipairs(redis.call(\"SMEMBERS\", jobKey .. \":dependencies\")) do children[#children + 1] = key end\n    for _, childKey in ipairs(children) do\n      local childPrefix, childId = splitJobKey(childKey)\n      removeJobTree(childPrefix, childId, true, jobKey, prefix, maxLens)\n    end\n  end\n  local prev = removeFromAnyState(prefix, jobId, fields[4])\n  releaseDeduplicationKey(prefix, jobId, fields[3])\n  if removeJobKeys(jobKey) > 0 then\n    local maxLen = maxLens[prefix] or eventsMaxLen(prefix .. \"meta\")\n    maxLens[prefix] = maxLen\n    redis.call(\"XADD\", prefix .. \"events\", \"MAXLEN\", \"~\", maxLen, \"*\", \"event\", \"removed\", \"jobId\", jobId,\n      \"prev\", prev)\n  end\nend\nlocal jobKey, jobId, prefix = KEYS[KEY.jobKey], ARGV[ARG.jobId], ARGV[ARG.prefix]\nlocal withChildren = ARGV[ARG.removeChildren] == \"1\"\nif isSchedulerIteration(jobId, redis.call(\"HGET\", jobKey, \"rjk\"), KEYS[KEY.schedulers]) then return -8 end\nif isJobTreeLocked(jobKey, withChildren) then return -20 end\nlocal existed = redis.call(\"EXISTS\", jobKey)\nremoveJobTree(prefix, jobId, withChildren)\nreturn existed\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:removeJob (generated from lua/removeJob.lua; do not edit)
+local KEY = { jobKey = 1, schedulers = 2 }
+local ARG = { prefix = 1, jobId = 2, removeChildren = 3 }
+`,
+    include_isSchedulerIteration_0,
+    include_isJobTreeLocked_0,
+    include_removeJobTree_0,
+    include_eventsMaxLen_0,
+    include_splitJobKey_0,
+    include_detachFromParent_0,
+    include_isQueuePausedOrMaxed_0,
+    include_releaseDeduplicationKey_0,
+    include_removeJobKeys_0,
+    include_parentPrefixOf_0,
+    include_detachFromParent_4,
+    include_removeFromAnyState_0,
+    include_removeFromList_0,
+    include_removeFromAnyState_1,
+    include_removeJobTree_7,
+    `local jobKey, jobId, prefix = KEYS[KEY.jobKey], ARGV[ARG.jobId], ARGV[ARG.prefix]
+local withChildren = ARGV[ARG.removeChildren] == "1"
+if isSchedulerIteration(jobId, redis.call("HGET", jobKey, "rjk"), KEYS[KEY.schedulers]) then return -8 end
+if isJobTreeLocked(jobKey, withChildren) then return -20 end
+local existed = redis.call("EXISTS", jobKey)
+removeJobTree(prefix, jobId, withChildren)
+return existed
+`,
+  ].join(""),
 };
 
 export type RemoveJobReply =
@@ -2421,11 +5102,30 @@ export interface RemoveJobSchedulerArgs {
  */
 export const removeJobScheduler: ScriptDef<RemoveJobSchedulerKeys, RemoveJobSchedulerArgs> = {
   name: "removeJobScheduler",
-  sha1: "16aa4c3181fff81d44a0823d67d355ae9ec2e1f7",
+  sha1: "e44c463d2eecb3b6c3419e104b695db2cc26e2d7",
   keyLocking: false,
   keys: { fixed: ["schedulers","delayed","events"] },
   argv: { fixed: ["prefix","schedulerId"] },
-  source: "-- nimbusq:removeJobScheduler (generated from lua/removeJobScheduler.lua; do not edit)\nlocal KEY = { schedulers = 1, delayed = 2, events = 3 }\nlocal ARG = { prefix = 1, schedulerId = 2 }\n-- Deletes a job's hash and the keys that hang off it (its lock simply expires, as in BullMQ);\n-- returns how many existed.\nlocal function removeJobKeys(jobKey)\n  return redis.call(\"DEL\", jobKey, jobKey .. \":logs\", jobKey .. \":dependencies\", jobKey .. \":processed\",\n    jobKey .. \":failed\", jobKey .. \":unsuccessful\")\nend\nlocal id = ARGV[ARG.schedulerId]\nlocal millis = redis.call(\"ZSCORE\", KEYS[KEY.schedulers], id)\nif millis then\n  local jobId = \"repeat:\" .. id .. \":\" .. millis\n  if redis.call(\"ZREM\", KEYS[KEY.delayed], jobId) == 1 then\n    removeJobKeys(ARGV[ARG.prefix] .. jobId)\n    redis.call(\"XADD\", KEYS[KEY.events], \"*\", \"event\", \"removed\", \"jobId\", jobId, \"prev\", \"delayed\")\n  end\nend\nif redis.call(\"ZREM\", KEYS[KEY.schedulers], id) == 0 then return 0 end\nredis.call(\"DEL\", KEYS[KEY.schedulers] .. \":\" .. id)\nreturn 1\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:removeJobScheduler (generated from lua/removeJobScheduler.lua; do not edit)
+local KEY = { schedulers = 1, delayed = 2, events = 3 }
+local ARG = { prefix = 1, schedulerId = 2 }
+`,
+    include_removeJobKeys_0,
+    `local id = ARGV[ARG.schedulerId]
+local millis = redis.call("ZSCORE", KEYS[KEY.schedulers], id)
+if millis then
+  local jobId = "repeat:" .. id .. ":" .. millis
+  if redis.call("ZREM", KEYS[KEY.delayed], jobId) == 1 then
+    removeJobKeys(ARGV[ARG.prefix] .. jobId)
+    redis.call("XADD", KEYS[KEY.events], "*", "event", "removed", "jobId", jobId, "prev", "delayed")
+  end
+end
+if redis.call("ZREM", KEYS[KEY.schedulers], id) == 0 then return 0 end
+redis.call("DEL", KEYS[KEY.schedulers] .. ":" .. id)
+return 1
+`,
+  ].join(""),
 };
 
 export type RemoveJobSchedulerReply =
@@ -2493,11 +5193,41 @@ export interface RetryJobArgs {
  */
 export const retryJob: ScriptDef<RetryJobKeys, RetryJobArgs> = {
   name: "retryJob",
-  sha1: "ee7e5ab77cebc4fa2dd892bad4e17b18dfa34f46",
+  sha1: "2e9bf5ed42cd05d8cb2dee61e518f23fd9af49aa",
   keyLocking: false,
   keys: { fixed: ["replayGuard","jobKey","finished","wait","prioritized","priorityCounter","meta","active","marker","events","attention"] },
   argv: { fixed: ["jobId","state","lifo","resetAttemptsMade","resetAttemptsStarted","guardTtl"] },
-  source: "-- nimbusq:retryJob (generated from lua/retryJob.lua; do not edit)\nlocal KEY = { replayGuard = 1, jobKey = 2, finished = 3, wait = 4, prioritized = 5, priorityCounter = 6, meta = 7, active = 8, marker = 9, events = 10, attention = 11 }\nlocal ARG = { jobId = 1, state = 2, lifo = 3, resetAttemptsMade = 4, resetAttemptsStarted = 5, guardTtl = 6 }\n-- Tells the sweeper a queue needs a look by `when` (ms): the queue's entry in its prefix's attention\n-- index (`indexKey` = <prefix>:nq:due, score = when, member = the queue's name) moves earlier, never\n-- later (ZADD LT adds an absent entry). The sweeper moves it later, or removes it, once it has looked.\n-- `queuePrefix` is the queue's key prefix <prefix>:<queue>:; a queue under another prefix (a dead\n-- letter or a parent there) is left alone: its index is another key.\nlocal function noteAttention(indexKey, queuePrefix, when)\n  local prefix = string.sub(indexKey, 1, -8)\n  if string.sub(queuePrefix, 1, #prefix + 1) ~= prefix .. \":\" then return end\n  redis.call(\"ZADD\", indexKey, \"LT\", when, string.sub(queuePrefix, #prefix + 2, -2))\nend\n-- The events stream's approximate cap a queue's meta records (`opts.maxLenEvents`), or BullMQ's\n-- default of 10000 when there is none or it is no count (XADD would refuse it after the caller's\n-- first write): scripts that read meta anyway trim with it.\nlocal function eventsMaxLen(metaKey)\n  local cap = redis.call(\"HGET\", metaKey, \"opts.maxLenEvents\")\n  if cap and string.find(cap, \"^%d+$\") then return cap end\n  return \"10000\"\nend\n-- Makes a job ready as BullMQ does: a job with a priority joins prioritized at priority * 2^32 plus a\n-- fresh counter (FIFO within its priority); any other goes to wait, at the back (LPUSH) or, for\n-- lifo, the front (RPUSH). Then the \"ready\" marker, unless the queue is paused or at its global\n-- concurrency.\n-- True when the queue is paused (meta.paused present) or at its global concurrency\n-- (meta.concurrency set and LLEN active >= it): then BullMQ writes no \"ready\" marker. A concurrency\n-- that is no number counts as none (comparing it would stop the caller after its first write).\nlocal function isQueuePausedOrMaxed(metaKey, activeKey)\n  local meta = redis.call(\"HMGET\", metaKey, \"paused\", \"concurrency\")\n  if meta[1] then return true end\n  local limit = tonumber(meta[2])\n  if limit then\n    return redis.call(\"LLEN\", activeKey) >= limit\n  end\n  return false\nend\nlocal function pushReadyJob(k, jobId, priority, lifo)\n  if priority > 0 then\n    local counter = redis.call(\"INCR\", k.priorityCounter)\n    redis.call(\"ZADD\", k.prioritized, priority * 4294967296 + counter % 4294967296, jobId)\n  elseif lifo then\n    redis.call(\"RPUSH\", k.wait, jobId)\n  else\n    redis.call(\"LPUSH\", k.wait, jobId)\n  end\n  if not isQueuePausedOrMaxed(k.meta, k.active) then redis.call(\"ZADD\", k.marker, 0, \"0\") end\nend\n-- Opens a single-job move under its replay guard. A replay answers `done`, what the first call\n-- answered; a job that is gone (-1) or, when `fromSet` is given, not in it (-3; it is taken out\n-- otherwise) is refused and the guard dropped, so a refusal writes nothing and may simply run again.\n-- Returns the code to answer at once, or nil to go on with the move.\nlocal function startGuardedMove(guardKey, guardTtl, done, jobKey, fromSet, jobId)\n  -- Redis 6.2 form (no NX with GET): the GET runs only for a replay.\n  local fresh = redis.call(\"SET\", guardKey, done, \"NX\", \"PX\", guardTtl)\n  if not fresh then return tonumber(redis.call(\"GET\", guardKey)) end\n  local code\n  if redis.call(\"EXISTS\", jobKey) == 0 then\n    code = -1\n  elseif fromSet and redis.call(\"ZREM\", fromSet, jobId) == 0 then\n    code = -3\n  end\n  if code then redis.call(\"DEL\", guardKey) end\n  return code\nend\n-- BullMQ's moveChildBackToParentDependencies: a retried child (out of `state`, failed or completed)\n-- is pending again for its parent — taken out of the parent's `:unsuccessful`/`:failed` or\n-- `:processed` record —, but a parent that already left waiting-children is not moved back there.\nlocal function moveChildBackToParent(jobKey, parentKey, state)\n  if not parentKey or redis.call(\"EXISTS\", parentKey) == 0 then return end\n  local recorded\n  if state == \"failed\" then\n    recorded = redis.call(\"ZREM\", parentKey .. \":unsuccessful\", jobKey) == 1\n      or redis.call(\"HDEL\", parentKey .. \":failed\", jobKey) == 1\n  else\n    recorded = redis.call(\"HDEL\", parentKey .. \":processed\", jobKey) == 1\n  end\n  if recorded then redis.call(\"SADD\", parentKey .. \":dependencies\", jobKey) end\nend\nlocal jobKey, jobId, state = KEYS[KEY.jobKey], ARGV[ARG.jobId], ARGV[ARG.state]\nlocal refused = startGuardedMove(KEYS[KEY.replayGuard], ARGV[ARG.guardTtl], \"1\", jobKey, KEYS[KEY.finished], jobId)\nif refused then return refused end\nlocal dropped = { \"finishedOn\", \"processedOn\", state == \"failed\" and \"failedReason\" or \"returnvalue\" }\nif ARGV[ARG.resetAttemptsMade] == \"1\" then dropped[#dropped + 1] = \"atm\" end\nif ARGV[ARG.resetAttemptsStarted] == \"1\" then dropped[#dropped + 1] = \"ats\" end\nredis.call(\"HDEL\", jobKey, unpack(dropped))\nlocal fields = redis.call(\"HMGET\", jobKey, \"priority\", \"parentKey\")\nlocal priority = tonumber(fields[1]) or 0\nlocal k = {}\nfor name, index in pairs(KEY) do k[name] = KEYS[index] end\npushReadyJob(k, jobId, priority, ARGV[ARG.lifo] == \"1\")\nmoveChildBackToParent(jobKey, fields[2], state)\nlocal maxLen = eventsMaxLen(KEYS[KEY.meta])\nredis.call(\"XADD\", KEYS[KEY.events], \"MAXLEN\", \"~\", maxLen, \"*\", \"event\", \"waiting\", \"jobId\", jobId, \"prev\", state)\nnoteAttention(KEYS[KEY.attention], string.sub(KEYS[KEY.events], 1, -7), 0)\nreturn 1\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:retryJob (generated from lua/retryJob.lua; do not edit)
+local KEY = { replayGuard = 1, jobKey = 2, finished = 3, wait = 4, prioritized = 5, priorityCounter = 6, meta = 7, active = 8, marker = 9, events = 10, attention = 11 }
+local ARG = { jobId = 1, state = 2, lifo = 3, resetAttemptsMade = 4, resetAttemptsStarted = 5, guardTtl = 6 }
+`,
+    include_noteAttention_0,
+    include_eventsMaxLen_0,
+    include_pushReadyJob_0,
+    include_isQueuePausedOrMaxed_0,
+    include_pushReadyJob_1,
+    include_startGuardedMove_0,
+    include_moveChildBackToParent_0,
+    `local jobKey, jobId, state = KEYS[KEY.jobKey], ARGV[ARG.jobId], ARGV[ARG.state]
+local refused = startGuardedMove(KEYS[KEY.replayGuard], ARGV[ARG.guardTtl], "1", jobKey, KEYS[KEY.finished], jobId)
+if refused then return refused end
+local dropped = { "finishedOn", "processedOn", state == "failed" and "failedReason" or "returnvalue" }
+if ARGV[ARG.resetAttemptsMade] == "1" then dropped[#dropped + 1] = "atm" end
+if ARGV[ARG.resetAttemptsStarted] == "1" then dropped[#dropped + 1] = "ats" end
+redis.call("HDEL", jobKey, unpack(dropped))
+local fields = redis.call("HMGET", jobKey, "priority", "parentKey")
+local priority = tonumber(fields[1]) or 0
+local k = {}
+for name, index in pairs(KEY) do k[name] = KEYS[index] end
+pushReadyJob(k, jobId, priority, ARGV[ARG.lifo] == "1")
+moveChildBackToParent(jobKey, fields[2], state)
+local maxLen = eventsMaxLen(KEYS[KEY.meta])
+redis.call("XADD", KEYS[KEY.events], "MAXLEN", "~", maxLen, "*", "event", "waiting", "jobId", jobId, "prev", state)
+noteAttention(KEYS[KEY.attention], string.sub(KEYS[KEY.events], 1, -7), 0)
+return 1
+`,
+  ].join(""),
 };
 
 export type RetryJobReply =
@@ -2550,11 +5280,37 @@ export interface SealStagedJobsArgs {
  */
 export const sealStagedJobs: ScriptDef<SealStagedJobsKeys, SealStagedJobsArgs> = {
   name: "sealStagedJobs",
-  sha1: "f2889997c45b6dab5446c83f8361375236d9064a",
+  sha1: "6e4651b29e54fe399915144a669bef35a7f9c682",
   keyLocking: false,
   keys: { fixed: ["replayGuard","stagedKeys"] },
   argv: { fixed: ["from","to","guardTtl"] },
-  source: "-- nimbusq:sealStagedJobs (generated from lua/sealStagedJobs.lua; do not edit)\nlocal KEY = { replayGuard = 1, stagedKeys = 2 }\nlocal ARG = { from = 1, to = 2, guardTtl = 3 }\n-- Refuses, before a script's first write, the ARGV it turns into numbers (or hands Redis as counts,\n-- TTLs and caps) only after writing: Redis never rolls a script back, so an argument found bad\n-- half-way would leave a job moved out of one structure and into none. `names` are ARG names; each\n-- must be a decimal integer. The error names the script and the argument, never its value.\nlocal function checkIntegerArgs(script, names)\n  for _, name in ipairs(names) do\n    if not string.find(ARGV[ARG[name]] or \"\", \"^%-?%d+$\") then\n      error(script .. \": argument \" .. name .. \" must be an integer\")\n    end\n  end\nend\n-- What an earlier run of this very call answered (saveResult wrote it), or nil on a fresh call: a\n-- replayed call returns that answer again and writes nothing.\n-- Reads back what encodeIds wrote.\nlocal function decodeIds(text)\n  local ids, at = {}, 1\n  while at <= #text do\n    local colon = string.find(text, \":\", at, true)\n    local length = tonumber(string.sub(text, at, colon - 1))\n    ids[#ids + 1] = string.sub(text, colon + 1, colon + length)\n    at = colon + length + 1\n  end\n  return ids\nend\nlocal function replayedResult(guardKey)\n  local saved = redis.call(\"GET\", guardKey)\n  if saved then return decodeIds(saved) end\n  return nil\nend\n-- Records a call's answer (a list of strings and small numbers) under its replay guard for `ttl` ms,\n-- and returns it.\n-- Length-prefixed list of ids (\"<bytes>:<id>\" each), safe for ids holding any character; what the\n-- replay guards store.\nlocal function encodeIds(ids)\n  local parts = {}\n  for i, id in ipairs(ids) do parts[i] = #id .. \":\" .. id end\n  return table.concat(parts)\nend\nlocal function saveResult(guardKey, result, ttl)\n  local texts = {}\n  for i, value in ipairs(result) do texts[i] = type(value) == \"number\" and string.format(\"%d\", value) or value end\n  redis.call(\"SET\", guardKey, encodeIds(texts), \"PX\", ttl)\n  return result\nend\ncheckIntegerArgs(\"sealStagedJobs\", { \"from\", \"to\", \"guardTtl\" })\nlocal replayed = replayedResult(KEYS[KEY.replayGuard])\nif replayed then return replayed end\nlocal from, to = tonumber(ARGV[ARG.from]), tonumber(ARGV[ARG.to])\nlocal keys = redis.call(\"LRANGE\", KEYS[KEY.stagedKeys], from, to)\nif #keys ~= to - from + 1 then return { -30 } end\nlocal present = 0\nfor at = 1, #keys, 4000 do\n  present = present + redis.call(\"EXISTS\", unpack(keys, at, math.min(at + 3999, #keys)))\nend\nif present ~= #keys then return { -30 } end\nfor _, key in ipairs(keys) do redis.call(\"PERSIST\", key) end\nreturn saveResult(KEYS[KEY.replayGuard], { #keys }, ARGV[ARG.guardTtl])\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:sealStagedJobs (generated from lua/sealStagedJobs.lua; do not edit)
+local KEY = { replayGuard = 1, stagedKeys = 2 }
+local ARG = { from = 1, to = 2, guardTtl = 3 }
+`,
+    include_checkIntegerArgs_0,
+    include_replayedResult_0,
+    include_decodeIds_0,
+    include_replayedResult_1,
+    include_saveResult_0,
+    include_encodeIds_0,
+    include_saveResult_1,
+    `checkIntegerArgs("sealStagedJobs", { "from", "to", "guardTtl" })
+local replayed = replayedResult(KEYS[KEY.replayGuard])
+if replayed then return replayed end
+local from, to = tonumber(ARGV[ARG.from]), tonumber(ARGV[ARG.to])
+local keys = redis.call("LRANGE", KEYS[KEY.stagedKeys], from, to)
+if #keys ~= to - from + 1 then return { -30 } end
+local present = 0
+for at = 1, #keys, 4000 do
+  present = present + redis.call("EXISTS", unpack(keys, at, math.min(at + 3999, #keys)))
+end
+if present ~= #keys then return { -30 } end
+for _, key in ipairs(keys) do redis.call("PERSIST", key) end
+return saveResult(KEYS[KEY.replayGuard], { #keys }, ARGV[ARG.guardTtl])
+`,
+  ].join(""),
 };
 
 export type SealStagedJobsReply =
@@ -2605,7 +5361,14 @@ export const setRateLimit: ScriptDef<SetRateLimitKeys, SetRateLimitArgs> = {
   keyLocking: false,
   keys: { fixed: ["limiter"] },
   argv: { fixed: ["ms"] },
-  source: "-- nimbusq:setRateLimit (generated from lua/setRateLimit.lua; do not edit)\nlocal KEY = { limiter = 1 }\nlocal ARG = { ms = 1 }\nreturn redis.call(\"SET\", KEYS[KEY.limiter], \"9007199254740991\", \"PX\", ARGV[ARG.ms])\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:setRateLimit (generated from lua/setRateLimit.lua; do not edit)
+local KEY = { limiter = 1 }
+local ARG = { ms = 1 }
+`,
+    `return redis.call("SET", KEYS[KEY.limiter], "9007199254740991", "PX", ARGV[ARG.ms])
+`,
+  ].join(""),
 };
 
 export type SetRateLimitReply =
@@ -2710,11 +5473,79 @@ export interface StageJobsArgs {
  */
 export const stageJobs: ScriptDef<StageJobsKeys, StageJobsArgs> = {
   name: "stageJobs",
-  sha1: "a0343c9a166c90edfeaea8c3fbc4d5316bef181e",
+  sha1: "3f3717c5ef353766e9837f1187835fba3335837f",
   keyLocking: false,
   keys: { fixed: ["replayGuard","stage","stagedKeys","stagedCustomKeys","parents"], group: { name: "queues", fields: ["idCounter","delayed","priorityCounter","stagedWait","stagedLifo","stagedPrioritized","stagedDelayed","stagedWaitingChildren"] } },
   argv: { fixed: ["ttl"], group: { name: "jobs", fields: ["queue","customId","generatedId","name","data","opts","timestamp","delay","priority","placement","parentKey","parentField","parentPrefix","dedupId","dedupTtl","dedupExtend","dedupReplace","repeatJobKey"] } },
-  source: "-- nimbusq:stageJobs (generated from lua/stageJobs.lua; do not edit)\nlocal KEY = { replayGuard = 1, stage = 2, stagedKeys = 3, stagedCustomKeys = 4, parents = 5 }\nlocal KEY_GROUP = { first = 6, size = 8, idCounter = 0, delayed = 1, priorityCounter = 2, stagedWait = 3, stagedLifo = 4, stagedPrioritized = 5, stagedDelayed = 6, stagedWaitingChildren = 7 }\nlocal KEY_GROUP_COUNT = (#KEYS - 5) / 8\nlocal function groupKey(i, offset) return KEYS[6 + (i - 1) * 8 + offset] end\nlocal ARG = { ttl = 1 }\nlocal ARG_GROUP = { first = 2, size = 18, queue = 0, customId = 1, generatedId = 2, name = 3, data = 4, opts = 5, timestamp = 6, delay = 7, priority = 8, placement = 9, parentKey = 10, parentField = 11, parentPrefix = 12, dedupId = 13, dedupTtl = 14, dedupExtend = 15, dedupReplace = 16, repeatJobKey = 17 }\nlocal ARG_GROUP_COUNT = (#ARGV - 1) / 18\nlocal function groupArg(i, offset) return ARGV[2 + (i - 1) * 18 + offset] end\n-- Refuses, before a script's first write, the ARGV it turns into numbers (or hands Redis as counts,\n-- TTLs and caps) only after writing: Redis never rolls a script back, so an argument found bad\n-- half-way would leave a job moved out of one structure and into none. `names` are ARG names; each\n-- must be a decimal integer. The error names the script and the argument, never its value.\nlocal function checkIntegerArgs(script, names)\n  for _, name in ipairs(names) do\n    if not string.find(ARGV[ARG[name]] or \"\", \"^%-?%d+$\") then\n      error(script .. \": argument \" .. name .. \" must be an integer\")\n    end\n  end\nend\n-- What an earlier run of this very call answered (saveResult wrote it), or nil on a fresh call: a\n-- replayed call returns that answer again and writes nothing.\n-- Reads back what encodeIds wrote.\nlocal function decodeIds(text)\n  local ids, at = {}, 1\n  while at <= #text do\n    local colon = string.find(text, \":\", at, true)\n    local length = tonumber(string.sub(text, at, colon - 1))\n    ids[#ids + 1] = string.sub(text, colon + 1, colon + length)\n    at = colon + length + 1\n  end\n  return ids\nend\nlocal function replayedResult(guardKey)\n  local saved = redis.call(\"GET\", guardKey)\n  if saved then return decodeIds(saved) end\n  return nil\nend\n-- Records a call's answer (a list of strings and small numbers) under its replay guard for `ttl` ms,\n-- and returns it.\n-- Length-prefixed list of ids (\"<bytes>:<id>\" each), safe for ids holding any character; what the\n-- replay guards store.\nlocal function encodeIds(ids)\n  local parts = {}\n  for i, id in ipairs(ids) do parts[i] = #id .. \":\" .. id end\n  return table.concat(parts)\nend\nlocal function saveResult(guardKey, result, ttl)\n  local texts = {}\n  for i, value in ipairs(result) do texts[i] = type(value) == \"number\" and string.format(\"%d\", value) or value end\n  redis.call(\"SET\", guardKey, encodeIds(texts), \"PX\", ttl)\n  return result\nend\n-- Read-only first pass over a batch, so that a rejected batch writes nothing: numbers each job\n-- within its queue (for auto ids), marks custom ids that already exist, and returns {-5, i} when\n-- job i's parent does not exist, {-7, i} when job i exists with another live parent, or {-31, i} when\n-- job i's custom id is held by a staged add that has not committed (stageJobs). A job whose\n-- queue index or numbers are bad is an error here, before the first write, not half-way.\n-- True when `text` is a plain decimal number (\"12\", \"-3\", \"0.5\"): what tonumber takes, minus \"nan\",\n-- \"inf\" and exponents, which would reach Redis as scores or counts it refuses — after a write.\nlocal function isNumberText(text)\n  return type(text) == \"string\" and string.find(text, \"^%-?%d+%.?%d*$\") ~= nil\nend\nlocal function checkNewJobs(jobs, queues)\n  local seen = {}\n  for i, job in ipairs(jobs) do\n    local q = queues[job.queue]\n    if not q then error(\"addJobs: job \" .. i .. \" names no queue of the call\") end\n    for _, field in ipairs({ \"timestamp\", \"delay\", \"priority\", \"dedupTtl\" }) do\n      if not isNumberText(job[field]) then error(\"addJobs: job \" .. i .. \" has a bad \" .. field) end\n    end\n    q.counts = q.counts + 1\n    job.seq = q.counts\n    if job.customId ~= \"\" then\n      local key = q.prefix .. job.customId\n      if seen[key] then\n        job.exists = true\n      elseif job.generatedId == \"1\" then\n        seen[key] = true\n      else\n        local found = redis.call(\"HMGET\", key, \"name\", \"parentKey\")\n        if found[1] or found[2] then\n          -- Only a staged add's hash carries a TTL: its job is not added until that add commits.\n          if redis.call(\"PTTL\", key) > 0 then return { -31, i } end\n          job.exists = true\n          if job.parentKey ~= \"\" and found[2] and found[2] ~= job.parentKey\n              and redis.call(\"EXISTS\", found[2]) == 1 then\n            return { -7, i }\n          end\n        end\n        seen[key] = true\n      end\n    end\n    if job.parentKey ~= \"\" and not seen[job.parentKey] and redis.call(\"EXISTS\", job.parentKey) == 0 then\n      return { -5, i }\n    end\n  end\n  return nil\nend\n-- One new job of a staged add: its hash goes to its final key with a TTL (no structure lists it yet,\n-- so no worker, listing or count sees it, and an abandoned staging expires), and its id, with the\n-- score it will have, is queued for the staging lists and sets that commitStagedJobs pushes into the\n-- queue's structures in one call. A child is queued for its parent's staged dependencies. A job with\n-- deduplication is only stored: the commit decides it.\n-- BullMQ's delayed score for a job due at `due` ms: due * 4096 + seq, where seq is one more than the\n-- highest score already used inside that millisecond (capped at 4095). Scores stay Lua numbers:\n-- tostring() would cut them to 14 significant digits. A batch that places several jobs passes its\n-- `batchScores` table (base → last score given): jobs of one batch often share a due ms, so its\n-- sequence is looked up once and then counted on.\nlocal function nextDelayedScore(delayedKey, due, batchScores)\n  local base = due * 4096\n  local score = batchScores and batchScores[base]\n  if score then\n    score = math.min(score + 1, base + 4095)\n  else\n    local last = redis.call(\"ZREVRANGEBYSCORE\", delayedKey, base + 4095, base, \"WITHSCORES\", \"LIMIT\", 0, 1)\n    score = last[2] and math.min(tonumber(last[2]) + 1, base + 4095) or base\n  end\n  if batchScores then batchScores[base] = score end\n  return score\nend\n-- Writes a new job's hash with BullMQ's fields (name, data, opts, timestamp, delay, priority, and\n-- parentKey/parent, rjk and deid when the job has them); returns its key.\nlocal function writeJobHash(q, job, id)\n  local key = q.prefix .. id\n  local fields = { \"name\", job.name, \"data\", job.data, \"opts\", job.opts, \"timestamp\", job.timestamp,\n    \"delay\", job.delay, \"priority\", job.priority }\n  if job.parentKey ~= \"\" then\n    table.insert(fields, \"parentKey\"); table.insert(fields, job.parentKey)\n    table.insert(fields, \"parent\"); table.insert(fields, job.parentField)\n  end\n  if job.repeatJobKey ~= \"\" then table.insert(fields, \"rjk\"); table.insert(fields, job.repeatJobKey) end\n  if job.dedupId ~= \"\" then table.insert(fields, \"deid\"); table.insert(fields, job.dedupId) end\n  redis.call(\"HSET\", key, unpack(fields))\n  return key\nend\nlocal function stageJob(q, job, id, ttl, out)\n  local key = writeJobHash(q, job, id)\n  redis.call(\"PEXPIRE\", key, ttl)\n  -- User-chosen ids go to their own list: the commit persists those itself as far as it can (see\n  -- sealStagedJobs), auto and generated ids can never be asked for again.\n  table.insert((job.customId ~= \"\" and job.generatedId ~= \"1\") and out.customKeys or out.keys, key)\n  if job.dedupId ~= \"\" then return end\n  local staged, placement = q.staged, job.placement\n  local function add(list, first, second)\n    table.insert(list, first)\n    if second then table.insert(list, second) end\n  end\n  if placement == \"delayed\" then\n    local due = tonumber(job.timestamp) + tonumber(job.delay)\n    add(staged.delayed, nextDelayedScore(q.delayed, due, q.dueScores), id)\n  elseif placement == \"waiting-children\" then\n    add(staged.waitingChildren, job.timestamp, id)\n  elseif placement == \"prioritized\" then\n    local counter = redis.call(\"INCR\", q.priorityCounter)\n    add(staged.prioritized, tonumber(job.priority) * 4294967296 + counter % 4294967296, id)\n  elseif placement == \"lifo\" then\n    add(staged.lifo, id)\n  else\n    add(staged.wait, id)\n  end\n  if job.parentKey ~= \"\" then\n    local deps = out.deps[job.parentKey]\n    if not deps then\n      deps = {}\n      out.deps[job.parentKey] = deps\n      out.parents[job.parentKey] = job.parentPrefix\n    end\n    table.insert(deps, key)\n  end\nend\n-- Writes what stageJob queued in one call into the add's staging keys, adds what it wrote to the\n-- staging record's counts (the commit compares them with what it finds, so a staging key that\n-- expired is noticed, never committed in part), and gives every staging key the TTL again.\nlocal function flushStagedChunk(keys, queues, out, ttl)\n  local counts = { \"chunks\", 1 }\n  local touched = { keys.stage }\n  local function put(command, key, items, field, width)\n    table.insert(touched, key)\n    if #items == 0 then return end\n    for from = 1, #items, 4000 do\n      redis.call(command, key, unpack(items, from, math.min(from + 3999, #items)))\n    end\n    table.insert(counts, field)\n    table.insert(counts, #items / width)\n  end\n  put(\"RPUSH\", keys.stagedKeys, out.keys, \"keys\", 1)\n  put(\"RPUSH\", keys.stagedCustomKeys, out.customKeys, \"customKeys\", 1)\n  for g, q in ipairs(queues) do\n    local staged = q.staged\n    put(\"RPUSH\", q.stagedWait, staged.wait, g .. \":wait\", 1)\n    put(\"RPUSH\", q.stagedLifo, staged.lifo, g .. \":lifo\", 1)\n    put(\"ZADD\", q.stagedPrioritized, staged.prioritized, g .. \":prioritized\", 2)\n    put(\"ZADD\", q.stagedDelayed, staged.delayed, g .. \":delayed\", 2)\n    put(\"ZADD\", q.stagedWaitingChildren, staged.waitingChildren, g .. \":waiting-children\", 2)\n  end\n  for parentKey, children in pairs(out.deps) do\n    redis.call(\"HSET\", keys.parents, parentKey, out.parents[parentKey])\n    put(\"SADD\", keys.stage .. \":deps:\" .. parentKey, children, \"deps:\" .. parentKey, 1)\n  end\n  table.insert(touched, keys.parents)\n  for i = 1, #counts, 2 do redis.call(\"HINCRBY\", keys.stage, counts[i], counts[i + 1]) end\n  for _, key in ipairs(touched) do redis.call(\"PEXPIRE\", key, ttl) end\nend\n-- Copies entry `index` of a repeated ARGV or KEYS group into `target` under its field names (the\n-- generated ARG_GROUP or KEY_GROUP table, read with groupArg or groupKey), and returns `target`.\nlocal function copyGroupFields(target, group, read, index)\n  for field, offset in pairs(group) do\n    if field ~= \"first\" and field ~= \"size\" then target[field] = read(index, offset) end\n  end\n  return target\nend\ncheckIntegerArgs(\"stageJobs\", { \"ttl\" })\nlocal replayed = replayedResult(KEYS[KEY.replayGuard])\nif replayed then return replayed end\nlocal ttl = ARGV[ARG.ttl]\nlocal jobs = {}\nfor i = 1, ARG_GROUP_COUNT do\n  local job = copyGroupFields({}, ARG_GROUP, groupArg, i)\n  job.queue = tonumber(job.queue)\n  jobs[i] = job\nend\nlocal queues = {}\nfor g = 1, KEY_GROUP_COUNT do\n  local q = copyGroupFields({ counts = 0, dueScores = {},\n    staged = { wait = {}, lifo = {}, prioritized = {}, delayed = {}, waitingChildren = {} } }, KEY_GROUP, groupKey, g)\n  q.prefix = string.sub(q.idCounter, 1, -3)\n  queues[g] = q\nend\n\nlocal failure = checkNewJobs(jobs, queues)\nif failure then return failure end\n\nfor _, q in ipairs(queues) do\n  if q.counts > 0 then q.last = redis.call(\"INCRBY\", q.idCounter, q.counts) end\nend\nlocal out = { keys = {}, customKeys = {}, deps = {}, parents = {} }\nlocal result = {}\nfor _, job in ipairs(jobs) do\n  local q = queues[job.queue]\n  local id, outcome = job.customId, 1\n  if id == \"\" then id = string.format(\"%d\", q.last - q.counts + job.seq) end\n  if job.exists then\n    outcome = job.parentKey ~= \"\" and 5 or 2\n  else\n    stageJob(q, job, id, ttl, out)\n    if job.dedupId ~= \"\" then outcome = 4 end\n  end\n  table.insert(result, outcome)\n  table.insert(result, id)\nend\nflushStagedChunk({ stage = KEYS[KEY.stage], stagedKeys = KEYS[KEY.stagedKeys],\n  stagedCustomKeys = KEYS[KEY.stagedCustomKeys], parents = KEYS[KEY.parents] }, queues, out, ttl)\nreturn saveResult(KEYS[KEY.replayGuard], result, ttl)\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:stageJobs (generated from lua/stageJobs.lua; do not edit)
+local KEY = { replayGuard = 1, stage = 2, stagedKeys = 3, stagedCustomKeys = 4, parents = 5 }
+local KEY_GROUP = { first = 6, size = 8, idCounter = 0, delayed = 1, priorityCounter = 2, stagedWait = 3, stagedLifo = 4, stagedPrioritized = 5, stagedDelayed = 6, stagedWaitingChildren = 7 }
+local KEY_GROUP_COUNT = (#KEYS - 5) / 8
+local function groupKey(i, offset) return KEYS[6 + (i - 1) * 8 + offset] end
+local ARG = { ttl = 1 }
+local ARG_GROUP = { first = 2, size = 18, queue = 0, customId = 1, generatedId = 2, name = 3, data = 4, opts = 5, timestamp = 6, delay = 7, priority = 8, placement = 9, parentKey = 10, parentField = 11, parentPrefix = 12, dedupId = 13, dedupTtl = 14, dedupExtend = 15, dedupReplace = 16, repeatJobKey = 17 }
+local ARG_GROUP_COUNT = (#ARGV - 1) / 18
+local function groupArg(i, offset) return ARGV[2 + (i - 1) * 18 + offset] end
+`,
+    include_checkIntegerArgs_0,
+    include_replayedResult_0,
+    include_decodeIds_0,
+    include_replayedResult_1,
+    include_saveResult_0,
+    include_encodeIds_0,
+    include_saveResult_1,
+    include_checkNewJobs_0,
+    include_isNumberText_0,
+    include_checkNewJobs_1,
+    include_stageJob_0,
+    include_nextDelayedScore_0,
+    include_writeJobHash_0,
+    include_stageJob_2,
+    include_flushStagedChunk_0,
+    include_copyGroupFields_0,
+    `checkIntegerArgs("stageJobs", { "ttl" })
+local replayed = replayedResult(KEYS[KEY.replayGuard])
+if replayed then return replayed end
+local ttl = ARGV[ARG.ttl]
+local jobs = {}
+for i = 1, ARG_GROUP_COUNT do
+  local job = copyGroupFields({}, ARG_GROUP, groupArg, i)
+  job.queue = tonumber(job.queue)
+  jobs[i] = job
+end
+local queues = {}
+for g = 1, KEY_GROUP_COUNT do
+  local q = copyGroupFields({ counts = 0, dueScores = {},
+    staged = { wait = {}, lifo = {}, prioritized = {}, delayed = {}, waitingChildren = {} } }, KEY_GROUP, groupKey, g)
+  q.prefix = string.sub(q.idCounter, 1, -3)
+  queues[g] = q
+end
+local failure = checkNewJobs(jobs, queues)
+if failure then return failure end
+for _, q in ipairs(queues) do
+  if q.counts > 0 then q.last = redis.call("INCRBY", q.idCounter, q.counts) end
+end
+local out = { keys = {}, customKeys = {}, deps = {}, parents = {} }
+local result = {}
+for _, job in ipairs(jobs) do
+  local q = queues[job.queue]
+  local id, outcome = job.customId, 1
+  if id == "" then id = string.format("%d", q.last - q.counts + job.seq) end
+  if job.exists then
+    outcome = job.parentKey ~= "" and 5 or 2
+  else
+    stageJob(q, job, id, ttl, out)
+    if job.dedupId ~= "" then outcome = 4 end
+  end
+  table.insert(result, outcome)
+  table.insert(result, id)
+end
+flushStagedChunk({ stage = KEYS[KEY.stage], stagedKeys = KEYS[KEY.stagedKeys],
+  stagedCustomKeys = KEYS[KEY.stagedCustomKeys], parents = KEYS[KEY.parents] }, queues, out, ttl)
+return saveResult(KEYS[KEY.replayGuard], result, ttl)
+`,
+  ].join(""),
 };
 
 export type StageJobsReply =
@@ -2817,11 +5648,104 @@ export interface SweepQueuesArgs {
  */
 export const sweepQueues: ScriptDef<SweepQueuesKeys, SweepQueuesArgs> = {
   name: "sweepQueues",
-  sha1: "90e150b786d73451645cd8ecba1fcff44142629b",
+  sha1: "88ba29e38c5df5b3336df7a8d15fb17df1819388",
   keyLocking: false,
   keys: { fixed: ["lock","cursors","attention"], group: { name: "queues", fields: ["meta","wait","active","prioritized","priorityCounter","delayed","marker","events","stalled","stalledCheck","schedulers","workers"] } },
   argv: { fixed: ["token","lockTtl","now","stalledInterval","maxStalledCount","promoteLimit","eventBatch","schedulerLookback","recheck"], group: { name: "names", fields: ["name"] } },
-  source: "-- nimbusq:sweepQueues (generated from lua/sweepQueues.lua; do not edit)\nlocal KEY = { lock = 1, cursors = 2, attention = 3 }\nlocal KEY_GROUP = { first = 4, size = 12, meta = 0, wait = 1, active = 2, prioritized = 3, priorityCounter = 4, delayed = 5, marker = 6, events = 7, stalled = 8, stalledCheck = 9, schedulers = 10, workers = 11 }\nlocal KEY_GROUP_COUNT = (#KEYS - 3) / 12\nlocal function groupKey(i, offset) return KEYS[4 + (i - 1) * 12 + offset] end\nlocal ARG = { token = 1, lockTtl = 2, now = 3, stalledInterval = 4, maxStalledCount = 5, promoteLimit = 6, eventBatch = 7, schedulerLookback = 8, recheck = 9 }\nlocal ARG_GROUP = { first = 10, size = 1, name = 0 }\nlocal ARG_GROUP_COUNT = (#ARGV - 9) / 1\nlocal function groupArg(i, offset) return ARGV[10 + (i - 1) * 1 + offset] end\n-- Refuses, before a script's first write, the ARGV it turns into numbers (or hands Redis as counts,\n-- TTLs and caps) only after writing: Redis never rolls a script back, so an argument found bad\n-- half-way would leave a job moved out of one structure and into none. `names` are ARG names; each\n-- must be a decimal integer. The error names the script and the argument, never its value.\nlocal function checkIntegerArgs(script, names)\n  for _, name in ipairs(names) do\n    if not string.find(ARGV[ARG[name]] or \"\", \"^%-?%d+$\") then\n      error(script .. \": argument \" .. name .. \" must be an integer\")\n    end\n  end\nend\n-- Moves up to `limit` due delayed jobs (score <= (now + 1) * 4096 - 1) to wait, or to prioritized\n-- when they have a priority, with BullMQ's `waiting prev delayed` event. Returns a table id → hash\n-- (flat HGETALL) of the moved jobs: the caller resets their `delay` to 0 (the lease folds that into\n-- the write it makes anyway when it takes the job in the same call).\nlocal function promoteDelayedJobs(prefix, delayedKey, waitKey, prioritizedKey, counterKey, eventsKey, now, limit, level)\n  local promoted = {}\n  local due = redis.call(\"ZRANGEBYSCORE\", delayedKey, 0, (now + 1) * 4096 - 1, \"LIMIT\", 0, limit)\n  if #due == 0 then return promoted end\n  for from = 1, #due, 4000 do\n    redis.call(\"ZREM\", delayedKey, unpack(due, from, math.min(from + 3999, #due)))\n  end\n  local toWait = {}\n  for _, id in ipairs(due) do\n    local hash = redis.call(\"HGETALL\", prefix .. id)\n    promoted[id] = hash\n    local priority = 0\n    for i = 1, #hash, 2 do\n      if hash[i] == \"priority\" then priority = tonumber(hash[i + 1]) or 0 end\n    end\n    if priority > 0 then\n      local counter = redis.call(\"INCR\", counterKey)\n      redis.call(\"ZADD\", prioritizedKey, priority * 4294967296 + counter % 4294967296, id)\n    else\n      toWait[#toWait + 1] = id\n    end\n    if (level or 2) >= 2 then redis.call(\"XADD\", eventsKey, \"*\", \"event\", \"waiting\", \"jobId\", id, \"prev\", \"delayed\") end\n  end\n  for from = 1, #toWait, 4000 do\n    redis.call(\"LPUSH\", waitKey, unpack(toWait, from, math.min(from + 3999, #toWait)))\n  end\n  return promoted\nend\n-- BullMQ's stalled check (moveStalledJobsToWait) for one queue `q` (a table of its keys and prefix):\n-- at most once per stalledInterval (the stalled-check key), every job of the last snapshot whose\n-- lock is gone goes back to the front of wait with stc + 1 (and `defa` past maxStalledCount,\n-- unless it is a job scheduler's iteration); then all active jobs form the next snapshot.\n-- Returns the moved ids, or nil when the check ran within the interval.\n-- The events stream's approximate cap a queue's meta records (`opts.maxLenEvents`), or BullMQ's\n-- default of 10000 when there is none or it is no count (XADD would refuse it after the caller's\n-- first write): scripts that read meta anyway trim with it.\nlocal function eventsMaxLen(metaKey)\n  local cap = redis.call(\"HGET\", metaKey, \"opts.maxLenEvents\")\n  if cap and string.find(cap, \"^%d+$\") then return cap end\n  return \"10000\"\nend\n-- True when the queue is paused (meta.paused present) or at its global concurrency\n-- (meta.concurrency set and LLEN active >= it): then BullMQ writes no \"ready\" marker. A concurrency\n-- that is no number counts as none (comparing it would stop the caller after its first write).\nlocal function isQueuePausedOrMaxed(metaKey, activeKey)\n  local meta = redis.call(\"HMGET\", metaKey, \"paused\", \"concurrency\")\n  if meta[1] then return true end\n  local limit = tonumber(meta[2])\n  if limit then\n    return redis.call(\"LLEN\", activeKey) >= limit\n  end\n  return false\nend\nlocal function checkStalledJobs(q, now, stalledInterval, maxStalledCount)\n  if redis.call(\"SET\", q.stalledCheck, now, \"PX\", stalledInterval, \"NX\") == false then return nil end\n  local maxLen = eventsMaxLen(q.meta)\n  redis.call(\"XTRIM\", q.events, \"MAXLEN\", \"~\", maxLen)\n  local candidates = redis.call(\"SMEMBERS\", q.stalled)\n  if #candidates > 0 then redis.call(\"DEL\", q.stalled) end\n  local moved = {}\n  for _, id in ipairs(candidates) do\n    local jobKey = q.prefix .. id\n    if string.sub(id, 1, 2) == \"0:\" then\n      redis.call(\"LREM\", q.active, 1, id)\n    elseif redis.call(\"EXISTS\", jobKey .. \":lock\") == 0 and redis.call(\"LREM\", q.active, 1, id) > 0 then\n      -- Read and set rather than HINCRBY, which would fail on a stc that is no integer after the LREM.\n      local fields = redis.call(\"HMGET\", jobKey, \"stc\", \"rjk\")\n      local stalls = (tonumber(fields[1]) or 0) + 1\n      redis.call(\"HSET\", jobKey, \"stc\", stalls)\n      local schedulerId = fields[2]\n      local isIteration = schedulerId and (redis.call(\"EXISTS\", q.prefix .. \"repeat:\" .. schedulerId) == 1\n        or redis.call(\"ZSCORE\", q.schedulers, schedulerId) ~= false)\n      if stalls > maxStalledCount and not isIteration then\n        redis.call(\"HSET\", jobKey, \"defa\", \"job stalled more than allowable limit\")\n      end\n      redis.call(\"RPUSH\", q.wait, id)\n      redis.call(\"XADD\", q.events, \"*\", \"event\", \"waiting\", \"jobId\", id, \"prev\", \"active\")\n      redis.call(\"XADD\", q.events, \"*\", \"event\", \"stalled\", \"jobId\", id)\n      moved[#moved + 1] = id\n    end\n  end\n  if #moved > 0 and not isQueuePausedOrMaxed(q.meta, q.active) then redis.call(\"ZADD\", q.marker, 0, \"0\") end\n  local active = redis.call(\"LRANGE\", q.active, 0, -1)\n  for from = 1, #active, 4000 do\n    redis.call(\"SADD\", q.stalled, unpack(active, from, math.min(from + 3999, #active)))\n  end\n  return moved\nend\n-- Sets a swept queue's entry in the attention index (`indexKey`, member `name`) to the earliest of\n-- `times` (ms; 0 for none: its next delayed job, stalled check, scheduler run, recheck of jobs\n-- waiting, now for events still to forward), or takes it out when there is none: the queue then\n-- costs the sweeper nothing until a script notes it again.\nlocal function settleAttention(indexKey, name, times)\n  local at = false\n  for _, t in ipairs(times) do\n    if t > 0 and (not at or t < at) then at = t end\n  end\n  if at then redis.call(\"ZADD\", indexKey, at, name) else redis.call(\"ZREM\", indexKey, name) end\nend\n-- The job schedulers of a swept queue (`q.schedulers`, `q.prefix`): the next run still to come (ms, 0\n-- for none), and those due within `lookback` ms whose iteration repeat:<id>:<millis> is missing, as\n-- (id, millis, hash) triples. One read per queue, as ever; then one EXISTS per scheduler due.\nlocal function missingIterations(q, now, lookback)\n  local schedulers, nextSchedulerAt, missing = redis.call(\"ZRANGEBYSCORE\", q.schedulers, now - lookback, \"+inf\",\n    \"WITHSCORES\", \"LIMIT\", 0, 100), 0, {}\n  for i = 1, #schedulers, 2 do\n    local id, at = schedulers[i], schedulers[i + 1]\n    if tonumber(at) > now then nextSchedulerAt = tonumber(at) break end\n    if redis.call(\"EXISTS\", q.prefix .. \"repeat:\" .. id .. \":\" .. at) == 0 then\n      table.insert(missing, id); table.insert(missing, at)\n      table.insert(missing, redis.call(\"HGETALL\", q.schedulers .. \":\" .. id))\n    end\n  end\n  return nextSchedulerAt, missing\nend\ncheckIntegerArgs(\"sweepQueues\", { \"lockTtl\", \"now\", \"stalledInterval\", \"maxStalledCount\", \"promoteLimit\",\n  \"eventBatch\", \"schedulerLookback\", \"recheck\" })\nif ARG_GROUP_COUNT ~= KEY_GROUP_COUNT then error(\"sweepQueues: one name per queue\") end\nlocal now = tonumber(ARGV[ARG.now])\n-- Redis 6.2 form (no NX with GET): the holder is read only when the lock was already taken.\nif not redis.call(\"SET\", KEYS[KEY.lock], ARGV[ARG.token], \"NX\", \"PX\", ARGV[ARG.lockTtl]) then\n  if redis.call(\"GET\", KEYS[KEY.lock]) ~= ARGV[ARG.token] then return { \"locked\" } end\n  redis.call(\"PEXPIRE\", KEYS[KEY.lock], ARGV[ARG.lockTtl])\nend\nlocal eventBatch = tonumber(ARGV[ARG.eventBatch])\nlocal eventsKeys = {}\nfor g = 1, KEY_GROUP_COUNT do eventsKeys[g] = groupKey(g, KEY_GROUP.events) end\nlocal cursors, out = eventBatch > 0 and redis.call(\"HMGET\", KEYS[KEY.cursors], unpack(eventsKeys)) or {}, {}\nfor g = 1, KEY_GROUP_COUNT do\n  local q = {}\n  for field, offset in pairs(KEY_GROUP) do\n    if field ~= \"first\" and field ~= \"size\" then q[field] = groupKey(g, offset) end\n  end\n  q.prefix = string.sub(q.wait, 1, -5)\n  -- A queue's first cursor is the stream's end before this pass writes: its own events are forwarded.\n  local cursor = cursors[g]\n  if eventBatch > 0 and not cursor then\n    local last = redis.call(\"XREVRANGE\", q.events, \"+\", \"-\", \"COUNT\", 1)\n    cursor = last[1] and last[1][1] or \"0-0\"\n    redis.call(\"HSET\", KEYS[KEY.cursors], q.events, cursor)\n  end\n  local promoted, nextDelayedAt = 0, 0\n  local first = redis.call(\"ZRANGE\", q.delayed, 0, 0, \"WITHSCORES\")\n  if first[2] and tonumber(first[2]) <= (now + 1) * 4096 - 1 then\n    local moved = promoteDelayedJobs(q.prefix, q.delayed, q.wait, q.prioritized, q.priorityCounter, q.events, now,\n      tonumber(ARGV[ARG.promoteLimit]))\n    for id in pairs(moved) do\n      redis.call(\"HSET\", q.prefix .. id, \"delay\", 0)\n      promoted = promoted + 1\n    end\n    if promoted > 0 and redis.call(\"HEXISTS\", q.meta, \"paused\") == 0 then redis.call(\"ZADD\", q.marker, 0, \"0\") end\n    first = redis.call(\"ZRANGE\", q.delayed, 0, 0, \"WITHSCORES\")\n  end\n  if first[2] then nextDelayedAt = math.floor(tonumber(first[2]) / 4096) end\n  local active, stalled, nextStalledCheckAt = redis.call(\"LLEN\", q.active), {}, 0\n  if active > 0 then\n    stalled = checkStalledJobs(q, now, ARGV[ARG.stalledInterval], tonumber(ARGV[ARG.maxStalledCount])) or {}\n    nextStalledCheckAt = now + math.max(redis.call(\"PTTL\", q.stalledCheck), 0)\n    active = redis.call(\"LLEN\", q.active)\n  end\n  local waiting, prioritized = redis.call(\"LLEN\", q.wait), redis.call(\"ZCARD\", q.prioritized)\n  local paused, workers, batchSize, concurrency = 0, 0, 0, 0\n  if waiting + prioritized + active > 0 then\n    local meta = redis.call(\"HMGET\", q.meta, \"paused\", \"nq:batchSize\", \"nq:concurrency\")\n    paused, batchSize, concurrency = meta[1] and 1 or 0, tonumber(meta[2]) or 0, tonumber(meta[3]) or 0\n    redis.call(\"ZREMRANGEBYSCORE\", q.workers, 0, now)\n    workers = redis.call(\"ZCARD\", q.workers)\n  end\n  local nextSchedulerAt, missing = missingIterations(q, now, tonumber(ARGV[ARG.schedulerLookback]))\n  local events = {}\n  if eventBatch > 0 then\n    local names = {}\n    for _, entry in ipairs(redis.call(\"XRANGE\", q.events, \"(\" .. cursor, \"+\", \"COUNT\", eventBatch)) do\n      local fields, jobId = entry[2], nil\n      for i = 1, #fields, 2 do\n        if fields[i] == \"jobId\" then jobId = fields[i + 1] end\n      end\n      if jobId and names[jobId] == nil then names[jobId] = redis.call(\"HGET\", q.prefix .. jobId, \"name\") end\n      events[#events + 1] = entry[1]\n      events[#events + 1] = fields\n      events[#events + 1] = jobId and names[jobId] or false\n    end\n  end\n  out[g] = { { waiting, prioritized, active, paused, workers, nextDelayedAt, nextStalledCheckAt,\n    nextSchedulerAt, promoted, batchSize, concurrency }, stalled, events, missing }\n  settleAttention(KEYS[KEY.attention], groupArg(g, ARG_GROUP.name), { nextDelayedAt, active > 0 and\n    math.max(nextStalledCheckAt, now + 1) or 0, nextSchedulerAt, waiting + prioritized > 0 and paused == 0 and\n    now + tonumber(ARGV[ARG.recheck]) or 0, (#missing > 0 or (eventBatch > 0 and #events >= 3 * eventBatch)) and now or 0 })\nend\nreturn out\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:sweepQueues (generated from lua/sweepQueues.lua; do not edit)
+local KEY = { lock = 1, cursors = 2, attention = 3 }
+local KEY_GROUP = { first = 4, size = 12, meta = 0, wait = 1, active = 2, prioritized = 3, priorityCounter = 4, delayed = 5, marker = 6, events = 7, stalled = 8, stalledCheck = 9, schedulers = 10, workers = 11 }
+local KEY_GROUP_COUNT = (#KEYS - 3) / 12
+local function groupKey(i, offset) return KEYS[4 + (i - 1) * 12 + offset] end
+local ARG = { token = 1, lockTtl = 2, now = 3, stalledInterval = 4, maxStalledCount = 5, promoteLimit = 6, eventBatch = 7, schedulerLookback = 8, recheck = 9 }
+local ARG_GROUP = { first = 10, size = 1, name = 0 }
+local ARG_GROUP_COUNT = (#ARGV - 9) / 1
+local function groupArg(i, offset) return ARGV[10 + (i - 1) * 1 + offset] end
+`,
+    include_checkIntegerArgs_0,
+    include_promoteDelayedJobs_0,
+    include_checkStalledJobs_0,
+    include_eventsMaxLen_0,
+    include_isQueuePausedOrMaxed_0,
+    include_checkStalledJobs_2,
+    include_settleAttention_0,
+    include_missingIterations_0,
+    `checkIntegerArgs("sweepQueues", { "lockTtl", "now", "stalledInterval", "maxStalledCount", "promoteLimit",
+  "eventBatch", "schedulerLookback", "recheck" })
+if ARG_GROUP_COUNT ~= KEY_GROUP_COUNT then error("sweepQueues: one name per queue") end
+local now = tonumber(ARGV[ARG.now])
+if not redis.call("SET", KEYS[KEY.lock], ARGV[ARG.token], "NX", "PX", ARGV[ARG.lockTtl]) then
+  if redis.call("GET", KEYS[KEY.lock]) ~= ARGV[ARG.token] then return { "locked" } end
+  redis.call("PEXPIRE", KEYS[KEY.lock], ARGV[ARG.lockTtl])
+end
+local eventBatch = tonumber(ARGV[ARG.eventBatch])
+local eventsKeys = {}
+for g = 1, KEY_GROUP_COUNT do eventsKeys[g] = groupKey(g, KEY_GROUP.events) end
+local cursors, out = eventBatch > 0 and redis.call("HMGET", KEYS[KEY.cursors], unpack(eventsKeys)) or {}, {}
+for g = 1, KEY_GROUP_COUNT do
+  local q = {}
+  for field, offset in pairs(KEY_GROUP) do
+    if field ~= "first" and field ~= "size" then q[field] = groupKey(g, offset) end
+  end
+  q.prefix = string.sub(q.wait, 1, -5)
+  local cursor = cursors[g]
+  if eventBatch > 0 and not cursor then
+    local last = redis.call("XREVRANGE", q.events, "+", "-", "COUNT", 1)
+    cursor = last[1] and last[1][1] or "0-0"
+    redis.call("HSET", KEYS[KEY.cursors], q.events, cursor)
+  end
+  local promoted, nextDelayedAt = 0, 0
+  local first = redis.call("ZRANGE", q.delayed, 0, 0, "WITHSCORES")
+  if first[2] and tonumber(first[2]) <= (now + 1) * 4096 - 1 then
+    local moved = promoteDelayedJobs(q.prefix, q.delayed, q.wait, q.prioritized, q.priorityCounter, q.events, now,
+      tonumber(ARGV[ARG.promoteLimit]))
+    for id in pairs(moved) do
+      redis.call("HSET", q.prefix .. id, "delay", 0)
+      promoted = promoted + 1
+    end
+    if promoted > 0 and redis.call("HEXISTS", q.meta, "paused") == 0 then redis.call("ZADD", q.marker, 0, "0") end
+    first = redis.call("ZRANGE", q.delayed, 0, 0, "WITHSCORES")
+  end
+  if first[2] then nextDelayedAt = math.floor(tonumber(first[2]) / 4096) end
+  local active, stalled, nextStalledCheckAt = redis.call("LLEN", q.active), {}, 0
+  if active > 0 then
+    stalled = checkStalledJobs(q, now, ARGV[ARG.stalledInterval], tonumber(ARGV[ARG.maxStalledCount])) or {}
+    nextStalledCheckAt = now + math.max(redis.call("PTTL", q.stalledCheck), 0)
+    active = redis.call("LLEN", q.active)
+  end
+  local waiting, prioritized = redis.call("LLEN", q.wait), redis.call("ZCARD", q.prioritized)
+  local paused, workers, batchSize, concurrency = 0, 0, 0, 0
+  if waiting + prioritized + active > 0 then
+    local meta = redis.call("HMGET", q.meta, "paused", "nq:batchSize", "nq:concurrency")
+    paused, batchSize, concurrency = meta[1] and 1 or 0, tonumber(meta[2]) or 0, tonumber(meta[3]) or 0
+    redis.call("ZREMRANGEBYSCORE", q.workers, 0, now)
+    workers = redis.call("ZCARD", q.workers)
+  end
+  local nextSchedulerAt, missing = missingIterations(q, now, tonumber(ARGV[ARG.schedulerLookback]))
+  local events = {}
+  if eventBatch > 0 then
+    local names = {}
+    for _, entry in ipairs(redis.call("XRANGE", q.events, "(" .. cursor, "+", "COUNT", eventBatch)) do
+      local fields, jobId = entry[2], nil
+      for i = 1, #fields, 2 do
+        if fields[i] == "jobId" then jobId = fields[i + 1] end
+      end
+      if jobId and names[jobId] == nil then names[jobId] = redis.call("HGET", q.prefix .. jobId, "name") end
+      events[#events + 1] = entry[1]
+      events[#events + 1] = fields
+      events[#events + 1] = jobId and names[jobId] or false
+    end
+  end
+  out[g] = { { waiting, prioritized, active, paused, workers, nextDelayedAt, nextStalledCheckAt,
+    nextSchedulerAt, promoted, batchSize, concurrency }, stalled, events, missing }
+  settleAttention(KEYS[KEY.attention], groupArg(g, ARG_GROUP.name), { nextDelayedAt, active > 0 and
+    math.max(nextStalledCheckAt, now + 1) or 0, nextSchedulerAt, waiting + prioritized > 0 and paused == 0 and
+    now + tonumber(ARGV[ARG.recheck]) or 0, (#missing > 0 or (eventBatch > 0 and #events >= 3 * eventBatch)) and now or 0 })
+end
+return out
+`,
+  ].join(""),
 };
 
 export type SweepQueuesReply =
@@ -2877,11 +5801,30 @@ export interface TrackWorkerArgs {
  */
 export const trackWorker: ScriptDef<TrackWorkerKeys, TrackWorkerArgs> = {
   name: "trackWorker",
-  sha1: "ecb49a696411a744a9feac72fe525f6f37887037",
+  sha1: "a2a620d0b339bd4f8bc97d4032dcf64e952ca050",
   keyLocking: false,
   keys: { fixed: ["workers","meta"] },
   argv: { fixed: ["invocation","expiresAt","batchSize","concurrency"] },
-  source: "-- nimbusq:trackWorker (generated from lua/trackWorker.lua; do not edit)\nlocal KEY = { workers = 1, meta = 2 }\nlocal ARG = { invocation = 1, expiresAt = 2, batchSize = 3, concurrency = 4 }\n-- Refuses, before a script's first write, the ARGV it turns into numbers (or hands Redis as counts,\n-- TTLs and caps) only after writing: Redis never rolls a script back, so an argument found bad\n-- half-way would leave a job moved out of one structure and into none. `names` are ARG names; each\n-- must be a decimal integer. The error names the script and the argument, never its value.\nlocal function checkIntegerArgs(script, names)\n  for _, name in ipairs(names) do\n    if not string.find(ARGV[ARG[name]] or \"\", \"^%-?%d+$\") then\n      error(script .. \": argument \" .. name .. \" must be an integer\")\n    end\n  end\nend\ncheckIntegerArgs(\"trackWorker\", { \"expiresAt\", \"batchSize\", \"concurrency\" })\nlocal expiresAt = tonumber(ARGV[ARG.expiresAt])\nif expiresAt > 0 then\n  redis.call(\"ZADD\", KEYS[KEY.workers], expiresAt, ARGV[ARG.invocation])\n  if tonumber(ARGV[ARG.batchSize]) > 0 then\n    redis.call(\"HSET\", KEYS[KEY.meta], \"nq:batchSize\", ARGV[ARG.batchSize],\n      \"nq:concurrency\", ARGV[ARG.concurrency])\n  end\nelse\n  redis.call(\"ZREM\", KEYS[KEY.workers], ARGV[ARG.invocation])\nend\nreturn 1\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:trackWorker (generated from lua/trackWorker.lua; do not edit)
+local KEY = { workers = 1, meta = 2 }
+local ARG = { invocation = 1, expiresAt = 2, batchSize = 3, concurrency = 4 }
+`,
+    include_checkIntegerArgs_0,
+    `checkIntegerArgs("trackWorker", { "expiresAt", "batchSize", "concurrency" })
+local expiresAt = tonumber(ARGV[ARG.expiresAt])
+if expiresAt > 0 then
+  redis.call("ZADD", KEYS[KEY.workers], expiresAt, ARGV[ARG.invocation])
+  if tonumber(ARGV[ARG.batchSize]) > 0 then
+    redis.call("HSET", KEYS[KEY.meta], "nq:batchSize", ARGV[ARG.batchSize],
+      "nq:concurrency", ARGV[ARG.concurrency])
+  end
+else
+  redis.call("ZREM", KEYS[KEY.workers], ARGV[ARG.invocation])
+end
+return 1
+`,
+  ].join(""),
 };
 
 export type TrackWorkerReply =
@@ -2923,7 +5866,14 @@ export const trimEvents: ScriptDef<TrimEventsKeys, TrimEventsArgs> = {
   keyLocking: false,
   keys: { fixed: ["events"] },
   argv: { fixed: ["maxLength"] },
-  source: "-- nimbusq:trimEvents (generated from lua/trimEvents.lua; do not edit)\nlocal KEY = { events = 1 }\nlocal ARG = { maxLength = 1 }\nreturn redis.call(\"XTRIM\", KEYS[KEY.events], \"MAXLEN\", \"~\", ARGV[ARG.maxLength])\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:trimEvents (generated from lua/trimEvents.lua; do not edit)
+local KEY = { events = 1 }
+local ARG = { maxLength = 1 }
+`,
+    `return redis.call("XTRIM", KEYS[KEY.events], "MAXLEN", "~", ARGV[ARG.maxLength])
+`,
+  ].join(""),
 };
 
 export type TrimEventsReply =
@@ -2975,11 +5925,37 @@ export interface UpdateJobArgs {
  */
 export const updateJob: ScriptDef<UpdateJobKeys, UpdateJobArgs> = {
   name: "updateJob",
-  sha1: "6a79715ef1ad3e1e493c93105815b3d6e9de4a61",
+  sha1: "a7e7c326364dd006595f291554f5db553e0e648a",
   keyLocking: false,
   keys: { fixed: ["job","logs","events","meta"] },
   argv: { fixed: ["jobId","kind","value","keepLogs","events"] },
-  source: "-- nimbusq:updateJob (generated from lua/updateJob.lua; do not edit)\nlocal KEY = { job = 1, logs = 2, events = 3, meta = 4 }\nlocal ARG = { jobId = 1, kind = 2, value = 3, keepLogs = 4, events = 5 }\n-- The events stream's approximate cap a queue's meta records (`opts.maxLenEvents`), or BullMQ's\n-- default of 10000 when there is none or it is no count (XADD would refuse it after the caller's\n-- first write): scripts that read meta anyway trim with it.\nlocal function eventsMaxLen(metaKey)\n  local cap = redis.call(\"HGET\", metaKey, \"opts.maxLenEvents\")\n  if cap and string.find(cap, \"^%d+$\") then return cap end\n  return \"10000\"\nend\nif redis.call(\"EXISTS\", KEYS[KEY.job]) == 0 then return -1 end\nlocal kind, value = ARGV[ARG.kind], ARGV[ARG.value]\nif kind == \"progress\" then\n  redis.call(\"HSET\", KEYS[KEY.job], \"progress\", value)\n  if ARGV[ARG.events] ~= \"2\" then return 1 end\n  local maxLen = eventsMaxLen(KEYS[KEY.meta])\n  redis.call(\"XADD\", KEYS[KEY.events], \"MAXLEN\", \"~\", maxLen, \"*\", \"event\", \"progress\", \"jobId\", ARGV[ARG.jobId], \"data\", value)\n  return 1\nelseif kind == \"data\" then\n  redis.call(\"HSET\", KEYS[KEY.job], \"data\", value)\n  return 1\nend\nlocal count = redis.call(\"RPUSH\", KEYS[KEY.logs], value)\nlocal keep = tonumber(ARGV[ARG.keepLogs]) or 0\nif keep > 0 and count > keep then\n  redis.call(\"LTRIM\", KEYS[KEY.logs], -keep, -1)\n  return keep\nend\nreturn count\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:updateJob (generated from lua/updateJob.lua; do not edit)
+local KEY = { job = 1, logs = 2, events = 3, meta = 4 }
+local ARG = { jobId = 1, kind = 2, value = 3, keepLogs = 4, events = 5 }
+`,
+    include_eventsMaxLen_0,
+    `if redis.call("EXISTS", KEYS[KEY.job]) == 0 then return -1 end
+local kind, value = ARGV[ARG.kind], ARGV[ARG.value]
+if kind == "progress" then
+  redis.call("HSET", KEYS[KEY.job], "progress", value)
+  if ARGV[ARG.events] ~= "2" then return 1 end
+  local maxLen = eventsMaxLen(KEYS[KEY.meta])
+  redis.call("XADD", KEYS[KEY.events], "MAXLEN", "~", maxLen, "*", "event", "progress", "jobId", ARGV[ARG.jobId], "data", value)
+  return 1
+elseif kind == "data" then
+  redis.call("HSET", KEYS[KEY.job], "data", value)
+  return 1
+end
+local count = redis.call("RPUSH", KEYS[KEY.logs], value)
+local keep = tonumber(ARGV[ARG.keepLogs]) or 0
+if keep > 0 and count > keep then
+  redis.call("LTRIM", KEYS[KEY.logs], -keep, -1)
+  return keep
+end
+return count
+`,
+  ].join(""),
 };
 
 export type UpdateJobReply =
@@ -3037,7 +6013,25 @@ export const updateQueueMeta: ScriptDef<UpdateQueueMetaKeys, UpdateQueueMetaArgs
   keyLocking: false,
   keys: { fixed: ["meta"] },
   argv: { fixed: ["remove"], group: { name: "fields", fields: ["field","value"] } },
-  source: "-- nimbusq:updateQueueMeta (generated from lua/updateQueueMeta.lua; do not edit)\nlocal KEY = { meta = 1 }\nlocal ARG = { remove = 1 }\nlocal ARG_GROUP = { first = 2, size = 2, field = 0, value = 1 }\nlocal ARG_GROUP_COUNT = (#ARGV - 1) / 2\nlocal function groupArg(i, offset) return ARGV[2 + (i - 1) * 2 + offset] end\nlocal names, values = {}, {}\nfor i = 1, ARG_GROUP_COUNT do\n  local field = groupArg(i, ARG_GROUP.field)\n  names[#names + 1] = field\n  values[#values + 1] = field\n  values[#values + 1] = groupArg(i, ARG_GROUP.value)\nend\nif ARGV[ARG.remove] == \"1\" then return redis.call(\"HDEL\", KEYS[KEY.meta], unpack(names)) end\nreturn redis.call(\"HSET\", KEYS[KEY.meta], unpack(values))\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:updateQueueMeta (generated from lua/updateQueueMeta.lua; do not edit)
+local KEY = { meta = 1 }
+local ARG = { remove = 1 }
+local ARG_GROUP = { first = 2, size = 2, field = 0, value = 1 }
+local ARG_GROUP_COUNT = (#ARGV - 1) / 2
+local function groupArg(i, offset) return ARGV[2 + (i - 1) * 2 + offset] end
+`,
+    `local names, values = {}, {}
+for i = 1, ARG_GROUP_COUNT do
+  local field = groupArg(i, ARG_GROUP.field)
+  names[#names + 1] = field
+  values[#values + 1] = field
+  values[#values + 1] = groupArg(i, ARG_GROUP.value)
+end
+if ARGV[ARG.remove] == "1" then return redis.call("HDEL", KEYS[KEY.meta], unpack(names)) end
+return redis.call("HSET", KEYS[KEY.meta], unpack(values))
+`,
+  ].join(""),
 };
 
 export type UpdateQueueMetaReply =
@@ -3127,11 +6121,96 @@ export interface UpsertJobSchedulerArgs {
  */
 export const upsertJobScheduler: ScriptDef<UpsertJobSchedulerKeys, UpsertJobSchedulerArgs> = {
   name: "upsertJobScheduler",
-  sha1: "f41041e455813deb7adfa0cb97be34ba8d47312e",
+  sha1: "81ccf7276e37ef0b9c2ff3cb1e3518b2ba758f92",
   keyLocking: false,
   keys: { fixed: ["schedulers","idCounter","wait","prioritized","priorityCounter","delayed","marker","events","attention"] },
   argv: { fixed: ["prefix","schedulerId","idJson","now","nextMillis","every","offset","startDate","endDate","tz","pattern","limit","name","data","templateOpts","optsHead","priority","lifo","maxLenEvents"] },
-  source: "-- nimbusq:upsertJobScheduler (generated from lua/upsertJobScheduler.lua; do not edit)\nlocal KEY = { schedulers = 1, idCounter = 2, wait = 3, prioritized = 4, priorityCounter = 5, delayed = 6, marker = 7, events = 8, attention = 9 }\nlocal ARG = { prefix = 1, schedulerId = 2, idJson = 3, now = 4, nextMillis = 5, every = 6, offset = 7, startDate = 8, endDate = 9, tz = 10, pattern = 11, limit = 12, name = 13, data = 14, templateOpts = 15, optsHead = 16, priority = 17, lifo = 18, maxLenEvents = 19 }\n-- Tells the sweeper a queue needs a look by `when` (ms): the queue's entry in its prefix's attention\n-- index (`indexKey` = <prefix>:nq:due, score = when, member = the queue's name) moves earlier, never\n-- later (ZADD LT adds an absent entry). The sweeper moves it later, or removes it, once it has looked.\n-- `queuePrefix` is the queue's key prefix <prefix>:<queue>:; a queue under another prefix (a dead\n-- letter or a parent there) is left alone: its index is another key.\nlocal function noteAttention(indexKey, queuePrefix, when)\n  local prefix = string.sub(indexKey, 1, -8)\n  if string.sub(queuePrefix, 1, #prefix + 1) ~= prefix .. \":\" then return end\n  redis.call(\"ZADD\", indexKey, \"LT\", when, string.sub(queuePrefix, #prefix + 2, -2))\nend\n-- When an `every` schedule runs next (BullMQ 6.7.0's rule, so both libraries pick the same millis):\n-- `every` ms after the previous run, or, when that is already past, the next slot at `offset` past a\n-- multiple of `every`; the first run at startDate (when later than now), else at the next such slot\n-- when an offset is given, else now. Returns the run time and the offset to store: the given one, or\n-- where the run falls within its interval.\nlocal function everyNextMillis(prev, every, now, offset, startDate)\n  offset = tonumber(offset) or 0\n  local function nextSlot()\n    local slot = math.floor(now / every) * every + offset\n    if slot <= now then slot = slot + every end\n    return slot\n  end\n  local next\n  if prev then\n    next = prev + every\n    if next < now then next = nextSlot() end\n  elseif startDate then\n    next = math.max(tonumber(startDate), now)\n  elseif offset > 0 then\n    next = nextSlot()\n  else\n    next = now\n  end\n  if offset == 0 then offset = next - math.floor(next / every) * every end\n  return math.floor(next), math.floor(offset)\nend\n-- Prepares a queue's batch buffers once per call. Adds read nothing from meta: the events cap comes\n-- from the caller (BullMQ's Queue option streams.events.maxLen), and the \"ready\" marker is written\n-- even while paused or at global concurrency, which BullMQ workers treat as a spurious wake-up\n-- (they find nothing and block again). That saves one billed command on every add.\nlocal function loadQueueMeta(q, maxLen)\n  if q.maxLen then return end\n  q.maxLen = maxLen\n  q.leftPushes, q.rightPushes, q.prioritizedAdds, q.delayedAdds, q.dueScores = {}, {}, {}, {}, {}\nend\n-- Stores one job scheduler iteration, job id `repeat:<schedulerId>:<millis>`, as BullMQ does: `rjk` =\n-- the scheduler id, timestamp = now, delayed until `millis` or ready at once (by priority, lifo or\n-- not). Its opts JSON comes from the caller without its closing brace; the parts that depend on\n-- `millis` — jobId and delay — are appended here (13-digit numbers print exactly). The caller flushes\n-- the queue `q`. Returns the delay.\n-- Writes one new job's hash, its `added` event, its placement event, and queues its id for the\n-- batched LPUSH/RPUSH/ZADD that flushQueue writes; links it to its parent's dependencies.\n-- BullMQ's delayed score for a job due at `due` ms: due * 4096 + seq, where seq is one more than the\n-- highest score already used inside that millisecond (capped at 4095). Scores stay Lua numbers:\n-- tostring() would cut them to 14 significant digits. A batch that places several jobs passes its\n-- `batchScores` table (base → last score given): jobs of one batch often share a due ms, so its\n-- sequence is looked up once and then counted on.\nlocal function nextDelayedScore(delayedKey, due, batchScores)\n  local base = due * 4096\n  local score = batchScores and batchScores[base]\n  if score then\n    score = math.min(score + 1, base + 4095)\n  else\n    local last = redis.call(\"ZREVRANGEBYSCORE\", delayedKey, base + 4095, base, \"WITHSCORES\", \"LIMIT\", 0, 1)\n    score = last[2] and math.min(tonumber(last[2]) + 1, base + 4095) or base\n  end\n  if batchScores then batchScores[base] = score end\n  return score\nend\n-- Writes a new job's hash with BullMQ's fields (name, data, opts, timestamp, delay, priority, and\n-- parentKey/parent, rjk and deid when the job has them); returns its key.\nlocal function writeJobHash(q, job, id)\n  local key = q.prefix .. id\n  local fields = { \"name\", job.name, \"data\", job.data, \"opts\", job.opts, \"timestamp\", job.timestamp,\n    \"delay\", job.delay, \"priority\", job.priority }\n  if job.parentKey ~= \"\" then\n    table.insert(fields, \"parentKey\"); table.insert(fields, job.parentKey)\n    table.insert(fields, \"parent\"); table.insert(fields, job.parentField)\n  end\n  if job.repeatJobKey ~= \"\" then table.insert(fields, \"rjk\"); table.insert(fields, job.repeatJobKey) end\n  if job.dedupId ~= \"\" then table.insert(fields, \"deid\"); table.insert(fields, job.dedupId) end\n  redis.call(\"HSET\", key, unpack(fields))\n  return key\nend\nlocal function storeJob(q, job, id, now)\n  local key = writeJobHash(q, job, id)\n  local events = (q.level or 2) >= 2\n  if events then redis.call(\"XADD\", q.events, \"*\", \"event\", \"added\", \"jobId\", id, \"name\", job.name) end\n  local placement = job.placement\n  if placement == \"delayed\" then\n    local due = tonumber(job.timestamp) + tonumber(job.delay)\n    local score = nextDelayedScore(q.delayed, due, q.dueScores)\n    if not q.earliestScore or score < q.earliestScore then q.earliestScore = score end\n    table.insert(q.delayedAdds, score); table.insert(q.delayedAdds, id)\n    if events then redis.call(\"XADD\", q.events, \"MAXLEN\", \"~\", q.maxLen, \"*\", \"event\", \"delayed\", \"jobId\", id, \"delay\", due) end\n  elseif placement == \"waiting-children\" then\n    redis.call(\"ZADD\", q.waitingChildren, job.timestamp, id)\n    if events then redis.call(\"XADD\", q.events, \"MAXLEN\", \"~\", q.maxLen, \"*\", \"event\", \"waiting-children\", \"jobId\", id) end\n  else\n    if placement == \"prioritized\" then\n      local counter = redis.call(\"INCR\", q.priorityCounter)\n      table.insert(q.prioritizedAdds, tonumber(job.priority) * 4294967296 + counter % 4294967296)\n      table.insert(q.prioritizedAdds, id)\n    elseif placement == \"lifo\" then\n      table.insert(q.rightPushes, id)\n    else\n      table.insert(q.leftPushes, id)\n    end\n    q.ready = true\n    if events then redis.call(\"XADD\", q.events, \"MAXLEN\", \"~\", q.maxLen, \"*\", \"event\", \"waiting\", \"jobId\", id) end\n  end\n  if job.parentKey ~= \"\" then redis.call(\"SADD\", job.parentKey .. \":dependencies\", key) end\nend\nlocal function storeIteration(q, schedulerId, idJson, millis, now, optsHead, name, data, priority, lifo)\n  local delay = math.max(millis - now, 0)\n  local placement = \"wait\"\n  if delay > 0 then\n    placement = \"delayed\"\n  elseif tonumber(priority) > 0 then\n    placement = \"prioritized\"\n  elseif lifo == \"1\" then\n    placement = \"lifo\"\n  end\n  local opts = optsHead .. ',\"jobId\":\"repeat:' .. idJson .. \":\" .. millis .. '\",\"delay\":' .. delay .. \"}\"\n  storeJob(q, { name = name, data = data, opts = opts, timestamp = now, delay = delay, priority = priority,\n    parentKey = \"\", repeatJobKey = schedulerId, dedupId = \"\", placement = placement },\n    \"repeat:\" .. schedulerId .. \":\" .. millis, now)\n  return delay\nend\n-- Writes what storeJob queued for one queue: one LPUSH, one RPUSH and one ZADD per structure (in\n-- chunks that stay under Lua's unpack limit), then the markers BullMQ's blocked workers wait on.\n-- The delayed marker only ever moves earlier here (ZADD LT): an earlier job already has its own\n-- marker or a worker blocked until it, and a marker in the past just wakes a worker that re-reads.\nlocal function flushQueue(q)\n  local function inChunks(command, key, items)\n    for from = 1, #items, 4000 do\n      redis.call(command, key, unpack(items, from, math.min(from + 3999, #items)))\n    end\n  end\n  inChunks(\"LPUSH\", q.wait, q.leftPushes)\n  inChunks(\"RPUSH\", q.wait, q.rightPushes)\n  inChunks(\"ZADD\", q.prioritized, q.prioritizedAdds)\n  inChunks(\"ZADD\", q.delayed, q.delayedAdds)\n  if q.ready then redis.call(\"ZADD\", q.marker, 0, \"0\") end\n  if q.earliestScore then redis.call(\"ZADD\", q.marker, \"LT\", q.earliestScore / 4096, \"1\") end\nend\n-- Deletes a job's hash and the keys that hang off it (its lock simply expires, as in BullMQ);\n-- returns how many existed.\nlocal function removeJobKeys(jobKey)\n  return redis.call(\"DEL\", jobKey, jobKey .. \":logs\", jobKey .. \":dependencies\", jobKey .. \":processed\",\n    jobKey .. \":failed\", jobKey .. \":unsuccessful\")\nend\n-- Wait and paused get adds on the left and hold the oldest jobs on the right: which end of such a list\n-- is nearer a job, by its creation time `created` (ms; read from its hash when nil or false) against\n-- the times of the jobs at both ends. LREM and LPOS walk from an end to the id, so a job near either\n-- end costs little in a list of any length. Answers 1 (from the left) or -1 (from the right).\nlocal function nearerEnd(key, prefix, jobId, created)\n  local time = tonumber(created or redis.call(\"HGET\", prefix .. jobId, \"timestamp\"))\n  if not time then return -1 end\n  local newest, oldest = redis.call(\"LINDEX\", key, 0), redis.call(\"LINDEX\", key, -1)\n  newest = newest and tonumber(redis.call(\"HGET\", prefix .. newest, \"timestamp\"))\n  oldest = oldest and tonumber(redis.call(\"HGET\", prefix .. oldest, \"timestamp\"))\n  if newest and oldest and newest - time < time - oldest then return 1 end\n  return -1\nend\n-- Takes a job id out of such a list from the nearer end; a list holds a job id once (every path that\n-- pushes an id takes it out of its previous structure first). Answers how many entries went (0 or 1).\nlocal function removeFromList(key, prefix, jobId, created)\n  return redis.call(\"LREM\", key, nearerEnd(key, prefix, jobId, created), jobId)\nend\n-- The end (1 or -1) that the job id is nearer in such a list, when the list holds it (else nil), for\n-- an LREM from that end later in the same script.\nlocal function findInList(key, prefix, jobId, created)\n  local from = nearerEnd(key, prefix, jobId, created)\n  if redis.call(\"LPOS\", key, jobId, \"RANK\", from) then return from end\n  return nil\nend\n-- Refuses, before a script's first write, the ARGV it turns into numbers (or hands Redis as counts,\n-- TTLs and caps) only after writing: Redis never rolls a script back, so an argument found bad\n-- half-way would leave a job moved out of one structure and into none. `names` are ARG names; each\n-- must be a decimal integer. The error names the script and the argument, never its value.\nlocal function checkIntegerArgs(script, names)\n  for _, name in ipairs(names) do\n    if not string.find(ARGV[ARG[name]] or \"\", \"^%-?%d+$\") then\n      error(script .. \": argument \" .. name .. \" must be an integer\")\n    end\n  end\nend\n-- Placing the new iteration (after the old one is gone) reads these as numbers.\ncheckIntegerArgs(\"upsertJobScheduler\", { \"now\", \"priority\", \"maxLenEvents\" })\nlocal prefix, id, now = ARGV[ARG.prefix], ARGV[ARG.schedulerId], tonumber(ARGV[ARG.now])\nlocal schedulerKey = KEYS[KEY.schedulers] .. \":\" .. id\nlocal every, offset = tonumber(ARGV[ARG.every]), tonumber(ARGV[ARG.offset])\nlocal prev = redis.call(\"ZSCORE\", KEYS[KEY.schedulers], id)\nlocal prevId = prev and \"repeat:\" .. id .. \":\" .. prev\nlocal pendingIn, waitEnd\nif prev then\n  if redis.call(\"ZSCORE\", KEYS[KEY.delayed], prevId) then\n    pendingIn = KEY.delayed\n  elseif redis.call(\"ZSCORE\", KEYS[KEY.prioritized], prevId) then\n    pendingIn = KEY.prioritized\n  else\n    waitEnd = findInList(KEYS[KEY.wait], prefix, prevId)\n    pendingIn = waitEnd and KEY.wait\n  end\nend\n-- BullMQ stores the offset it timed an `every` schedule with (0 for cron) unless an iteration is\n-- replaced: then the one given, else the stored one.\nlocal next, storedOffset = tonumber(ARGV[ARG.nextMillis]), 0\nif every then\n  local from = prev and tonumber(prev)\n  local everyChanged = from and tonumber(redis.call(\"HGET\", schedulerKey, \"every\")) ~= every\n  if everyChanged then from = nil end\n  next, storedOffset = everyNextMillis(from, every, now, offset, tonumber(ARGV[ARG.startDate]))\n  if pendingIn and not everyChanged then next = tonumber(prev) end\nend\nif pendingIn then storedOffset = offset or redis.call(\"HGET\", schedulerKey, \"offset\") end\n-- A job under the new id that is not the iteration being replaced is never overwritten.\nlocal jobId = \"repeat:\" .. id .. \":\" .. next\nlocal function taken(candidate)\n  return not (pendingIn and candidate == prevId) and redis.call(\"EXISTS\", prefix .. candidate) == 1\nend\nlocal slots = 0\nwhile taken(jobId) do\n  if not every then return -10 end\n  slots = slots + 1\n  if slots > 32 then return -11 end\n  next = next + every\n  jobId = \"repeat:\" .. id .. \":\" .. next\nend\n-- Found in wait above: one walk from the same end takes it out.\nif waitEnd then redis.call(\"LREM\", KEYS[KEY.wait], waitEnd, prevId) end\nif pendingIn then\n  if not waitEnd then redis.call(\"ZREM\", KEYS[pendingIn], prevId) end\n  removeJobKeys(prefix .. prevId)\nend\n-- The hash is rewritten as BullMQ does: fields absent from this schedule must not linger.\nlocal fields = { \"name\", ARGV[ARG.name] }\nlocal function add(field, value)\n  if value and value ~= \"\" then fields[#fields + 1] = field; fields[#fields + 1] = value end\nend\nfor _, field in ipairs({ \"tz\", \"limit\", \"pattern\", \"startDate\", \"endDate\", \"every\" }) do add(field, ARGV[ARG[field]]) end\nadd(\"offset\", storedOffset)\nadd(\"opts\", ARGV[ARG.templateOpts])\nadd(\"data\", ARGV[ARG.data])\nadd(\"ic\", redis.call(\"HGET\", schedulerKey, \"ic\") or 1)\nredis.call(\"DEL\", schedulerKey)\nredis.call(\"HSET\", schedulerKey, unpack(fields))\nredis.call(\"ZADD\", KEYS[KEY.schedulers], next, id)\nredis.call(\"INCR\", KEYS[KEY.idCounter])\nlocal q = { prefix = prefix, wait = KEYS[KEY.wait], prioritized = KEYS[KEY.prioritized],\n  priorityCounter = KEYS[KEY.priorityCounter], delayed = KEYS[KEY.delayed], marker = KEYS[KEY.marker],\n  events = KEYS[KEY.events] }\nloadQueueMeta(q, ARGV[ARG.maxLenEvents])\nlocal data = ARGV[ARG.data] ~= \"\" and ARGV[ARG.data] or \"{}\"\nlocal delay = storeIteration(q, id, ARGV[ARG.idJson], next, now, ARGV[ARG.optsHead], ARGV[ARG.name], data,\n  ARGV[ARG.priority], ARGV[ARG.lifo])\nflushQueue(q)\nnoteAttention(KEYS[KEY.attention], prefix, 0)\nreturn { jobId, delay }\n",
+  source: /* @__PURE__ */ [
+    `-- nimbusq:upsertJobScheduler (generated from lua/upsertJobScheduler.lua; do not edit)
+local KEY = { schedulers = 1, idCounter = 2, wait = 3, prioritized = 4, priorityCounter = 5, delayed = 6, marker = 7, events = 8, attention = 9 }
+local ARG = { prefix = 1, schedulerId = 2, idJson = 3, now = 4, nextMillis = 5, every = 6, offset = 7, startDate = 8, endDate = 9, tz = 10, pattern = 11, limit = 12, name = 13, data = 14, templateOpts = 15, optsHead = 16, priority = 17, lifo = 18, maxLenEvents = 19 }
+`,
+    include_noteAttention_0,
+    include_everyNextMillis_0,
+    include_loadQueueMeta_0,
+    include_storeIteration_0,
+    include_storeJob_0,
+    include_nextDelayedScore_0,
+    include_writeJobHash_0,
+    include_storeJob_2,
+    include_storeIteration_1,
+    include_flushQueue_0,
+    include_removeJobKeys_0,
+    include_removeFromList_0,
+    include_checkIntegerArgs_0,
+    `checkIntegerArgs("upsertJobScheduler", { "now", "priority", "maxLenEvents" })
+local prefix, id, now = ARGV[ARG.prefix], ARGV[ARG.schedulerId], tonumber(ARGV[ARG.now])
+local schedulerKey = KEYS[KEY.schedulers] .. ":" .. id
+local every, offset = tonumber(ARGV[ARG.every]), tonumber(ARGV[ARG.offset])
+local prev = redis.call("ZSCORE", KEYS[KEY.schedulers], id)
+local prevId = prev and "repeat:" .. id .. ":" .. prev
+local pendingIn, waitEnd
+if prev then
+  if redis.call("ZSCORE", KEYS[KEY.delayed], prevId) then
+    pendingIn = KEY.delayed
+  elseif redis.call("ZSCORE", KEYS[KEY.prioritized], prevId) then
+    pendingIn = KEY.prioritized
+  else
+    waitEnd = findInList(KEYS[KEY.wait], prefix, prevId)
+    pendingIn = waitEnd and KEY.wait
+  end
+end
+local next, storedOffset = tonumber(ARGV[ARG.nextMillis]), 0
+if every then
+  local from = prev and tonumber(prev)
+  local everyChanged = from and tonumber(redis.call("HGET", schedulerKey, "every")) ~= every
+  if everyChanged then from = nil end
+  next, storedOffset = everyNextMillis(from, every, now, offset, tonumber(ARGV[ARG.startDate]))
+  if pendingIn and not everyChanged then next = tonumber(prev) end
+end
+if pendingIn then storedOffset = offset or redis.call("HGET", schedulerKey, "offset") end
+local jobId = "repeat:" .. id .. ":" .. next
+local function taken(candidate)
+  return not (pendingIn and candidate == prevId) and redis.call("EXISTS", prefix .. candidate) == 1
+end
+local slots = 0
+while taken(jobId) do
+  if not every then return -10 end
+  slots = slots + 1
+  if slots > 32 then return -11 end
+  next = next + every
+  jobId = "repeat:" .. id .. ":" .. next
+end
+if waitEnd then redis.call("LREM", KEYS[KEY.wait], waitEnd, prevId) end
+if pendingIn then
+  if not waitEnd then redis.call("ZREM", KEYS[pendingIn], prevId) end
+  removeJobKeys(prefix .. prevId)
+end
+local fields = { "name", ARGV[ARG.name] }
+local function add(field, value)
+  if value and value ~= "" then fields[#fields + 1] = field; fields[#fields + 1] = value end
+end
+for _, field in ipairs({ "tz", "limit", "pattern", "startDate", "endDate", "every" }) do add(field, ARGV[ARG[field]]) end
+add("offset", storedOffset)
+add("opts", ARGV[ARG.templateOpts])
+add("data", ARGV[ARG.data])
+add("ic", redis.call("HGET", schedulerKey, "ic") or 1)
+redis.call("DEL", schedulerKey)
+redis.call("HSET", schedulerKey, unpack(fields))
+redis.call("ZADD", KEYS[KEY.schedulers], next, id)
+redis.call("INCR", KEYS[KEY.idCounter])
+local q = { prefix = prefix, wait = KEYS[KEY.wait], prioritized = KEYS[KEY.prioritized],
+  priorityCounter = KEYS[KEY.priorityCounter], delayed = KEYS[KEY.delayed], marker = KEYS[KEY.marker],
+  events = KEYS[KEY.events] }
+loadQueueMeta(q, ARGV[ARG.maxLenEvents])
+local data = ARGV[ARG.data] ~= "" and ARGV[ARG.data] or "{}"
+local delay = storeIteration(q, id, ARGV[ARG.idJson], next, now, ARGV[ARG.optsHead], ARGV[ARG.name], data,
+  ARGV[ARG.priority], ARGV[ARG.lifo])
+flushQueue(q)
+noteAttention(KEYS[KEY.attention], prefix, 0)
+return { jobId, delay }
+`,
+  ].join(""),
 };
 
 export type UpsertJobSchedulerReply =
