@@ -2,7 +2,8 @@
  * The HTTP API as one Hono app: the same object serves Lambda (`httpHandler`), Node
  * (`serve({ fetch: app.fetch })` from `@hono/node-server`) and tests (`app.request()`).
  */
-import { OpenAPIHono } from "@hono/zod-openapi";
+import { Hono } from "hono";
+import { mount } from "./api-route.ts";
 import type { AppEnv } from "./app-env.ts";
 import { corsMiddleware, preflightResponse } from "./cors.ts";
 import { addEnqueueRoute } from "./enqueue.ts";
@@ -16,7 +17,6 @@ import { type HttpOptions, type HttpSettings, resolveHttpOptions } from "./optio
 import { queueAccess } from "./queue-access.ts";
 import { addQueueRoutes } from "./queue-routes.ts";
 import { addRedriveRoute } from "./redrive-route.ts";
-import { refuseInvalid } from "./validation.ts";
 
 const methodToken = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/;
 
@@ -24,7 +24,7 @@ const methodToken = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/;
  * Answers 405 (with Allow) for every method a registered path does not handle, whatever the method
  * (unknown ones included), and a CORS preflight (let through by the cors middleware) with the same list.
  */
-function refuseOtherMethods(app: OpenAPIHono<AppEnv>, settings: HttpSettings): void {
+function refuseOtherMethods(app: Hono<AppEnv>, settings: HttpSettings): void {
   const allowed = new Map<string, Set<string>>();
   for (const { method, path } of app.routes) {
     if (method === "ALL") continue;
@@ -53,11 +53,10 @@ function refuseOtherMethods(app: OpenAPIHono<AppEnv>, settings: HttpSettings): v
  * const app = createHttpApp({ redis: createRedis(), tokens: [{ token: "s3cret", admin: true }], queues: ["email"] });
  * const res = await app.request("/queues/email", { headers: { authorization: "Bearer s3cret" } });
  */
-export function createHttpApp(options: HttpOptions): OpenAPIHono<AppEnv> {
+export function createHttpApp(options: HttpOptions): Hono<AppEnv> {
   const settings = resolveHttpOptions(options);
   const access = queueAccess(settings);
-  // A failed parameter check (path, query, header) answers the API's own 400 (validation.ts).
-  const app = new OpenAPIHono<AppEnv>({ defaultHook: refuseInvalid });
+  const app = new Hono<AppEnv>();
   app.onError((error, c) => errorResponse(c, error, settings.log));
   app.notFound((c) =>
     c.json(
@@ -69,7 +68,7 @@ export function createHttpApp(options: HttpOptions): OpenAPIHono<AppEnv> {
   app.use("*", authenticate(settings));
   // Built on the first request for it, then kept: a cold start that never serves it pays nothing.
   let document: ReturnType<typeof openApiDocument> | undefined;
-  app.openapi(openApiRoute, (c) => {
+  mount(app, openApiRoute, [], (c) => {
     document ??= openApiDocument(settings.servers);
     return c.json(document, 200);
   });

@@ -4,7 +4,8 @@
  * client that retries a request gets the jobs it already made back as `duplicated`; the same key with
  * another body answers 422 (idempotency.ts).
  */
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Hono } from "hono";
+import * as z from "zod/mini";
 import {
   type AddedJob,
   type BulkJob,
@@ -17,6 +18,7 @@ import {
   wakeWithinMs,
 } from "../../core/index.ts";
 import { Checker, checkJobId } from "../../core/internal.ts";
+import { type ApiRoute, mount } from "./api-route.ts";
 import type { AppEnv } from "./app-env.ts";
 import { errorResponses } from "./error-schemas.ts";
 import { asHttpError, errorCodes, HttpError, invalid } from "./http-errors.ts";
@@ -25,6 +27,7 @@ import { addJobsBody, addResult, addResults, maxJobsPerRequest } from "./job-sch
 import { stateOfCreatedJob } from "./job-view.ts";
 import type { QueueAccess } from "./queue-access.ts";
 import { jsonAnswer, jsonBody, namedQueue, queueParams } from "./route-parts.ts";
+import { optional } from "./schema-docs.ts";
 import { jobId } from "./schema-rules.ts";
 import { validBody } from "./validation.ts";
 
@@ -34,13 +37,10 @@ const keyRules =
   "Makes the add safe to retry. The key becomes the job id (`<key>-<index>` for an array), so it must itself be a valid custom job id; with opts.jobId set to anything else it answers 400 naming Idempotency-Key. The same key with the same body answers the original jobs (outcome duplicated); with another body (other name, data, options or jobs) 422 idempotency_key_reused. The key holds while a job with its id exists: once that job is removed (removeOnComplete, removeOnFail, clean, DELETE), the same key adds a new job, so keep finished jobs (e.g. removeOnComplete: { age: 86400 }) as long as clients may retry.";
 
 const headers = z.object({
-  [keyHeader]: jobId.optional().openapi({
-    param: { name: keyHeader, in: "header", description: keyRules },
-    example: "signup-42",
-  }),
+  [keyHeader]: optional(jobId, { param: { description: keyRules }, example: "signup-42" }),
 });
 
-export const addJobsRoute = createRoute({
+export const addJobsRoute = {
   method: "post",
   path: "/queues/{queue}/jobs",
   operationId: "addJobs",
@@ -63,7 +63,7 @@ export const addJobsRoute = createRoute({
         Location: {
           description: "For one job: its URL, /queues/{queue}/jobs/{id}",
           required: false,
-          schema: { type: "string" as const },
+          schema: { type: "string" },
         },
       },
     },
@@ -77,7 +77,7 @@ export const addJobsRoute = createRoute({
       },
     }),
   },
-});
+} satisfies ApiRoute;
 
 /** The job id an Idempotency-Key gives the job at `index` (undefined for a single job). */
 function idFromKey(key: string, index: number | undefined): string {
@@ -132,14 +132,14 @@ async function statesAfterAdd(added: AddedJob[]): Promise<JobState[]> {
   );
 }
 
-export function addEnqueueRoute(app: OpenAPIHono<AppEnv>, access: QueueAccess): void {
-  app.openapi({ ...addJobsRoute, middleware: [namedQueue(access)] }, async (c) => {
+export function addEnqueueRoute(app: Hono<AppEnv>, access: QueueAccess): void {
+  mount(app, addJobsRoute, [namedQueue(access)], async (c, { headers: given }) => {
     const queue = c.get("queue");
     const body = (await validBody(c, addJobsBody, {
       required: true,
       limit: access.settings.maxBodyBytes,
     })) as AddJobsBody;
-    const key = c.req.valid("header")[keyHeader];
+    const key = given[keyHeader];
     const { jobs, many } = jobsFromBody(body, key);
     let added: AddedJob[];
     try {

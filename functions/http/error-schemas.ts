@@ -3,8 +3,10 @@
  * operation and status only the codes that status can carry there, so a generated client's types say
  * which errors to expect. Headers the server sends with them are documented with them.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod/mini";
+import type { HeaderSpec, ResponseSpec } from "./api-route.ts";
 import { type ErrorCode, errorCodes } from "./http-errors.ts";
+import { doc, named } from "./schema-docs.ts";
 
 export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 422 | 500 | 503;
 
@@ -31,37 +33,39 @@ const meaning: Record<ErrorCode, string> = {
 
 const pascal = (code: string) => code.replace(/(^|_)([a-z])/g, (_, __, c: string) => c.toUpperCase());
 
-const fieldSchema = z.string().openapi({
+const fieldSchema = doc(z.string(), {
   description:
     "The offending input: a body path (opts.priority, [3].data), query or path parameter, or header",
   example: "opts.priority",
 });
 
-const schemas = new Map<string, z.ZodType>();
+const schemas = new Map<string, z.ZodMiniType>();
 
 /** The error body whose code is one of `codes`, registered once per set as `<Codes>Error`. */
-function errorBody(codes: readonly [ErrorCode, ...ErrorCode[]]): z.ZodType {
+function errorBody(codes: readonly [ErrorCode, ...ErrorCode[]]): z.ZodMiniType {
   const name = `${codes.map(pascal).join("Or")}Error`;
   let schema = schemas.get(name);
   if (!schema) {
     const [first] = codes;
-    schema = z
-      .object({
-        error: z.object({ code: z.enum(codes), message: z.string(), field: fieldSchema.optional() }),
-      })
-      .openapi(name, { example: { error: { code: first, message: meaning[first] } } });
+    schema = named(
+      name,
+      z.object({
+        error: z.object({ code: z.enum(codes), message: z.string(), field: z.optional(fieldSchema) }),
+      }),
+      { example: { error: { code: first, message: meaning[first] } } },
+    );
     schemas.set(name, schema);
   }
   return schema;
 }
 
-const header = (description: string, required: boolean) => ({
+const header = (description: string, required: boolean): HeaderSpec => ({
   description,
   required,
-  schema: { type: "string" as const },
+  schema: { type: "string" },
 });
 
-const headersOf: Partial<Record<ErrorStatus, Record<string, ReturnType<typeof header>>>> = {
+const headersOf: Partial<Record<ErrorStatus, Record<string, HeaderSpec>>> = {
   401: {
     "WWW-Authenticate": header(
       '`Bearer realm="nimbusq"` (with `error="invalid_token"` for a wrong one)',
@@ -114,12 +118,12 @@ export function errorResponses(options: {
       merged.set(key, [...new Set([...(merged.get(key) ?? []), ...codes])]);
     }
   }
-  const responses: Record<string, object> = {};
+  const responses: Record<number, ResponseSpec> = {};
   for (const [status, codes] of [...merged].sort(([a], [b]) => a - b)) {
     const list = codes as [ErrorCode, ...ErrorCode[]];
     responses[status] = {
       description: list.map((code) => `${code}: ${meaning[code]}`).join("; "),
-      content: { "application/json": { schema: errorBody(list) } },
+      schema: errorBody(list),
       ...(headersOf[status] ? { headers: headersOf[status] } : {}),
     };
   }

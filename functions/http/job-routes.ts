@@ -2,8 +2,10 @@
  * One job: `GET /queues/:queue/jobs/:id` (with `?wait=<ms>`: once it finishes), and the admin routes
  * `DELETE /queues/:queue/jobs/:id` and `POST /queues/:queue/jobs/:id/retry`.
  */
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Hono } from "hono";
+import * as z from "zod/mini";
 import { type Job, JobNotInStateError, type RetryOptions } from "../../core/index.ts";
+import { type ApiRoute, mount } from "./api-route.ts";
 import type { AppEnv } from "./app-env.ts";
 import { errorResponses } from "./error-schemas.ts";
 import { errorCodes, HttpError } from "./http-errors.ts";
@@ -13,6 +15,7 @@ import { maxWaitMs, untilFinished, waitDeadline } from "./job-wait.ts";
 import { adminOnly } from "./middleware.ts";
 import type { QueueAccess } from "./queue-access.ts";
 import { adminSecurity, jobParams, jsonAnswer, jsonBody, namedQueue } from "./route-parts.ts";
+import { doc, named, optional } from "./schema-docs.ts";
 import { flag, oneOf, queryInteger } from "./schema-rules.ts";
 import { validBody } from "./validation.ts";
 
@@ -20,7 +23,7 @@ const finishedStates = ["failed", "completed"] as const;
 type FinishedState = (typeof finishedStates)[number];
 const jobNotFound = { 404: [errorCodes.jobNotFound] };
 
-export const getJobRoute = createRoute({
+export const getJobRoute = {
   method: "get",
   path: "/queues/{queue}/jobs/{id}",
   operationId: "getJob",
@@ -29,22 +32,20 @@ export const getJobRoute = createRoute({
   request: {
     params: jobParams,
     query: z.object({
-      wait: queryInteger(`an integer number of milliseconds from 0 to ${maxWaitMs}`, maxWaitMs)
-        .optional()
-        .openapi({
-          default: 0,
-          description:
-            "Milliseconds to wait for the job to finish (completed, or failed for good): the answer comes when it does, or after wait ms with its state then. Works at every events level (the job hash is polled, at most once a second)",
-        }),
+      wait: optional(queryInteger(`an integer number of milliseconds from 0 to ${maxWaitMs}`, maxWaitMs), {
+        default: 0,
+        description:
+          "Milliseconds to wait for the job to finish (completed, or failed for good): the answer comes when it does, or after wait ms with its state then. Works at every events level (the job hash is polled, at most once a second)",
+      }),
     }),
   },
   responses: {
     200: jsonAnswer("The job", jobViewSchema),
     ...errorResponses({ extra: jobNotFound }),
   },
-});
+} satisfies ApiRoute;
 
-export const removeJobRoute = createRoute({
+export const removeJobRoute = {
   method: "delete",
   path: "/queues/{queue}/jobs/{id}",
   operationId: "removeJob",
@@ -55,31 +56,32 @@ export const removeJobRoute = createRoute({
   responses: {
     200: jsonAnswer(
       "Removed",
-      z
-        .object({ id: z.string(), removed: z.literal(true) })
-        .openapi("RemovedJob", { example: { id: "signup-42", removed: true } }),
+      named("RemovedJob", z.object({ id: z.string(), removed: z.literal(true) }), {
+        example: { id: "signup-42", removed: true },
+      }),
     ),
     ...errorResponses({
       admin: true,
       extra: { ...jobNotFound, 409: [errorCodes.jobLocked, errorCodes.wrongState] },
     }),
   },
-});
+} satisfies ApiRoute;
 
-const retryBody = z
-  .strictObject(
+const retryBody = doc(
+  z.strictObject(
     {
-      state: oneOf(finishedStates)
-        .optional()
-        .openapi({ description: "Default: whichever finished set holds the job" }),
-      resetAttemptsMade: flag().optional(),
-      resetAttemptsStarted: flag().optional(),
+      state: optional(oneOf(finishedStates), {
+        description: "Default: whichever finished set holds the job",
+      }),
+      resetAttemptsMade: optional(flag()),
+      resetAttemptsStarted: optional(flag()),
     },
     { error: "an object { state, resetAttemptsMade, resetAttemptsStarted }" },
-  )
-  .openapi({ example: { state: "failed", resetAttemptsMade: true } });
+  ),
+  { example: { state: "failed", resetAttemptsMade: true } },
+);
 
-export const retryJobRoute = createRoute({
+export const retryJobRoute = {
   method: "post",
   path: "/queues/{queue}/jobs/{id}/retry",
   operationId: "retryJob",
@@ -93,9 +95,11 @@ export const retryJobRoute = createRoute({
   responses: {
     200: jsonAnswer(
       "Back in line",
-      z
-        .object({ id: z.string(), state: z.enum(["waiting", "prioritized"]), prev: z.enum(finishedStates) })
-        .openapi("RetriedJob", { example: { id: "signup-42", state: "waiting", prev: "failed" } }),
+      named(
+        "RetriedJob",
+        z.object({ id: z.string(), state: z.enum(["waiting", "prioritized"]), prev: z.enum(finishedStates) }),
+        { example: { id: "signup-42", state: "waiting", prev: "failed" } },
+      ),
     ),
     ...errorResponses({
       admin: true,
@@ -103,7 +107,7 @@ export const retryJobRoute = createRoute({
       extra: { ...jobNotFound, 409: [errorCodes.wrongState] },
     }),
   },
-});
+} satisfies ApiRoute;
 
 /** Retries from the given state, or from whichever finished set holds the job. */
 async function retryFinished(
@@ -127,11 +131,11 @@ async function retryFinished(
   );
 }
 
-export function addJobRoutes(app: OpenAPIHono<AppEnv>, access: QueueAccess): void {
-  app.openapi({ ...getJobRoute, middleware: [namedQueue(access)] }, async (c) => {
+export function addJobRoutes(app: Hono<AppEnv>, access: QueueAccess): void {
+  mount(app, getJobRoute, [namedQueue(access)], async (c, { query }) => {
     const startedAt = Date.now();
     const queue = c.get("queue");
-    const waitMs = c.req.valid("query").wait ?? 0;
+    const waitMs = query.wait ?? 0;
     const id = access.jobId(c);
     let { job, state } = await access.findJobWithState(queue, id);
     if (waitMs > 0 && state !== "completed" && state !== "failed") {
@@ -143,14 +147,14 @@ export function addJobRoutes(app: OpenAPIHono<AppEnv>, access: QueueAccess): voi
     return c.json(jobView(job, state), 200);
   });
 
-  app.openapi({ ...removeJobRoute, middleware: [adminOnly, namedQueue(access)] }, async (c) => {
+  mount(app, removeJobRoute, [adminOnly, namedQueue(access)], async (c) => {
     const job = await access.findJob(c.get("queue"), access.jobId(c));
     // The route keeps its children (BullMQ's own default removes them).
     await job.remove({ removeChildren: false });
     return c.json({ id: job.id, removed: true as const }, 200);
   });
 
-  app.openapi({ ...retryJobRoute, middleware: [adminOnly, namedQueue(access)] }, async (c) => {
+  mount(app, retryJobRoute, [adminOnly, namedQueue(access)], async (c) => {
     const queue = c.get("queue");
     const body = await validBody(c, retryBody, { required: false, limit: access.settings.maxBodyBytes });
     const { state, ...opts } = body;

@@ -1,5 +1,5 @@
 /** How a job is shown over HTTP: BullMQ's field names, absent values as null (never left out). */
-import type { z } from "@hono/zod-openapi";
+import type * as z from "zod/mini";
 import type { Job, JobState } from "../../core/index.ts";
 import type { jobSummarySchema, jobViewSchema } from "./job-schemas.ts";
 

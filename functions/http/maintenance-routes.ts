@@ -4,13 +4,16 @@
  * jobs of one state deleted), `…/drain` (waiting, prioritized and optionally delayed jobs deleted) and
  * `…/promote` (delayed jobs made ready). Each answers the number of jobs it handled.
  */
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Hono } from "hono";
+import * as z from "zod/mini";
 import type { CleanState } from "../../core/index.ts";
+import { type ApiRoute, mount } from "./api-route.ts";
 import type { AppEnv } from "./app-env.ts";
 import { errorResponses } from "./error-schemas.ts";
 import { adminOnly } from "./middleware.ts";
 import type { QueueAccess } from "./queue-access.ts";
 import { adminSecurity, jsonAnswer, jsonBody, namedQueue, queueParams } from "./route-parts.ts";
+import { doc, named, optional } from "./schema-docs.ts";
 import { flag, integer, oneOf } from "./schema-rules.ts";
 import { validBody } from "./validation.ts";
 
@@ -33,38 +36,42 @@ export const maxMaintenanceCount = 100_000;
 
 const finished = ["failed", "completed"] as const;
 const count = (what: string) =>
-  integer(1, maxMaintenanceCount)
-    .optional()
-    .openapi({ description: `Most jobs to ${what} (default: all)` });
-const more = z.boolean().openapi({ description: "count was reached: more jobs may be left" });
+  optional(integer(1, maxMaintenanceCount), { description: `Most jobs to ${what} (default: all)` });
+const more = doc(z.boolean(), { description: "count was reached: more jobs may be left" });
 const strict = <T extends z.core.$ZodLooseShape>(fields: T, example: object) =>
-  z.strictObject(fields, { error: `an object { ${Object.keys(fields).join(", ")} }` }).openapi({ example });
+  doc(z.strictObject(fields, { error: `an object { ${Object.keys(fields).join(", ")} }` }), { example });
 
 const bodies = {
-  retry: strict({ state: oneOf(finished).default("failed"), count: count("retry") }, { count: 500 }),
+  retry: strict({ state: z._default(oneOf(finished), "failed"), count: count("retry") }, { count: 500 }),
   clean: strict(
     {
-      grace: integer(0).openapi({ description: "Jobs younger than this (ms) stay" }),
-      limit: integer(0, maxMaintenanceCount)
-        .default(0)
-        .openapi({ description: "Most jobs to delete; 0 for all" }),
+      grace: doc(integer(0), { description: "Jobs younger than this (ms) stay" }),
+      limit: doc(z._default(integer(0, maxMaintenanceCount), 0), {
+        description: "Most jobs to delete; 0 for all",
+      }),
       state: oneOf(cleanStates),
     },
     { grace: 86_400_000, state: "completed" },
   ),
-  drain: strict({ delayed: flag().default(false) }, { delayed: true }),
+  drain: strict({ delayed: z._default(flag(), false) }, { delayed: true }),
   promote: strict({ count: count("promote") }, { count: 100 }),
 };
 
 const answer = <T extends z.core.$ZodLooseShape>(name: string, fields: T, example: object) =>
-  z.object({ name: z.string(), ...fields }).openapi(name, { example: { name: "email", ...example } });
+  named(name, z.object({ name: z.string(), ...fields }), { example: { name: "email", ...example } });
 
-function maintenanceRoute<B extends z.ZodType, A extends z.ZodType>(
+function maintenanceRoute(
   action: keyof typeof bodies,
-  spec: { operationId: string; summary: string; body: B; required: boolean; answer: A },
-) {
+  spec: {
+    operationId: string;
+    summary: string;
+    body: z.ZodMiniType;
+    required: boolean;
+    answer: z.ZodMiniType;
+  },
+): ApiRoute {
   const name = `${action[0]?.toUpperCase()}${action.slice(1)}`;
-  return createRoute({
+  return {
     method: "post",
     path: `/queues/{queue}/${action}`,
     operationId: spec.operationId,
@@ -79,7 +86,7 @@ function maintenanceRoute<B extends z.ZodType, A extends z.ZodType>(
       200: jsonAnswer(`${name} done`, spec.answer),
       ...errorResponses({ admin: true, body: true }),
     },
-  });
+  };
 }
 
 export const retryJobsRoute = maintenanceRoute("retry", {
@@ -125,13 +132,13 @@ export const promoteRoute = maintenanceRoute("promote", {
   answer: answer("PromoteResult", { promoted: z.int(), more }, { promoted: 3, more: false }),
 });
 
-export function addMaintenanceRoutes(app: OpenAPIHono<AppEnv>, access: QueueAccess): void {
+export function addMaintenanceRoutes(app: Hono<AppEnv>, access: QueueAccess): void {
   const admin = [adminOnly, namedQueue(access)];
   // Clean's body is required in the document; an empty one still names `grace` (400), as it always did.
-  const body = <S extends z.ZodType>(c: Parameters<typeof validBody>[0], schema: S) =>
+  const body = <S extends z.ZodMiniType>(c: Parameters<typeof validBody>[0], schema: S) =>
     validBody(c, schema, { required: false, limit: access.settings.maxBodyBytes });
 
-  app.openapi({ ...retryJobsRoute, middleware: admin }, async (c) => {
+  mount(app, retryJobsRoute, admin, async (c) => {
     const queue = c.get("queue");
     const { state, count } = await body(c, bodies.retry);
     const retried = await queue.retryJobs({ state, ...(count === undefined ? {} : { limit: count }) });
@@ -139,21 +146,21 @@ export function addMaintenanceRoutes(app: OpenAPIHono<AppEnv>, access: QueueAcce
     return c.json({ name: queue.name, state, retried, more: count !== undefined && retried === count }, 200);
   });
 
-  app.openapi({ ...cleanRoute, middleware: admin }, async (c) => {
+  mount(app, cleanRoute, admin, async (c) => {
     const queue = c.get("queue");
     const { grace, limit, state } = await body(c, bodies.clean);
     const ids = await queue.clean(grace, limit, state);
     return c.json({ name: queue.name, state, cleaned: ids.length }, 200);
   });
 
-  app.openapi({ ...drainRoute, middleware: admin }, async (c) => {
+  mount(app, drainRoute, admin, async (c) => {
     const queue = c.get("queue");
     const { delayed } = await body(c, bodies.drain);
     const drained = await queue.drain(delayed);
     return c.json({ name: queue.name, delayed, drained }, 200);
   });
 
-  app.openapi({ ...promoteRoute, middleware: admin }, async (c) => {
+  mount(app, promoteRoute, admin, async (c) => {
     const queue = c.get("queue");
     const { count } = await body(c, bodies.promote);
     const promoted = await queue.promoteJobs(count === undefined ? {} : { limit: count });

@@ -1,19 +1,22 @@
 /**
  * The OpenAPI 3.1 document of the HTTP API, served at `GET /openapi.json` (public). Nothing in it is
  * written by hand but prose: every path, parameter, body and answer comes from the route definitions
- * (`createRoute`) and zod schemas the app validates with.
+ * (api-route.ts) and the zod schemas the app validates with (openapi-build.ts converts them).
  */
-import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import * as z from "zod/mini";
+import type { ApiRoute } from "./api-route.ts";
 import { addJobsRoute } from "./enqueue.ts";
 import { errorResponses } from "./error-schemas.ts";
 import { errorCodes } from "./http-errors.ts";
 import { listJobsRoute } from "./job-list-route.ts";
 import { getJobRoute, removeJobRoute, retryJobRoute } from "./job-routes.ts";
 import { cleanRoute, drainRoute, promoteRoute, retryJobsRoute } from "./maintenance-routes.ts";
+import { pathsAndSchemas } from "./openapi-build.ts";
 import type { ApiServer } from "./options.ts";
 import { getQueueRoute, pauseQueueRoute, resumeQueueRoute } from "./queue-routes.ts";
 import { redriveRoute } from "./redrive-route.ts";
-import { jsonAnswer, requestBodies } from "./route-parts.ts";
+import { jsonAnswer } from "./route-parts.ts";
+import { named } from "./schema-docs.ts";
 
 /** The local stack's API (`npm start`), the default `servers` entry. */
 export const localServer: ApiServer = {
@@ -22,13 +25,13 @@ export const localServer: ApiServer = {
     "The local stack (npm start); set NIMBUSQ_API_URL or createHttpApp's servers for a deployed API",
 };
 
-const documentSchema = z
-  .looseObject({ openapi: z.string(), info: z.looseObject({ title: z.string(), version: z.string() }) })
-  .openapi("OpenApiDocument", {
-    example: { openapi: "3.1.0", info: { title: "nimbusq HTTP API", version: "1" } },
-  });
+const documentSchema = named(
+  "OpenApiDocument",
+  z.looseObject({ openapi: z.string(), info: z.looseObject({ title: z.string(), version: z.string() }) }),
+  { example: { openapi: "3.1.0", info: { title: "nimbusq HTTP API", version: "1" } } },
+);
 
-export const openApiRoute = createRoute({
+export const openApiRoute: ApiRoute = {
   method: "get",
   path: "/openapi.json",
   operationId: "getOpenApiDocument",
@@ -39,10 +42,10 @@ export const openApiRoute = createRoute({
     200: jsonAnswer("The OpenAPI 3.1 document", documentSchema),
     ...errorResponses({ common: false, extra: { 405: [errorCodes.methodNotAllowed] } }),
   },
-});
+};
 
 /** Every operation, in the order the document lists them. */
-export const apiRoutes = [
+export const apiRoutes: readonly ApiRoute[] = [
   addJobsRoute,
   listJobsRoute,
   getJobRoute,
@@ -80,21 +83,8 @@ const description = `BullMQ 6 queues over Upstash Redis.
  * const doc = openApiDocument([{ url: "https://api.example.com" }]);
  */
 export function openApiDocument(servers: readonly ApiServer[] = [localServer]) {
-  const holder = new OpenAPIHono();
-  const registry = holder.openAPIRegistry;
-  registry.registerComponent("securitySchemes", "token", {
-    type: "http",
-    scheme: "bearer",
-    description: "Any of the API's tokens (NIMBUSQ_API_TOKENS, createHttpApp's tokens)",
-  });
-  registry.registerComponent("securitySchemes", "adminToken", {
-    type: "http",
-    scheme: "bearer",
-    description: "An admin token: the operations that name this scheme answer 403 forbidden to any other",
-  });
-  for (const [name, schema] of requestBodies) registry.register(name, schema);
-  for (const route of apiRoutes) registry.registerPath(route);
-  return holder.getOpenAPI31Document({
+  const { paths, schemas } = pathsAndSchemas(apiRoutes);
+  return {
     openapi: "3.1.0",
     info: {
       title: "nimbusq HTTP API",
@@ -110,5 +100,22 @@ export function openApiDocument(servers: readonly ApiServer[] = [localServer]) {
       { name: "maintenance", description: "Queue-wide admin operations, each in bounded steps" },
       { name: "meta", description: "This document" },
     ],
-  });
+    components: {
+      securitySchemes: {
+        token: {
+          type: "http",
+          scheme: "bearer",
+          description: "Any of the API's tokens (NIMBUSQ_API_TOKENS, createHttpApp's tokens)",
+        },
+        adminToken: {
+          type: "http",
+          scheme: "bearer",
+          description:
+            "An admin token: the operations that name this scheme answer 403 forbidden to any other",
+        },
+      },
+      schemas,
+    },
+    paths,
+  };
 }

@@ -1,35 +1,38 @@
 /** `GET /queues/:queue` (counts and pause state) and the admin routes that pause and resume it. */
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Hono } from "hono";
+import * as z from "zod/mini";
+import { type ApiRoute, mount } from "./api-route.ts";
 import type { AppEnv } from "./app-env.ts";
 import { errorResponses } from "./error-schemas.ts";
 import { adminOnly } from "./middleware.ts";
 import type { QueueAccess } from "./queue-access.ts";
 import { adminSecurity, jsonAnswer, jsonBody, namedQueue, queueParams } from "./route-parts.ts";
+import { doc, named } from "./schema-docs.ts";
 import { validBody } from "./validation.ts";
 
-const queueInfo = z
-  .object({
+const queueInfo = named(
+  "QueueInfo",
+  z.object({
     name: z.string(),
-    counts: z.record(z.string(), z.int()).openapi({ description: "Jobs per state" }),
+    counts: doc(z.record(z.string(), z.int()), { description: "Jobs per state" }),
     paused: z.boolean(),
-  })
-  .openapi("QueueInfo", {
-    example: { name: "email", counts: { waiting: 3, active: 1, completed: 120, failed: 2 }, paused: false },
-  });
+  }),
+  { example: { name: "email", counts: { waiting: 3, active: 1, completed: 120, failed: 2 }, paused: false } },
+);
 
-const pauseState = z
-  .object({ name: z.string(), paused: z.boolean() })
-  .openapi("PauseState", { example: { name: "email", paused: true } });
+const pauseState = named("PauseState", z.object({ name: z.string(), paused: z.boolean() }), {
+  example: { name: "email", paused: true },
+});
 
 /**
  * Pause and resume take no options yet. A body is still read like any other (within the limit, as
  * JSON), so a client that sends one learns at once that a field it meant does nothing.
  */
-const noOptions = z.strictObject({}, { error: "an empty object {}" }).openapi({ example: {} });
+const noOptions = doc(z.strictObject({}, { error: "an empty object {}" }), { example: {} });
 const noOptionsBody = () =>
   jsonBody("NoOptions", noOptions, false, "Takes no options: no body, or {}; any field answers 400");
 
-export const getQueueRoute = createRoute({
+export const getQueueRoute = {
   method: "get",
   path: "/queues/{queue}",
   operationId: "getQueue",
@@ -37,9 +40,9 @@ export const getQueueRoute = createRoute({
   summary: "Job counts by state and whether the queue is paused",
   request: { params: queueParams },
   responses: { 200: jsonAnswer("The queue", queueInfo), ...errorResponses({}) },
-});
+} satisfies ApiRoute;
 
-export const pauseQueueRoute = createRoute({
+export const pauseQueueRoute = {
   method: "post",
   path: "/queues/{queue}/pause",
   operationId: "pauseQueue",
@@ -51,9 +54,9 @@ export const pauseQueueRoute = createRoute({
     200: jsonAnswer("Paused", pauseState),
     ...errorResponses({ admin: true, body: true }),
   },
-});
+} satisfies ApiRoute;
 
-export const resumeQueueRoute = createRoute({
+export const resumeQueueRoute = {
   method: "post",
   path: "/queues/{queue}/resume",
   operationId: "resumeQueue",
@@ -65,26 +68,26 @@ export const resumeQueueRoute = createRoute({
     200: jsonAnswer("Resumed", pauseState),
     ...errorResponses({ admin: true, body: true }),
   },
-});
+} satisfies ApiRoute;
 
-export function addQueueRoutes(app: OpenAPIHono<AppEnv>, access: QueueAccess): void {
+export function addQueueRoutes(app: Hono<AppEnv>, access: QueueAccess): void {
   const noBody = (c: Parameters<typeof validBody>[0]) =>
     validBody(c, noOptions, { required: false, limit: access.settings.maxBodyBytes });
 
-  app.openapi({ ...getQueueRoute, middleware: [namedQueue(access)] }, async (c) => {
+  mount(app, getQueueRoute, [namedQueue(access)], async (c) => {
     const queue = c.get("queue");
     const [counts, paused] = await Promise.all([queue.getJobCounts(), queue.isPaused()]);
     return c.json({ name: queue.name, counts, paused }, 200);
   });
 
-  app.openapi({ ...pauseQueueRoute, middleware: [adminOnly, namedQueue(access)] }, async (c) => {
+  mount(app, pauseQueueRoute, [adminOnly, namedQueue(access)], async (c) => {
     const queue = c.get("queue");
     await noBody(c);
     await queue.pause();
     return c.json({ name: queue.name, paused: true }, 200);
   });
 
-  app.openapi({ ...resumeQueueRoute, middleware: [adminOnly, namedQueue(access)] }, async (c) => {
+  mount(app, resumeQueueRoute, [adminOnly, namedQueue(access)], async (c) => {
     const queue = c.get("queue");
     await noBody(c);
     await queue.resume();

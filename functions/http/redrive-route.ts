@@ -2,14 +2,17 @@
  * `POST /queues/:queue/redrive` (admin): moves the queue's dead letters back into it as new jobs
  * (core/dead-letter/redrive.ts), from `deadLetterQueue` (default `<queue>-dlq`), at most `count` of them.
  */
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Hono } from "hono";
+import * as z from "zod/mini";
 import { defaultDeadLetterQueue } from "../../core/index.ts";
+import { type ApiRoute, mount } from "./api-route.ts";
 import type { AppEnv } from "./app-env.ts";
 import { errorResponses } from "./error-schemas.ts";
 import { errorCodes, HttpError, invalid } from "./http-errors.ts";
 import { adminOnly } from "./middleware.ts";
 import type { QueueAccess } from "./queue-access.ts";
 import { adminSecurity, jsonAnswer, jsonBody, namedQueue, queueParams } from "./route-parts.ts";
+import { doc, named, optional } from "./schema-docs.ts";
 import { integer, queueName } from "./schema-rules.ts";
 import { validBody } from "./validation.ts";
 
@@ -17,29 +20,31 @@ import { validBody } from "./validation.ts";
 export const maxRedriveCount = 10_000;
 export const defaultRedriveCount = 1000;
 
-const redriveBody = z
-  .strictObject(
+const redriveBody = doc(
+  z.strictObject(
     {
-      count: integer(1, maxRedriveCount)
-        .default(defaultRedriveCount)
-        .openapi({ description: "Most dead letters to move" }),
-      deadLetterQueue: queueName
-        .optional()
-        .openapi({ description: "The dead-letter queue to read (default `<queue>-dlq`); another queue" }),
+      count: doc(z._default(integer(1, maxRedriveCount), defaultRedriveCount), {
+        description: "Most dead letters to move",
+      }),
+      deadLetterQueue: optional(queueName, {
+        description: "The dead-letter queue to read (default `<queue>-dlq`); another queue",
+      }),
     },
     { error: "an object { count, deadLetterQueue }" },
-  )
-  .openapi({ example: { count: 100 } });
+  ),
+  { example: { count: 100 } },
+);
 
-const redriven = z
-  .object({
+const redriven = named(
+  "RedriveResult",
+  z.object({
     name: z.string(),
     deadLetterQueue: z.string(),
     redriven: z.int(),
     jobs: z.array(z.object({ id: z.string(), deadLetterId: z.string() })),
-    more: z.boolean().openapi({ description: "count was reached: more dead letters may be left" }),
-  })
-  .openapi("RedriveResult", {
+    more: doc(z.boolean(), { description: "count was reached: more dead letters may be left" }),
+  }),
+  {
     example: {
       name: "email",
       deadLetterQueue: "email-dlq",
@@ -47,9 +52,10 @@ const redriven = z
       jobs: [{ id: "8", deadLetterId: "dl:email:3" }],
       more: false,
     },
-  });
+  },
+);
 
-export const redriveRoute = createRoute({
+export const redriveRoute = {
   method: "post",
   path: "/queues/{queue}/redrive",
   operationId: "redriveDeadLetters",
@@ -65,10 +71,10 @@ export const redriveRoute = createRoute({
     200: jsonAnswer("Redriven", redriven),
     ...errorResponses({ admin: true, body: true }),
   },
-});
+} satisfies ApiRoute;
 
-export function addRedriveRoute(app: OpenAPIHono<AppEnv>, access: QueueAccess): void {
-  app.openapi({ ...redriveRoute, middleware: [adminOnly, namedQueue(access)] }, async (c) => {
+export function addRedriveRoute(app: Hono<AppEnv>, access: QueueAccess): void {
+  mount(app, redriveRoute, [adminOnly, namedQueue(access)], async (c) => {
     const queue = c.get("queue");
     const body = await validBody(c, redriveBody, { required: false, limit: access.settings.maxBodyBytes });
     const { count } = body;

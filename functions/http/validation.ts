@@ -1,11 +1,12 @@
 /**
  * Turns a failed schema check into the API's one error shape: `400 invalid_request`, `field` naming
  * the input as a client wrote it (`opts.priority`, `[3].opts.delay`, `body` for the whole body, a
- * query parameter, a header) and a message stating the rule the schema's check carries. Used as the
- * app's `defaultHook` for path, query and header parameters, and by `validBody` for JSON bodies.
+ * query parameter, a header) and a message stating the rule the schema's check carries. Used by
+ * api-route.ts for path, query and header parameters, and by `validBody` for JSON bodies.
  */
-import type { z } from "@hono/zod-openapi";
+
 import type { Context } from "hono";
+import type * as z from "zod/mini";
 import type { AppEnv } from "./app-env.ts";
 import { type HttpError, invalid } from "./http-errors.ts";
 import { readJsonBody } from "./request-body.ts";
@@ -56,21 +57,12 @@ export function refusal(issues: readonly Issue[], target: string): HttpError {
   return invalid(field, `${field === "body" ? "the body" : field} must be ${issue.message}`);
 }
 
-/** The OpenAPIHono `defaultHook`: a failed parameter check becomes the API's 400. */
-export function refuseInvalid(result: {
-  success: boolean;
-  error?: { issues: Issue[] };
-  target: string;
-}): void {
-  if (!result.success) throw refusal(result.error?.issues ?? [], result.target);
-}
-
 /**
  * The JSON body read within the size limit (request-body.ts: 413, 415, invalid_json) and checked
  * against `schema`. An optional body may be left out (or empty, whatever its declared type, as
  * `curl -X POST -d ''` sends it): it is checked as `{}`, so the schema's defaults apply.
  */
-export async function validBody<S extends z.ZodType>(
+export async function validBody<S extends z.ZodMiniType>(
   c: Context<AppEnv>,
   schema: S,
   body: { required: boolean; limit: number },

@@ -227,6 +227,89 @@ export interface components {
     AddJobsRequest: components["schemas"]["JobInput"] | components["schemas"]["JobInput"][];
     /**
      * @example {
+     *       "state": "failed",
+     *       "resetAttemptsMade": true
+     *     }
+     */
+    RetryJobRequest: {
+      /**
+       * @description Default: whichever finished set holds the job
+       * @enum {string}
+       */
+      state?: "failed" | "completed";
+      resetAttemptsMade?: boolean;
+      resetAttemptsStarted?: boolean;
+    };
+    /** @example {} */
+    NoOptions: Record<string, never>;
+    /**
+     * @example {
+     *       "count": 100
+     *     }
+     */
+    RedriveRequest: {
+      /**
+       * @description Most dead letters to move
+       * @default 1000
+       */
+      count: number;
+      /**
+       * @description The dead-letter queue to read (default `<queue>-dlq`); another queue
+       * @example email
+       */
+      deadLetterQueue?: string;
+    };
+    /**
+     * @example {
+     *       "count": 500
+     *     }
+     */
+    RetryRequest: {
+      /**
+       * @default failed
+       * @enum {string}
+       */
+      state: "failed" | "completed";
+      /** @description Most jobs to retry (default: all) */
+      count?: number;
+    };
+    /**
+     * @example {
+     *       "grace": 86400000,
+     *       "state": "completed"
+     *     }
+     */
+    CleanRequest: {
+      /** @description Jobs younger than this (ms) stay */
+      grace: number;
+      /**
+       * @description Most jobs to delete; 0 for all
+       * @default 0
+       */
+      limit: number;
+      /** @enum {string} */
+      state: "completed" | "failed" | "wait" | "waiting" | "active" | "paused" | "delayed" | "prioritized";
+    };
+    /**
+     * @example {
+     *       "delayed": true
+     *     }
+     */
+    DrainRequest: {
+      /** @default false */
+      delayed: boolean;
+    };
+    /**
+     * @example {
+     *       "count": 100
+     *     }
+     */
+    PromoteRequest: {
+      /** @description Most jobs to promote (default: all) */
+      count?: number;
+    };
+    /**
+     * @example {
      *       "name": "welcome-email",
      *       "data": {
      *         "to": "ada@example.com"
@@ -346,89 +429,6 @@ export interface components {
         };
     /**
      * @example {
-     *       "state": "failed",
-     *       "resetAttemptsMade": true
-     *     }
-     */
-    RetryJobRequest: {
-      /**
-       * @description Default: whichever finished set holds the job
-       * @enum {string}
-       */
-      state?: "failed" | "completed";
-      resetAttemptsMade?: boolean;
-      resetAttemptsStarted?: boolean;
-    };
-    /**
-     * @example {
-     *       "count": 500
-     *     }
-     */
-    RetryRequest: {
-      /**
-       * @default failed
-       * @enum {string}
-       */
-      state: "failed" | "completed";
-      /** @description Most jobs to retry (default: all) */
-      count?: number;
-    };
-    /**
-     * @example {
-     *       "grace": 86400000,
-     *       "state": "completed"
-     *     }
-     */
-    CleanRequest: {
-      /** @description Jobs younger than this (ms) stay */
-      grace: number;
-      /**
-       * @description Most jobs to delete; 0 for all
-       * @default 0
-       */
-      limit: number;
-      /** @enum {string} */
-      state: "completed" | "failed" | "wait" | "waiting" | "active" | "paused" | "delayed" | "prioritized";
-    };
-    /**
-     * @example {
-     *       "delayed": true
-     *     }
-     */
-    DrainRequest: {
-      /** @default false */
-      delayed: boolean;
-    };
-    /**
-     * @example {
-     *       "count": 100
-     *     }
-     */
-    PromoteRequest: {
-      /** @description Most jobs to promote (default: all) */
-      count?: number;
-    };
-    /** @example {} */
-    NoOptions: Record<string, never>;
-    /**
-     * @example {
-     *       "count": 100
-     *     }
-     */
-    RedriveRequest: {
-      /**
-       * @description Most dead letters to move
-       * @default 1000
-       */
-      count: number;
-      /**
-       * @description The dead-letter queue to read (default `<queue>-dlq`); another queue
-       * @example email
-       */
-      deadLetterQueue?: string;
-    };
-    /**
-     * @example {
      *       "id": "signup-42",
      *       "state": "waiting",
      *       "outcome": "created"
@@ -443,16 +443,6 @@ export interface components {
        */
       outcome: "created" | "duplicated" | "deduplicated";
     };
-    /** @enum {string} */
-    JobState:
-      | "waiting"
-      | "delayed"
-      | "prioritized"
-      | "waiting-children"
-      | "active"
-      | "completed"
-      | "failed"
-      | "unknown";
     /**
      * @example {
      *       "jobs": [
@@ -688,106 +678,6 @@ export interface components {
     };
     /**
      * @example {
-     *       "id": "signup-42",
-     *       "name": "welcome-email",
-     *       "state": "completed",
-     *       "progress": 0,
-     *       "returnvalue": {
-     *         "sent": true
-     *       },
-     *       "failedReason": null,
-     *       "attemptsMade": 1,
-     *       "attemptsStarted": 1,
-     *       "timestamp": 1767225600000,
-     *       "processedOn": 1767225600050,
-     *       "finishedOn": 1767225600120,
-     *       "delay": 0,
-     *       "priority": 0,
-     *       "opts": {
-     *         "attempts": 3
-     *       }
-     *     }
-     */
-    JobSummary: {
-      id: string;
-      name: string;
-      state: components["schemas"]["JobState"];
-      progress: components["schemas"]["JsonValue"];
-      returnvalue: components["schemas"]["JsonValue"];
-      failedReason: string | null;
-      attemptsMade: number;
-      attemptsStarted: number;
-      timestamp: number;
-      processedOn: number | null;
-      finishedOn: number | null;
-      delay: number;
-      priority: number;
-      opts: components["schemas"]["StoredJobOptions"];
-    };
-    /** @description Any JSON value */
-    JsonValue:
-      | string
-      | number
-      | boolean
-      | null
-      | unknown[]
-      | {
-          [key: string]: unknown;
-        };
-    /** @description The job's options as stored (BullMQ's own extra keys kept) */
-    StoredJobOptions: {
-      jobId?: string;
-      /** @description Milliseconds until the job is ready; timestamp + delay must stay below 2^41 */
-      delay?: number;
-      /** @description 0 (default): none; 1 is the highest priority, 2097151 the lowest */
-      priority?: number;
-      /** @description Added at the head of the wait list */
-      lifo?: boolean;
-      /** @description Tries in all (default 1) */
-      attempts?: number;
-      backoff?: components["schemas"]["Backoff"];
-      removeOnComplete?: components["schemas"]["KeepJobs"];
-      removeOnFail?: components["schemas"]["KeepJobs"];
-      /** @description Adds with the same id make one job while the window lasts; not with parent */
-      deduplication?: {
-        id: string;
-        /** @description Window in ms (default: until it finishes) */
-        ttl?: number;
-        extend?: boolean;
-        replace?: boolean;
-      };
-      parent?: {
-        id: string;
-        queue: string;
-      } & {
-        [key: string]: unknown;
-      };
-      /** @description Creation time in ms (default: now) */
-      timestamp?: number;
-      stackTraceLimit?: number;
-      keepLogs?: number;
-      /** @description Largest data of this job, in bytes of JSON */
-      sizeLimit?: number;
-      failParentOnFailure?: boolean;
-      continueParentOnFailure?: boolean;
-      ignoreDependencyOnFailure?: boolean;
-      removeDependencyOnFailure?: boolean;
-      /** @description Per-attempt time limit in ms */
-      timeout?: number;
-      /** @description nimbusq: copy the job to this queue when it fails for good */
-      deadLetter?: {
-        /**
-         * @description A queue name: at most 200 bytes of UTF-8; no control characters, ":", "/", glob characters (* ? [ ] \), "{" or "}"; not ".", "..", "nq" or "nq-req" (maxLength bounds characters; the limit is in bytes)
-         * @example email
-         */
-        queue: string;
-        prefix?: string;
-      };
-    } & {
-      [key: string]: unknown;
-    };
-    /**
-     * @example {
      *       "error": {
      *         "code": "invalid_request",
      *         "message": "a parameter, header or body field breaks its rule (`field` names it)"
@@ -876,7 +766,7 @@ export interface components {
      */
     RemovedJob: {
       id: string;
-      /** @enum {boolean} */
+      /** @constant */
       removed: true;
     };
     /**
@@ -1098,6 +988,116 @@ export interface components {
         version: string;
       } & {
         [key: string]: unknown;
+      };
+    } & {
+      [key: string]: unknown;
+    };
+    /** @enum {string} */
+    JobState:
+      | "waiting"
+      | "delayed"
+      | "prioritized"
+      | "waiting-children"
+      | "active"
+      | "completed"
+      | "failed"
+      | "unknown";
+    /**
+     * @example {
+     *       "id": "signup-42",
+     *       "name": "welcome-email",
+     *       "state": "completed",
+     *       "progress": 0,
+     *       "returnvalue": {
+     *         "sent": true
+     *       },
+     *       "failedReason": null,
+     *       "attemptsMade": 1,
+     *       "attemptsStarted": 1,
+     *       "timestamp": 1767225600000,
+     *       "processedOn": 1767225600050,
+     *       "finishedOn": 1767225600120,
+     *       "delay": 0,
+     *       "priority": 0,
+     *       "opts": {
+     *         "attempts": 3
+     *       }
+     *     }
+     */
+    JobSummary: {
+      id: string;
+      name: string;
+      state: components["schemas"]["JobState"];
+      progress: components["schemas"]["JsonValue"];
+      returnvalue: components["schemas"]["JsonValue"];
+      failedReason: string | null;
+      attemptsMade: number;
+      attemptsStarted: number;
+      timestamp: number;
+      processedOn: number | null;
+      finishedOn: number | null;
+      delay: number;
+      priority: number;
+      opts: components["schemas"]["StoredJobOptions"];
+    };
+    /** @description Any JSON value */
+    JsonValue:
+      | string
+      | number
+      | boolean
+      | null
+      | unknown[]
+      | {
+          [key: string]: unknown;
+        };
+    /** @description The job's options as stored (BullMQ's own extra keys kept) */
+    StoredJobOptions: {
+      jobId?: string;
+      /** @description Milliseconds until the job is ready; timestamp + delay must stay below 2^41 */
+      delay?: number;
+      /** @description 0 (default): none; 1 is the highest priority, 2097151 the lowest */
+      priority?: number;
+      /** @description Added at the head of the wait list */
+      lifo?: boolean;
+      /** @description Tries in all (default 1) */
+      attempts?: number;
+      backoff?: components["schemas"]["Backoff"];
+      removeOnComplete?: components["schemas"]["KeepJobs"];
+      removeOnFail?: components["schemas"]["KeepJobs"];
+      /** @description Adds with the same id make one job while the window lasts; not with parent */
+      deduplication?: {
+        id: string;
+        /** @description Window in ms (default: until it finishes) */
+        ttl?: number;
+        extend?: boolean;
+        replace?: boolean;
+      };
+      parent?: {
+        id: string;
+        queue: string;
+      } & {
+        [key: string]: unknown;
+      };
+      /** @description Creation time in ms (default: now) */
+      timestamp?: number;
+      stackTraceLimit?: number;
+      keepLogs?: number;
+      /** @description Largest data of this job, in bytes of JSON */
+      sizeLimit?: number;
+      failParentOnFailure?: boolean;
+      continueParentOnFailure?: boolean;
+      ignoreDependencyOnFailure?: boolean;
+      removeDependencyOnFailure?: boolean;
+      /** @description Per-attempt time limit in ms */
+      timeout?: number;
+      /** @description nimbusq: copy the job to this queue when it fails for good */
+      deadLetter?: {
+        /**
+         * @description A queue name: at most 200 bytes of UTF-8; no control characters, ":", "/", glob characters (* ? [ ] \), "{" or "}"; not ".", "..", "nq" or "nq-req" (maxLength bounds characters; the limit is in bytes)
+         * @example email
+         */
+        queue: string;
+        prefix?: string;
       };
     } & {
       [key: string]: unknown;
