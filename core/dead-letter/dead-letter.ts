@@ -117,7 +117,7 @@ export function deadLetterFields(
   if (typeof target?.queue !== "string" || queueNameProblem(target.queue) !== undefined) return noDeadLetter;
   if (target.prefix !== undefined && (typeof target.prefix !== "string" || target.prefix === ""))
     return noDeadLetter;
-  const source = { prefix: job.location.prefix, queue: job.queueName };
+  const source = { prefix: job.context.prefix, queue: job.queueName };
   const prefix = target.prefix ?? source.prefix;
   const sourceKeyPrefix = queueKeyPrefix(source.prefix, source.queue);
   if (requiredTag(sourceKeyPrefix, queueKeyPrefix(prefix, target.queue)) !== undefined) return noDeadLetter;

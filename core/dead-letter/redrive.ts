@@ -68,11 +68,11 @@ interface Letter {
 }
 
 export async function redrive(
-  location: QueueContext,
+  context: QueueContext,
   settings: WriteSettings,
   options: RedriveOptions = {},
 ): Promise<RedriveResult> {
-  const { port, prefix, queueName } = location;
+  const { port, prefix, queueName } = context;
   const check = new Checker(`Queue "${queueName}": redrive`);
   check.object("options", options, ["from", "prefix", "count"]);
   const from = options.from ?? defaultDeadLetterQueue(queueName);
@@ -106,7 +106,7 @@ export async function redrive(
       const room = count - result.count;
       const taken = letters.slice(0, room);
       const moved =
-        taken.length > 0 ? await move(location, settings, state, deadLetterPrefix, from, taken) : [];
+        taken.length > 0 ? await move(context, settings, state, deadLetterPrefix, from, taken) : [];
       for (const [i, id] of moved.entries()) {
         if (id && id !== supersededMark) result.jobs.push({ id, deadLetterId: (taken[i] as Letter).id });
       }
@@ -155,14 +155,14 @@ const supersededMark = "-";
  * because its failed job was retried since (running it again from the letter would do the work twice).
  */
 async function move(
-  location: QueueContext,
+  context: QueueContext,
   settings: WriteSettings,
   state: (typeof states)[number]["state"],
   deadLetterPrefix: string,
   from: string,
   letters: Letter[],
 ): Promise<string[]> {
-  const { port, prefix, queueName, clock } = location;
+  const { port, prefix, queueName, clock } = context;
   const keys = queueKeys(prefix, queueName);
   const deadKeys = queueKeys(deadLetterPrefix, from);
   const reply = await runScript(

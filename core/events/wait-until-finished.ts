@@ -25,7 +25,7 @@ export class JobFailedError extends QueueError {
 export interface FinishingJob {
   id: string;
   queueName: string;
-  location: { prefix: string };
+  context: { prefix: string };
 }
 
 /** What a finished job tells its waiter (a Job has these fields). */
@@ -55,10 +55,10 @@ export async function waitUntilFinished<TResult>(
   const context = `waitUntilFinished (${subject})`;
   if (ttl !== undefined && (typeof ttl !== "number" || !Number.isFinite(ttl) || ttl < 0))
     throw new ValidationError("ttl", "a number of milliseconds, 0 or more (0: no limit)", context);
-  if (queueEvents.name !== job.queueName || queueEvents.prefix !== job.location.prefix)
+  if (queueEvents.name !== job.queueName || queueEvents.prefix !== job.context.prefix)
     throw new ValidationError(
       "queueEvents",
-      `a QueueEvents of queue "${job.queueName}" with prefix "${job.location.prefix}" ` +
+      `a QueueEvents of queue "${job.queueName}" with prefix "${job.context.prefix}" ` +
         `(got queue "${queueEvents.name}" with prefix "${queueEvents.prefix}")`,
       context,
     );

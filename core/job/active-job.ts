@@ -54,7 +54,7 @@ export class ActiveJob<TData = unknown, TResult = unknown> extends Job<TData, TR
   }
 
   private async update(kind: "progress" | "log" | "data", value: string): Promise<number> {
-    const { port, prefix, queueName } = this.location;
+    const { port, prefix, queueName } = this.context;
     const keys = queueKeys(prefix, queueName);
     const reply = decodeUpdateJob(
       await runScript(
@@ -121,7 +121,7 @@ export class ActiveJob<TData = unknown, TResult = unknown> extends Job<TData, TR
     _token?: string,
     opts: { child?: { id: string; queue: string } } = {},
   ): Promise<boolean> {
-    const { port, prefix, queueName, clock } = this.location;
+    const { port, prefix, queueName, clock } = this.context;
     const keys = queueKeys(prefix, queueName);
     const reply = decodeMoveToWaitingChildren(
       await runScript(

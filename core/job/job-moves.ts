@@ -44,25 +44,25 @@ export interface ChangePriorityOptions {
   lifo?: boolean;
 }
 
-function subject(location: QueueContext, id: string): string {
-  return `job "${id}" in queue "${location.queueName}"`;
+function subject(context: QueueContext, id: string): string {
+  return `job "${id}" in queue "${context.queueName}"`;
 }
 
-function keysOf(location: QueueContext, id: string) {
-  const keys = queueKeys(location.prefix, location.queueName);
-  const replayGuard = replayGuardKey(location.prefix, location.queueName, crypto.randomUUID());
+function keysOf(context: QueueContext, id: string) {
+  const keys = queueKeys(context.prefix, context.queueName);
+  const replayGuard = replayGuardKey(context.prefix, context.queueName, crypto.randomUUID());
   return {
     ...keys,
-    jobKey: jobKey(location.prefix, location.queueName, id),
+    jobKey: jobKey(context.prefix, context.queueName, id),
     replayGuard,
-    attention: attentionKey(location.prefix),
+    attention: attentionKey(context.prefix),
   };
 }
 
-function refuse(code: number, operation: string, location: QueueContext, id: string, state?: string): never {
+function refuse(code: number, operation: string, context: QueueContext, id: string, state?: string): never {
   if (code === scriptCodes.notInState && state)
-    throw new JobNotInStateError(`${operation}: ${subject(location, id)} is not ${state}`);
-  throw errorForCode(code, operation, subject(location, id));
+    throw new JobNotInStateError(`${operation}: ${subject(context, id)} is not ${state}`);
+  throw errorForCode(code, operation, subject(context, id));
 }
 
 /**
@@ -71,7 +71,7 @@ function refuse(code: number, operation: string, location: QueueContext, id: str
  * scheduler's current iteration. A job that is already gone is no error.
  */
 export async function removeJobWithChildren(
-  location: QueueContext,
+  context: QueueContext,
   id: string,
   opts: RemoveOptions = {},
 ): Promise<void> {
@@ -79,42 +79,42 @@ export async function removeJobWithChildren(
   check.object("opts", opts, ["removeChildren"]);
   const withChildren =
     opts.removeChildren === undefined ? true : check.boolean("removeChildren", opts.removeChildren);
-  const { prefix, queueName } = location;
+  const { prefix, queueName } = context;
   const reply = decodeRemoveJob(
     await runScript(
-      location.port,
+      context.port,
       removeJob,
       { jobKey: jobKey(prefix, queueName, id), schedulers: queueKeys(prefix, queueName).repeat },
       { prefix: queueKeyPrefix(prefix, queueName), jobId: id, removeChildren: withChildren ? "1" : "" },
     ),
   );
-  if (reply.form === "refused") refuse(reply.code, "remove", location, id);
+  if (reply.form === "refused") refuse(reply.code, "remove", context, id);
 }
 
 /** BullMQ's `job.promote()`: a delayed job is ready now. JobNotInStateError when it is not delayed. */
-export async function promote(location: QueueContext, id: string): Promise<void> {
+export async function promote(context: QueueContext, id: string): Promise<void> {
   const reply = decodePromoteJob(
-    await runScript(location.port, promoteJob, keysOf(location, id), { jobId: id, guardTtl }),
+    await runScript(context.port, promoteJob, keysOf(context, id), { jobId: id, guardTtl }),
   );
-  if (reply.form === "refused") refuse(reply.code, "promote", location, id, "delayed");
+  if (reply.form === "refused") refuse(reply.code, "promote", context, id, "delayed");
 }
 
 /**
  * BullMQ's `job.changeDelay(delay)`: a delayed job is due `delay` ms from now. JobNotInStateError
  * when it is not delayed.
  */
-export async function changeDelay(location: QueueContext, id: string, delay: number): Promise<void> {
-  const now = location.clock();
+export async function changeDelay(context: QueueContext, id: string, delay: number): Promise<void> {
+  const now = context.clock();
   new Checker(`Job "${id}": changeDelay`).integer("delay", delay, 0, maxDueTime - now);
   const reply = decodeChangeDelay(
-    await runScript(location.port, changeDelayScript, keysOf(location, id), {
+    await runScript(context.port, changeDelayScript, keysOf(context, id), {
       jobId: id,
       delay,
       now,
       guardTtl,
     }),
   );
-  if (reply.form === "refused") refuse(reply.code, "changeDelay", location, id, "delayed");
+  if (reply.form === "refused") refuse(reply.code, "changeDelay", context, id, "delayed");
 }
 
 /**
@@ -122,7 +122,7 @@ export async function changeDelay(location: QueueContext, id: string, delay: num
  * at once; in any other state only its stored priority changes. No event. Returns the new priority.
  */
 export async function changeJobPriority(
-  location: QueueContext,
+  context: QueueContext,
   id: string,
   opts: ChangePriorityOptions,
 ): Promise<number> {
@@ -131,14 +131,14 @@ export async function changeJobPriority(
   const priority = opts.priority === undefined ? 0 : check.integer("priority", opts.priority, 0, maxPriority);
   const lifo = opts.lifo === undefined ? false : check.boolean("lifo", opts.lifo);
   const reply = decodeChangePriority(
-    await runScript(location.port, changePriority, keysOf(location, id), {
+    await runScript(context.port, changePriority, keysOf(context, id), {
       jobId: id,
       priority,
       lifo: lifo ? "1" : "",
       guardTtl,
     }),
   );
-  if (reply.form === "refused") refuse(reply.code, "changePriority", location, id);
+  if (reply.form === "refused") refuse(reply.code, "changePriority", context, id);
   return priority;
 }
 
@@ -147,16 +147,16 @@ export async function changeJobPriority(
  * wait or prioritized. Throws JobNotFoundError, or JobNotInStateError when the job is not in that state.
  */
 export async function retryFinished(
-  location: QueueContext,
+  context: QueueContext,
   id: string,
   state: "failed" | "completed",
   opts: { resetAttemptsMade?: boolean; resetAttemptsStarted?: boolean },
   lifo: boolean,
 ): Promise<void> {
-  const keys = keysOf(location, id);
+  const keys = keysOf(context, id);
   const reply = decodeRetryJob(
     await runScript(
-      location.port,
+      context.port,
       retryJob,
       { ...keys, finished: keys[state] },
       {
@@ -169,5 +169,5 @@ export async function retryFinished(
       },
     ),
   );
-  if (reply.form === "refused") refuse(reply.code, "retry", location, id, state);
+  if (reply.form === "refused") refuse(reply.code, "retry", context, id, state);
 }

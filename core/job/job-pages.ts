@@ -19,13 +19,13 @@ import type { jobStructures } from "./job-structures.ts";
 const page = { ids: 400, bytes: 1_000_000 };
 
 export async function readJobPages<TData>(
-  location: QueueContext,
+  context: QueueContext,
   structures: ReturnType<typeof jobStructures>,
   start: number,
   end: number,
   ascending: boolean,
 ): Promise<Job<TData>[]> {
-  const { port, prefix, queueName } = location;
+  const { port, prefix, queueName } = context;
   const jobs: Job<TData>[] = [];
   const seen = new Set<string>();
   let next = 0;
@@ -46,7 +46,7 @@ export async function readJobPages<TData>(
         },
       ),
     );
-    for (const job of Job.listFromReply<TData>(location, reply.jobs)) {
+    for (const job of Job.listFromReply<TData>(context, reply.jobs)) {
       if (seen.has(job.id)) continue;
       seen.add(job.id);
       jobs.push(job);

@@ -61,7 +61,7 @@ export class Job<TData = unknown, TResult = unknown> {
 
   /** @internal */
   constructor(
-    readonly location: QueueContext,
+    readonly context: QueueContext,
     id: string,
     fields: Pick<DecodedJob, "name" | "data" | "opts" | "timestamp" | "delay" | "priority"> &
       Partial<DecodedJob>,
@@ -92,12 +92,12 @@ export class Job<TData = unknown, TResult = unknown> {
 
   /** @internal Decodes a flat `{id, {field, value, …}, …}` reply into jobs, skipping ids without a hash. */
   static listFromReply<T = unknown, R = unknown>(
-    location: QueueContext,
+    context: QueueContext,
     reply: readonly { jobId: string; fields: readonly string[] }[],
   ): Job<T, R>[] {
     const jobs: Job<T, R>[] = [];
     for (const { jobId, fields } of reply) {
-      const job = Job.fromFlat<T, R>(location, jobId, fields);
+      const job = Job.fromFlat<T, R>(context, jobId, fields);
       if (job) jobs.push(job);
     }
     return jobs;
@@ -105,12 +105,12 @@ export class Job<TData = unknown, TResult = unknown> {
 
   /** @internal Decodes a stored hash (flat HGETALL reply); undefined when the hash is empty. */
   static fromFlat<T = unknown, R = unknown>(
-    location: QueueContext,
+    context: QueueContext,
     id: string,
     flat: readonly string[],
   ): Job<T, R> | undefined {
     if (flat.length === 0) return undefined;
-    return new Job<T, R>(location, id, decodeJob(hashFromFlat(flat)));
+    return new Job<T, R>(context, id, decodeJob(hashFromFlat(flat)));
   }
 
   /**
@@ -131,17 +131,17 @@ export class Job<TData = unknown, TResult = unknown> {
   }
 
   get queueName(): string {
-    return this.location.queueName;
+    return this.context.queueName;
   }
 
   /** The queue as `<prefix>:<queueName>`, BullMQ's `queueQualifiedName`. */
   get queueQualifiedName(): string {
-    return queueQualifiedName(this.location.prefix, this.location.queueName);
+    return queueQualifiedName(this.context.prefix, this.context.queueName);
   }
 
   /** `{P}<jobId>`, the job's hash key (what a parent's `:dependencies` set holds). */
   get key(): string {
-    return jobKey(this.location.prefix, this.location.queueName, this.id);
+    return jobKey(this.context.prefix, this.context.queueName, this.id);
   }
 
   /** The job's state, from the structure that holds it (BullMQ's `getState` order). */
@@ -154,10 +154,10 @@ export class Job<TData = unknown, TResult = unknown> {
    * a job completed in between without its return value). Undefined when the job does not exist.
    */
   static async readWithState<T = unknown, R = unknown>(
-    location: QueueContext,
+    context: QueueContext,
     id: string,
   ): Promise<{ job: Job<T, R>; state: JobState } | undefined> {
-    const { port, prefix, queueName } = location;
+    const { port, prefix, queueName } = context;
     const reply = decodeGetJobStates(
       await runScript(port, getJobStates, queueKeys(prefix, queueName), {
         prefix: queueKeyPrefix(prefix, queueName),
@@ -168,7 +168,7 @@ export class Job<TData = unknown, TResult = unknown> {
     const [read] = reply.jobs;
     if (!read || reply.jobs.length !== 1)
       throw new UnexpectedReplyError(`read of job "${id}" in queue "${queueName}": unexpected reply`);
-    const job = Job.fromFlat<T, R>(location, id, read.fields);
+    const job = Job.fromFlat<T, R>(context, id, read.fields);
     return job && { job, state: read.state as JobState };
   }
 
@@ -176,7 +176,7 @@ export class Job<TData = unknown, TResult = unknown> {
   static async getStates(jobs: readonly Job[]): Promise<JobState[]> {
     const first = jobs[0];
     if (!first) return [];
-    const { port, prefix, queueName } = first.location;
+    const { port, prefix, queueName } = first.context;
     const ids = jobs.map((job) => ({ id: job.id }));
     const { states } = decodeGetJobStates(
       await runScript(port, getJobStates, queueKeys(prefix, queueName), {
@@ -214,7 +214,7 @@ export class Job<TData = unknown, TResult = unknown> {
 
   /** Children's return values by child key (`<prefix>:<queue>:<id>`), as BullMQ returns them. */
   async getChildrenValues<T = unknown>(): Promise<Record<string, T>> {
-    const flat = await this.location.port.hgetall(jobSubKeys(this.key).processed);
+    const flat = await this.context.port.hgetall(jobSubKeys(this.key).processed);
     const values: Record<string, T> = {};
     for (let i = 0; i + 1 < flat.length; i += 2) {
       const raw = flat[i + 1] as string;
@@ -237,7 +237,7 @@ export class Job<TData = unknown, TResult = unknown> {
     const key = this.key;
     const { processed, unprocessed, ignored, failed } = decodeGetDependencyCounts(
       await runScript(
-        this.location.port,
+        this.context.port,
         getDependencyCounts,
         {
           dependencies: jobSubKeys(key).dependencies,
@@ -258,24 +258,24 @@ export class Job<TData = unknown, TResult = unknown> {
    * JobBelongsToSchedulerError for a job scheduler's current iteration.
    */
   remove(opts?: RemoveOptions): Promise<void> {
-    return removeJobWithChildren(this.location, this.id, opts);
+    return removeJobWithChildren(this.context, this.id, opts);
   }
 
   /** Makes a delayed job ready now (BullMQ's `promote`); JobNotInStateError when it is not delayed. */
   async promote(): Promise<void> {
-    await promote(this.location, this.id);
+    await promote(this.context, this.id);
     this.delay = 0;
   }
 
   /** Makes a delayed job due `delay` ms from now (BullMQ's `changeDelay`). */
   async changeDelay(delay: number): Promise<void> {
-    await changeDelay(this.location, this.id, delay);
+    await changeDelay(this.context, this.id, delay);
     this.delay = delay;
   }
 
   /** Gives the job a new priority, ahead of its peers with `lifo` (BullMQ's `changePriority`); no event. */
   async changePriority(opts: ChangePriorityOptions): Promise<void> {
-    this.priority = await changeJobPriority(this.location, this.id, opts);
+    this.priority = await changeJobPriority(this.context, this.id, opts);
   }
 
   /**
@@ -284,7 +284,7 @@ export class Job<TData = unknown, TResult = unknown> {
    * ms bounds the wait. @example const result = await job.waitUntilFinished(queueEvents, 30_000);
    */
   waitUntilFinished(queueEvents: AnyQueueEvents, ttl?: number): Promise<TResult> {
-    const read = () => Job.readWithState<TData, TResult>(this.location, this.id);
+    const read = () => Job.readWithState<TData, TResult>(this.context, this.id);
     return waitUntilFinished(this, read, queueEvents, ttl);
   }
 
@@ -298,7 +298,7 @@ export class Job<TData = unknown, TResult = unknown> {
    * await job?.retry("failed", { resetAttemptsMade: true });
    */
   async retry(state: "failed" | "completed" = "failed", opts: RetryOptions = {}): Promise<void> {
-    await retryFinished(this.location, this.id, state, opts, this.opts.lifo === true);
+    await retryFinished(this.context, this.id, state, opts, this.opts.lifo === true);
     this.failedReason = undefined;
     this.finishedOn = undefined;
     this.processedOn = undefined;

@@ -98,12 +98,12 @@ export interface PromoteJobsOptions {
   limit?: number;
 }
 
-function context(location: QueueContext, operation: string): string {
-  return `Queue "${location.queueName}": ${operation}`;
+function checkerName(context: QueueContext, operation: string): string {
+  return `Queue "${context.queueName}": ${operation}`;
 }
 
-function guard(location: QueueContext, token: string, step: number): string {
-  return replayGuardKey(location.prefix, location.queueName, `${token}-${step}`);
+function guard(context: QueueContext, token: string, step: number): string {
+  return replayGuardKey(context.prefix, context.queueName, `${token}-${step}`);
 }
 
 interface CleanRun {
@@ -117,10 +117,10 @@ interface CleanRun {
 
 /** Runs clean steps over one structure until it is done; returns the deleted ids (or only their count). */
 async function cleanStructure(
-  location: QueueContext,
+  context: QueueContext,
   run: CleanRun,
 ): Promise<{ ids: string[]; count: number }> {
-  const { port, prefix, queueName } = location;
+  const { port, prefix, queueName } = context;
   const keys = queueKeys(prefix, queueName);
   const token = crypto.randomUUID();
   const ids: string[] = [];
@@ -134,7 +134,7 @@ async function cleanStructure(
         source: run.key,
         schedulers: keys.repeat,
         events: keys.events,
-        replayGuard: guard(location, token, step),
+        replayGuard: guard(context, token, step),
       },
       {
         prefix: queueKeyPrefix(prefix, queueName),
@@ -165,22 +165,22 @@ async function cleanStructure(
  * their ids. Writes one `cleaned {count}` event.
  */
 export async function clean(
-  location: QueueContext,
+  context: QueueContext,
   grace: number,
   limit: number,
   state: CleanState,
 ): Promise<string[]> {
-  const check = new Checker(context(location, "clean"));
+  const check = new Checker(checkerName(context, "clean"));
   check.integer("grace", grace, 0);
   check.integer("limit", limit, 0);
   if (typeof state !== "string" || !Object.hasOwn(cleanable, state))
     check.fail("state", `one of ${Object.keys(cleanable).join(", ")}`, state);
   const structure = cleanable[state];
-  const keys = queueKeys(location.prefix, location.queueName);
-  const { ids } = await cleanStructure(location, {
+  const keys = queueKeys(context.prefix, context.queueName);
+  const { ids } = await cleanStructure(context, {
     state: structure === "legacyPaused" ? "paused" : structure,
     key: keys[structure],
-    cutoff: String(location.clock() - grace),
+    cutoff: String(context.clock() - grace),
     limit,
     emit: true,
     listIds: true,
@@ -192,9 +192,9 @@ export async function clean(
  * BullMQ's `drain(delayed)`: deletes every job in wait (and the legacy paused list) and prioritized,
  * and in delayed when asked, but a job scheduler's current iteration; no events. Returns the count.
  */
-export async function drain(location: QueueContext, delayed: boolean): Promise<number> {
-  new Checker(context(location, "drain")).boolean("delayed", delayed);
-  const keys = queueKeys(location.prefix, location.queueName);
+export async function drain(context: QueueContext, delayed: boolean): Promise<number> {
+  new Checker(checkerName(context, "drain")).boolean("delayed", delayed);
+  const keys = queueKeys(context.prefix, context.queueName);
   const structures: (keyof QueueKeys)[] = [
     "wait",
     "legacyPaused",
@@ -203,7 +203,7 @@ export async function drain(location: QueueContext, delayed: boolean): Promise<n
   ];
   let total = 0;
   for (const structure of structures) {
-    const { count } = await cleanStructure(location, {
+    const { count } = await cleanStructure(context, {
       state: structure === "legacyPaused" ? "paused" : structure,
       key: keys[structure],
       cutoff: "",
@@ -225,12 +225,12 @@ function stepCount(check: Checker, value: unknown): number {
  * and finally its own keys (events, meta, counters…). Refused (QueueStateError) while jobs are active,
  * unless `force`.
  */
-export async function obliterate(location: QueueContext, opts: ObliterateOptions = {}): Promise<void> {
-  const check = new Checker(context(location, "obliterate"));
+export async function obliterate(context: QueueContext, opts: ObliterateOptions = {}): Promise<void> {
+  const check = new Checker(checkerName(context, "obliterate"));
   check.object("opts", opts, ["force", "count"]);
   const force = opts.force === undefined ? false : check.boolean("force", opts.force);
   const count = stepCount(check, opts.count);
-  const { port, prefix, queueName } = location;
+  const { port, prefix, queueName } = context;
   const keys = { ...queueKeys(prefix, queueName), attention: attentionKey(prefix) };
   decodePauseQueue(await runScript(port, pauseQueue, keys, { pause: "1" }));
   const token = crypto.randomUUID();
@@ -238,7 +238,7 @@ export async function obliterate(location: QueueContext, opts: ObliterateOptions
     const reply = await runScript(
       port,
       obliterateQueue,
-      { meta: keys.meta, replayGuard: guard(location, token, step) },
+      { meta: keys.meta, replayGuard: guard(context, token, step) },
       {
         prefix: queueKeyPrefix(prefix, queueName),
         count: Math.min(count, callCount.obliterate),
@@ -263,13 +263,13 @@ export async function obliterate(location: QueueContext, opts: ObliterateOptions
 
 /** Runs moveJobsToWait steps until no job is left or `limit` jobs moved; returns how many moved. */
 async function moveAll(
-  location: QueueContext,
+  context: QueueContext,
   state: "failed" | "completed" | "delayed",
   count: number,
   maxScore: string,
   limit: number | undefined,
 ): Promise<number> {
-  const { port, prefix, queueName } = location;
+  const { port, prefix, queueName } = context;
   const keys = { ...queueKeys(prefix, queueName), attention: attentionKey(prefix) };
   const token = crypto.randomUUID();
   let moved = 0;
@@ -278,7 +278,7 @@ async function moveAll(
     const reply = await runScript(
       port,
       moveJobsToWait,
-      { ...keys, source: keys[state], replayGuard: guard(location, token, step) },
+      { ...keys, source: keys[state], replayGuard: guard(context, token, step) },
       { prefix: queueKeyPrefix(prefix, queueName), state, count: take, maxScore, guardTtl },
     );
     const answer = decodeMoveJobsToWait(reply);
@@ -293,16 +293,16 @@ async function moveAll(
  * before `timestamp` goes back to wait (LPUSH, priority ignored as in BullMQ), `count` per step, with
  * a `waiting {prev}` event each. Returns how many jobs moved.
  */
-export async function retryJobs(location: QueueContext, opts: RetryJobsOptions = {}): Promise<number> {
-  const check = new Checker(context(location, "retryJobs"));
+export async function retryJobs(context: QueueContext, opts: RetryJobsOptions = {}): Promise<number> {
+  const check = new Checker(checkerName(context, "retryJobs"));
   check.object("opts", opts, ["state", "count", "timestamp", "limit"]);
   const state = opts.state ?? "failed";
   if (state !== "failed" && state !== "completed") check.fail("state", "failed or completed", state);
   const count = stepCount(check, opts.count);
   const timestamp =
-    opts.timestamp === undefined ? location.clock() : check.integer("timestamp", opts.timestamp, 0);
+    opts.timestamp === undefined ? context.clock() : check.integer("timestamp", opts.timestamp, 0);
   const limit = opts.limit === undefined ? undefined : check.integer("limit", opts.limit, 1);
-  return moveAll(location, state, count, String(timestamp), limit);
+  return moveAll(context, state, count, String(timestamp), limit);
 }
 
 /**
@@ -310,10 +310,10 @@ export async function retryJobs(location: QueueContext, opts: RetryJobsOptions =
  * `delay` left as stored, as in BullMQ), `count` per step, with a `waiting {prev: delayed}` event
  * each. Returns how many jobs moved.
  */
-export async function promoteJobs(location: QueueContext, opts: PromoteJobsOptions = {}): Promise<number> {
-  const check = new Checker(context(location, "promoteJobs"));
+export async function promoteJobs(context: QueueContext, opts: PromoteJobsOptions = {}): Promise<number> {
+  const check = new Checker(checkerName(context, "promoteJobs"));
   check.object("opts", opts, ["count", "limit"]);
   const count = stepCount(check, opts.count);
   const limit = opts.limit === undefined ? undefined : check.integer("limit", opts.limit, 1);
-  return moveAll(location, "delayed", count, "+inf", limit);
+  return moveAll(context, "delayed", count, "+inf", limit);
 }

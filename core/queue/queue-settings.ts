@@ -30,40 +30,36 @@ export interface Metrics {
   count: number;
 }
 
-function checker(location: QueueContext, operation: string): Checker {
-  return new Checker(`Queue "${location.queueName}": ${operation}`);
+function checker(context: QueueContext, operation: string): Checker {
+  return new Checker(`Queue "${context.queueName}": ${operation}`);
 }
 
 /** BullMQ's `Queue.rateLimit(ms)`: no worker of the queue starts a job for `ms` ms. */
-export async function rateLimit(location: QueueContext, ms: number): Promise<void> {
-  checker(location, "rateLimit").integer("expireTimeMs", ms, 1);
-  const keys = queueKeys(location.prefix, location.queueName);
-  decodeSetRateLimit(await runScript(location.port, setRateLimit, { limiter: keys.limiter }, { ms }));
+export async function rateLimit(context: QueueContext, ms: number): Promise<void> {
+  checker(context, "rateLimit").integer("expireTimeMs", ms, 1);
+  const keys = queueKeys(context.prefix, context.queueName);
+  decodeSetRateLimit(await runScript(context.port, setRateLimit, { limiter: keys.limiter }, { ms }));
 }
 
 /**
  * BullMQ's `Queue.getRateLimitTtl(maxJobs)`: with `maxJobs` (or the global max), the ms the limit
  * still holds once that many jobs started, else 0; with neither, the limiter's PTTL (-2 for none).
  */
-export async function getRateLimitTtl(location: QueueContext, maxJobs?: number): Promise<number> {
-  if (maxJobs !== undefined) checker(location, "getRateLimitTtl").integer("maxJobs", maxJobs, 1);
-  const keys = queueKeys(location.prefix, location.queueName);
+export async function getRateLimitTtl(context: QueueContext, maxJobs?: number): Promise<number> {
+  if (maxJobs !== undefined) checker(context, "getRateLimitTtl").integer("maxJobs", maxJobs, 1);
+  const keys = queueKeys(context.prefix, context.queueName);
   const reply = decodeGetRateLimitTtl(
-    await runScript(location.port, getRateLimitTtlScript, keys, { maxJobs: maxJobs ?? 0 }),
+    await runScript(context.port, getRateLimitTtlScript, keys, { maxJobs: maxJobs ?? 0 }),
   );
   // PTTL's own answers (no limiter, no expiry) are BullMQ's answers too.
   return reply.form === "ttl" ? reply.ttl : reply.code;
 }
 
-async function updateMeta(
-  location: QueueContext,
-  remove: boolean,
-  fields: [string, number][],
-): Promise<void> {
-  const keys = queueKeys(location.prefix, location.queueName);
+async function updateMeta(context: QueueContext, remove: boolean, fields: [string, number][]): Promise<void> {
+  const keys = queueKeys(context.prefix, context.queueName);
   decodeUpdateQueueMeta(
     await runScript(
-      location.port,
+      context.port,
       updateQueueMeta,
       { meta: keys.meta },
       { remove: remove ? "1" : "", fields: fields.map(([field, value]) => ({ field, value })) },
@@ -71,46 +67,46 @@ async function updateMeta(
   );
 }
 
-async function readMeta(location: QueueContext): Promise<Map<string, string>> {
-  const flat = await location.port.hgetall(queueKeys(location.prefix, location.queueName).meta);
+async function readMeta(context: QueueContext): Promise<Map<string, string>> {
+  const flat = await context.port.hgetall(queueKeys(context.prefix, context.queueName).meta);
   const meta = new Map<string, string>();
   for (let i = 0; i + 1 < flat.length; i += 2) meta.set(flat[i] as string, flat[i + 1] as string);
   return meta;
 }
 
 /** BullMQ's `setGlobalConcurrency(n)`: at most `n` jobs of the queue are active at once, over all workers. */
-export async function setGlobalConcurrency(location: QueueContext, concurrency: number): Promise<void> {
-  checker(location, "setGlobalConcurrency").integer("concurrency", concurrency, 1);
-  await updateMeta(location, false, [["concurrency", concurrency]]);
+export async function setGlobalConcurrency(context: QueueContext, concurrency: number): Promise<void> {
+  checker(context, "setGlobalConcurrency").integer("concurrency", concurrency, 1);
+  await updateMeta(context, false, [["concurrency", concurrency]]);
 }
 
-export async function removeGlobalConcurrency(location: QueueContext): Promise<void> {
-  await updateMeta(location, true, [["concurrency", 0]]);
+export async function removeGlobalConcurrency(context: QueueContext): Promise<void> {
+  await updateMeta(context, true, [["concurrency", 0]]);
 }
 
 /** The global concurrency, or null when none is set (BullMQ's `getGlobalConcurrency`). */
-export async function getGlobalConcurrency(location: QueueContext): Promise<number | null> {
-  const value = (await readMeta(location)).get("concurrency");
+export async function getGlobalConcurrency(context: QueueContext): Promise<number | null> {
+  const value = (await readMeta(context)).get("concurrency");
   return value ? Number(value) : null;
 }
 
 /** BullMQ's `setGlobalRateLimit(max, duration)`: at most `max` jobs start per `duration` ms, over all workers. */
 export async function setGlobalRateLimit(
-  location: QueueContext,
+  context: QueueContext,
   max: number,
   duration: number,
 ): Promise<void> {
-  const check = checker(location, "setGlobalRateLimit");
+  const check = checker(context, "setGlobalRateLimit");
   check.integer("max", max, 1);
   check.integer("duration", duration, 1);
-  await updateMeta(location, false, [
+  await updateMeta(context, false, [
     ["max", max],
     ["duration", duration],
   ]);
 }
 
-export async function removeGlobalRateLimit(location: QueueContext): Promise<void> {
-  await updateMeta(location, true, [
+export async function removeGlobalRateLimit(context: QueueContext): Promise<void> {
+  await updateMeta(context, true, [
     ["max", 0],
     ["duration", 0],
   ]);
@@ -118,23 +114,23 @@ export async function removeGlobalRateLimit(location: QueueContext): Promise<voi
 
 /** The global rate limit, or null when none is set (BullMQ's `getGlobalRateLimit`). */
 export async function getGlobalRateLimit(
-  location: QueueContext,
+  context: QueueContext,
 ): Promise<{ max: number; duration: number } | null> {
-  const meta = await readMeta(location);
+  const meta = await readMeta(context);
   const max = meta.get("max");
   const duration = meta.get("duration");
   return max && duration ? { max: Number(max), duration: Number(duration) } : null;
 }
 
-async function dedupCall(location: QueueContext, operation: string, id: string, remove: boolean) {
-  checker(location, operation).string("id", id);
-  const key = dedupKeyOf(location.prefix, location.queueName, id);
-  return runScript(location.port, deduplicationKey, { key }, { remove: remove ? "1" : "" });
+async function dedupCall(context: QueueContext, operation: string, id: string, remove: boolean) {
+  checker(context, operation).string("id", id);
+  const key = dedupKeyOf(context.prefix, context.queueName, id);
+  return runScript(context.port, deduplicationKey, { key }, { remove: remove ? "1" : "" });
 }
 
 /** BullMQ's `getDeduplicationJobId(id)`: the job that owns the window, or null. */
-export async function getDeduplicationJobId(location: QueueContext, id: string): Promise<string | null> {
-  const reply = await dedupCall(location, "getDeduplicationJobId", id, false);
+export async function getDeduplicationJobId(context: QueueContext, id: string): Promise<string | null> {
+  const reply = await dedupCall(context, "getDeduplicationJobId", id, false);
   return decodeDeduplicationKey(reply, ["owner"]).jobId;
 }
 
@@ -142,24 +138,24 @@ export async function getDeduplicationJobId(location: QueueContext, id: string):
  * BullMQ's `Queue.removeDeduplicationKey(id)`: ends the window whichever job owns it, so the next
  * add with that id creates a job. Returns 1 when there was one, else 0.
  */
-export async function removeDeduplicationKey(location: QueueContext, id: string): Promise<number> {
-  return decodeDeduplicationKey(await dedupCall(location, "removeDeduplicationKey", id, true), ["removed"])
+export async function removeDeduplicationKey(context: QueueContext, id: string): Promise<number> {
+  return decodeDeduplicationKey(await dedupCall(context, "removeDeduplicationKey", id, true), ["removed"])
     .count;
 }
 
 /** BullMQ's `getMetrics(type, start, end)`: what BullMQ workers with `metrics` on recorded. */
 export async function getMetrics(
-  location: QueueContext,
+  context: QueueContext,
   type: "completed" | "failed",
   start = 0,
   end = -1,
 ): Promise<Metrics> {
-  const check = checker(location, "getMetrics");
+  const check = checker(context, "getMetrics");
   if (type !== "completed" && type !== "failed") check.fail("type", "completed or failed", type);
   check.integer("start", start, -Number.MAX_SAFE_INTEGER);
   check.integer("end", end, -Number.MAX_SAFE_INTEGER);
   const { counters, points, pointCount } = decodeGetMetrics(
-    await runScript(location.port, getMetricsScript, metricsKeys(location.prefix, location.queueName, type), {
+    await runScript(context.port, getMetricsScript, metricsKeys(context.prefix, context.queueName, type), {
       start,
       stop: end,
     }),

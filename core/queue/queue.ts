@@ -79,7 +79,7 @@ export class Queue<TData = unknown> {
   private readonly options: QueueOptions;
   private readonly lifecycle: Lifecycle;
   /** @internal Where the queue's jobs live. */
-  private readonly location: QueueContext;
+  private readonly context: QueueContext;
 
   constructor(name: string, options: QueueOptions) {
     this.name = checkQueueName(name);
@@ -89,7 +89,7 @@ export class Queue<TData = unknown> {
     this.options = checkWake(options, `Queue "${this.name}"`);
     this.port = this.lifecycle.guard(port);
     this.keys = { ...queueKeys(this.prefix, this.name), attention: attentionKey(this.prefix) };
-    this.location = {
+    this.context = {
       port: this.port,
       prefix: this.prefix,
       queueName: this.name,
@@ -135,7 +135,7 @@ export class Queue<TData = unknown> {
 
   /** @internal The Job object for a job this process just wrote. */
   jobFromNew(job: NewJob, id: string): Job<TData> {
-    return new Job<TData>(this.location, id, {
+    return new Job<TData>(this.context, id, {
       name: job.name,
       data: JSON.parse(job.dataText) as TData,
       opts: job.opts as Record<string, unknown>,
@@ -162,7 +162,7 @@ export class Queue<TData = unknown> {
    */
   async addBulkWithOutcomes(jobs: BulkJob<TData>[]): Promise<AddedJob<TData>[]> {
     if (!Array.isArray(jobs)) new Checker(`Queue "${this.name}": addBulk`).fail("jobs", "an array", jobs);
-    const now = this.location.clock();
+    const now = this.context.clock();
     const prepared = jobs.map((job, i) => {
       if (typeof job !== "object" || job === null) {
         new Checker(`Queue "${this.name}": addBulk`).fail(
@@ -191,11 +191,11 @@ export class Queue<TData = unknown> {
    */
   async remove(id: string, opts?: RemoveOptions): Promise<void> {
     new Checker(`Queue "${this.name}": remove`).string("id", id);
-    await removeJobWithChildren(this.location, id, opts);
+    await removeJobWithChildren(this.context, id, opts);
   }
 
   private get schedulers(): schedulers.SchedulerHost {
-    return { location: this.location, options: this.options };
+    return { context: this.context, options: this.options };
   }
 
   /**
@@ -250,7 +250,7 @@ export class Queue<TData = unknown> {
 
   /** Moves this queue's dead letters back into it as new jobs (see core/dead-letter/redrive.ts). */
   redrive(options?: RedriveOptions) {
-    return redrive(this.location, writeSettings(this.options, this.location.clock()), options);
+    return redrive(this.context, writeSettings(this.options, this.context.clock()), options);
   }
 
   /**
@@ -286,12 +286,12 @@ export class Queue<TData = unknown> {
   /** Reads a job; undefined when it does not exist. */
   async getJob(id: string): Promise<Job<TData> | undefined> {
     const flat = await this.port.hgetall(jobKey(this.prefix, this.name, id));
-    return Job.fromFlat<TData>(this.location, id, flat);
+    return Job.fromFlat<TData>(this.context, id, flat);
   }
 
   /** A job and its state, read together in one call so they agree; undefined when it does not exist. */
   getJobWithState(id: string): Promise<{ job: Job<TData>; state: JobState } | undefined> {
-    return Job.readWithState<TData>(this.location, id);
+    return Job.readWithState<TData>(this.context, id);
   }
 
   /**
@@ -338,7 +338,7 @@ export class Queue<TData = unknown> {
     check.integer("start", start, 0);
     check.integer("end", end, -1);
     const structures = jobStructures(this.keys, list as string[], `Queue "${this.name}": getJobs`);
-    return await readJobPages<TData>(this.location, structures, start, end, asc);
+    return await readJobPages<TData>(this.context, structures, start, end, asc);
   }
 
   /** BullMQ's `getJobCountByTypes`: the total of the given types, as `count(...types)`. */
@@ -457,7 +457,7 @@ export class Queue<TData = unknown> {
    * await queue.clean(24 * 3600_000, 0, "completed"); // completed more than a day ago
    */
   clean(grace: number, limit: number, state: maintenance.CleanState = "completed"): Promise<string[]> {
-    return maintenance.clean(this.location, grace, limit, state);
+    return maintenance.clean(this.context, grace, limit, state);
   }
 
   /**
@@ -465,7 +465,7 @@ export class Queue<TData = unknown> {
    * scheduler's current iteration; no events. Returns how many went.
    */
   drain(delayed = false): Promise<number> {
-    return maintenance.drain(this.location, delayed);
+    return maintenance.drain(this.context, delayed);
   }
 
   /**
@@ -473,65 +473,65 @@ export class Queue<TData = unknown> {
    * are active unless `force`.
    */
   obliterate(opts?: maintenance.ObliterateOptions): Promise<void> {
-    return maintenance.obliterate(this.location, opts);
+    return maintenance.obliterate(this.context, opts);
   }
 
   /** Retries every failed (or completed) job, back to wait; returns how many. */
   retryJobs(opts?: maintenance.RetryJobsOptions): Promise<number> {
-    return maintenance.retryJobs(this.location, opts);
+    return maintenance.retryJobs(this.context, opts);
   }
 
   /** Makes every delayed job ready now; returns how many. */
   promoteJobs(opts?: maintenance.PromoteJobsOptions): Promise<number> {
-    return maintenance.promoteJobs(this.location, opts);
+    return maintenance.promoteJobs(this.context, opts);
   }
 
   /** Holds every worker of the queue back for `ms` ms (BullMQ's manual rate limit). */
   rateLimit(ms: number): Promise<void> {
-    return settings.rateLimit(this.location, ms);
+    return settings.rateLimit(this.context, ms);
   }
 
   /** The ms the rate limit still holds (see BullMQ's `getRateLimitTtl`). */
   getRateLimitTtl(maxJobs?: number): Promise<number> {
-    return settings.getRateLimitTtl(this.location, maxJobs);
+    return settings.getRateLimitTtl(this.context, maxJobs);
   }
 
   setGlobalConcurrency(concurrency: number): Promise<void> {
-    return settings.setGlobalConcurrency(this.location, concurrency);
+    return settings.setGlobalConcurrency(this.context, concurrency);
   }
 
   removeGlobalConcurrency(): Promise<void> {
-    return settings.removeGlobalConcurrency(this.location);
+    return settings.removeGlobalConcurrency(this.context);
   }
 
   getGlobalConcurrency(): Promise<number | null> {
-    return settings.getGlobalConcurrency(this.location);
+    return settings.getGlobalConcurrency(this.context);
   }
 
   setGlobalRateLimit(max: number, duration: number): Promise<void> {
-    return settings.setGlobalRateLimit(this.location, max, duration);
+    return settings.setGlobalRateLimit(this.context, max, duration);
   }
 
   removeGlobalRateLimit(): Promise<void> {
-    return settings.removeGlobalRateLimit(this.location);
+    return settings.removeGlobalRateLimit(this.context);
   }
 
   getGlobalRateLimit(): Promise<{ max: number; duration: number } | null> {
-    return settings.getGlobalRateLimit(this.location);
+    return settings.getGlobalRateLimit(this.context);
   }
 
   /** The id of the job that owns a deduplication window, or null. */
   getDeduplicationJobId(id: string): Promise<string | null> {
-    return settings.getDeduplicationJobId(this.location, id);
+    return settings.getDeduplicationJobId(this.context, id);
   }
 
   /** Ends a deduplication window, whichever job owns it; 1 when there was one. */
   removeDeduplicationKey(id: string): Promise<number> {
-    return settings.removeDeduplicationKey(this.location, id);
+    return settings.removeDeduplicationKey(this.context, id);
   }
 
   /** What BullMQ workers with `metrics` on recorded for completed or failed jobs. */
   getMetrics(type: "completed" | "failed", start = 0, end = -1): Promise<settings.Metrics> {
-    return settings.getMetrics(this.location, type, start, end);
+    return settings.getMetrics(this.context, type, start, end);
   }
 }

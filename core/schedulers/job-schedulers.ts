@@ -35,7 +35,7 @@ import {
 
 /** What the scheduler calls need from their Queue: where it lives and its options. */
 export interface SchedulerHost {
-  location: QueueContext;
+  context: QueueContext;
   options: Pick<QueueOptions, "defaultJobOptions" | "maxDataBytes" | "streams" | "replayGuardTtlMs">;
 }
 
@@ -46,7 +46,7 @@ export async function upsertScheduler<TData>(
   repeat: RepeatOptions,
   template: unknown,
 ): Promise<Job<TData> | undefined> {
-  const { port, prefix, queueName, clock } = host.location;
+  const { port, prefix, queueName, clock } = host.context;
   const now = clock();
   const check = new Checker(`Queue "${queueName}": upsertJobScheduler`);
   const schedulerId = checkSchedulerId(check, id);
@@ -109,7 +109,7 @@ export async function upsertScheduler<TData>(
     );
   }
   const { jobId, delay } = reply;
-  return new Job<TData>(host.location, jobId, {
+  return new Job<TData>(host.context, jobId, {
     name,
     data: JSON.parse(dataText),
     opts: decodeOptions(JSON.stringify({ ...iterationOpts, jobId, delay })),
@@ -121,8 +121,8 @@ export async function upsertScheduler<TData>(
 }
 
 function queueKeysFor(host: SchedulerHost) {
-  const keys = queueKeys(host.location.prefix, host.location.queueName);
-  return { ...keys, schedulers: keys.repeat, attention: attentionKey(host.location.prefix) };
+  const keys = queueKeys(host.context.prefix, host.context.queueName);
+  return { ...keys, schedulers: keys.repeat, attention: attentionKey(host.context.prefix) };
 }
 
 /** One scheduler, as BullMQ's `getJobScheduler`; undefined when there is none. */
@@ -130,7 +130,7 @@ export async function getScheduler<TData>(
   host: SchedulerHost,
   id: string,
 ): Promise<JobSchedulerJson<TData> | undefined> {
-  const { port, queueName } = host.location;
+  const { port, queueName } = host.context;
   const check = new Checker(`Queue "${queueName}": getJobScheduler`);
   const schedulerId = checkSchedulerId(check, id, false);
   const reply = decodeGetJobSchedulers(
@@ -159,7 +159,7 @@ export async function listSchedulers<TData>(
   end: number,
   asc: boolean,
 ): Promise<JobSchedulerJson<TData>[]> {
-  const { port, queueName } = host.location;
+  const { port, queueName } = host.context;
   const check = new Checker(`Queue "${queueName}": getJobSchedulers`);
   check.integer("start", start, 0);
   check.integer("end", end, -1);
@@ -183,7 +183,7 @@ export async function listSchedulers<TData>(
 export async function countSchedulers(host: SchedulerHost): Promise<number> {
   const { count } = decodeGetJobSchedulers(
     await runScript(
-      host.location.port,
+      host.context.port,
       getJobSchedulers,
       { schedulers: queueKeysFor(host).schedulers },
       { mode: "count", schedulerId: "", start: 0, stop: 0, ascending: "" },
@@ -195,7 +195,7 @@ export async function countSchedulers(host: SchedulerHost): Promise<number> {
 
 /** Removes a scheduler and its pending iteration if still delayed; true when there was one. */
 export async function removeScheduler(host: SchedulerHost, id: string): Promise<boolean> {
-  const { port, prefix, queueName } = host.location;
+  const { port, prefix, queueName } = host.context;
   const schedulerId = checkSchedulerId(new Checker(`Queue "${queueName}": removeJobScheduler`), id, false);
   const keys = queueKeysFor(host);
   const { removed } = decodeRemoveJobScheduler(

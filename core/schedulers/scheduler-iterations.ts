@@ -91,11 +91,11 @@ function nextIterationOptions(
 
 /** Makes the next iteration of every scheduler job in a leased batch; returns the ids made. */
 async function addNextIterations(
-  location: QueueContext,
+  context: QueueContext,
   jobs: readonly ActiveJob[],
   maxLenEvents: number,
 ): Promise<string[]> {
-  const now = location.clock();
+  const now = context.clock();
   const iterations: AddIterationsArgsIterationsItem[] = [];
   for (const job of jobs) {
     const schedulerId = job.repeatJobKey;
@@ -113,7 +113,7 @@ async function addNextIterations(
     const opts = nextIterationOptions(job.opts, schedulerId, next.count, now, next.millis);
     iterations.push(item(schedulerId, job.id, opts, { millis: next.millis }));
   }
-  const { port, prefix, queueName } = location;
+  const { port, prefix, queueName } = context;
   return await run(port, prefix, queueName, now, maxLenEvents, iterations);
 }
 
@@ -123,14 +123,14 @@ async function addNextIterations(
  * jobs are not run: their leases lapse and the stalled check puts them back, so the schedule goes on.
  */
 export async function withNextIterations(
-  location: QueueContext,
+  context: QueueContext,
   jobs: ActiveJob[],
   maxLenEvents: number,
   onError: (error: Error) => void,
 ): Promise<ActiveJob[]> {
   if (!jobs.some((job) => job.repeatJobKey)) return jobs;
   try {
-    await addNextIterations(location, jobs, maxLenEvents);
+    await addNextIterations(context, jobs, maxLenEvents);
     return jobs;
   } catch (error) {
     onError(error as Error);

@@ -108,7 +108,7 @@ export async function runAttempt(
       timer = setTimeout(() => resolve({ kind: "deadline" }), Math.max(untilDeadline, 0));
     }
   });
-  const { telemetry } = job.location;
+  const { telemetry } = job.context;
   const span = telemetry && attemptSpan(telemetry, job);
   // Called here, not in a later microtask: a processor's synchronous work runs inside the start, where
   // the pipeline's StartGate can see how long it held the event loop.

@@ -80,8 +80,8 @@ export interface CycleResult {
   jobs: ActiveJob[];
 }
 
-export async function cycle(location: QueueContext, request: CycleRequest): Promise<CycleResult> {
-  const { port, prefix, queueName, clock } = location;
+export async function cycle(context: QueueContext, request: CycleRequest): Promise<CycleResult> {
+  const { port, prefix, queueName, clock } = context;
   const keys = queueKeys(prefix, queueName);
   const queuePrefix = queueKeyPrefix(prefix, queueName);
   const now = clock();
@@ -118,16 +118,16 @@ export async function cycle(location: QueueContext, request: CycleRequest): Prom
           args,
         ),
       );
-  return parseCycleReply(location, reply, request, now);
+  return parseCycleReply(context, reply, request, now);
 }
 
 function parseCycleReply(
-  location: QueueContext,
+  context: QueueContext,
   reply: AckAndLeaseReply,
   request: CycleRequest,
   now: number,
 ): CycleResult {
-  const where = `worker call on queue "${location.queueName}"`;
+  const where = `worker call on queue "${context.queueName}"`;
   const status = statuses[reply.status];
   if (!status) throw new UnexpectedReplyError(`${where}: unknown status ${reply.status}`);
   const { codes } = reply;
@@ -135,7 +135,7 @@ function parseCycleReply(
   for (const { jobId: id, fields } of reply.jobs) {
     if (fields.length === 0) continue;
     const hash = hashFromFlat(fields);
-    const job = new ActiveJob(location, id, decodeJob(hash));
+    const job = new ActiveJob(context, id, decodeJob(hash));
     job.token = request.token;
     job.storedData = hash.data;
     // The script wrote these after reading the hash.
@@ -162,20 +162,20 @@ function parseCycleReply(
  * the port with the same token (core/redis/retry.ts): the replay guard then answers with the first
  * run's result, so nothing is done twice.
  */
-export async function tracedCycle(location: QueueContext, request: CycleRequest): Promise<CycleResult> {
-  const { telemetry } = location;
-  const run = () => cycle(location, request);
-  return telemetry ? tracedCall(telemetry, location.queueName, request.entries, run) : run();
+export async function tracedCycle(context: QueueContext, request: CycleRequest): Promise<CycleResult> {
+  const { telemetry } = context;
+  const run = () => cycle(context, request);
+  return telemetry ? tracedCall(telemetry, context.queueName, request.entries, run) : run();
 }
 
 /** Extends the given leases; returns the ids whose lease is lost. */
 export async function extendBatch(
-  location: QueueContext,
+  context: QueueContext,
   jobs: { id: string; token: string; key: string }[],
   leaseMs: number,
 ): Promise<Set<string>> {
   if (jobs.length === 0) return new Set();
-  const { port, prefix, queueName } = location;
+  const { port, prefix, queueName } = context;
   const { codes } = decodeExtendLeases(
     await runScript(
       port,
@@ -198,10 +198,10 @@ export interface StalledCheck {
 
 /** Runs BullMQ's stalled check; returns the requeued ids, or undefined when it ran too recently. */
 export async function runStalledCheck(
-  location: QueueContext,
+  context: QueueContext,
   check: StalledCheck,
 ): Promise<string[] | undefined> {
-  const { port, prefix, queueName, clock } = location;
+  const { port, prefix, queueName, clock } = context;
   const keys = queueKeys(prefix, queueName);
   const reply = decodeRecoverStalled(
     await runScript(

@@ -58,13 +58,13 @@ export function addSummaries(a: DrainSummary, b: DrainSummary): DrainSummary {
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 export async function drainInvocation(
-  worker: Pick<Worker, "drain" | "location" | "batchSize" | "concurrency">,
+  worker: Pick<Worker, "drain" | "context" | "batchSize" | "concurrency">,
   options: InvocationOptions,
   clock: () => number = Date.now,
 ): Promise<DrainSummary> {
   const { register } = options;
   if (!register) return await drainUntilDeadline(worker, options, clock);
-  const { port, prefix, queueName } = worker.location;
+  const { port, prefix, queueName } = worker.context;
   const settings = { batchSize: worker.batchSize, concurrency: worker.concurrency };
   const registered = trackWorkerInvocation(
     port,

@@ -73,7 +73,7 @@ export class Pipeline {
   }
 
   private now(): number {
-    return this.setup.location.clock();
+    return this.setup.context.clock();
   }
 
   private canStart(): boolean {
@@ -252,7 +252,7 @@ export class Pipeline {
     for (const id of request.candidates) this.assigned.add(id);
     const sentAt = this.now();
     this.prunes.sent(request.open);
-    void tracedCycle(this.setup.location, request)
+    void tracedCycle(this.setup.context, request)
       .then((result) => this.land(acked, result, sentAt, sequence))
       .catch((error: unknown) => {
         this.failure = error;

@@ -48,7 +48,7 @@ export interface PipelineSettings {
 export type Emit = <E extends keyof WorkerEvents>(event: E, ...args: Parameters<WorkerEvents[E]>) => void;
 
 export interface WorkerSetup {
-  readonly location: QueueContext;
+  readonly context: QueueContext;
   readonly settings: PipelineSettings;
   /** The outcome rules' settings but the clock, which each decision reads. */
   readonly outcome: Omit<OutcomeSettings, "now">;
@@ -62,7 +62,7 @@ export interface WorkerSetup {
 }
 
 function outcomeNow(setup: WorkerSetup): OutcomeSettings {
-  return { ...setup.outcome, now: setup.location.clock() };
+  return { ...setup.outcome, now: setup.context.clock() };
 }
 
 /** The ack entry and report for an attempt's end. The rules never throw by design; if they did, the job goes back. */
@@ -156,10 +156,10 @@ export async function prepareLeased(setup: WorkerSetup, jobs: ActiveJob[]): Prom
   for (const job of jobs) {
     job.hooks = { onProgress: (j, progress) => emit("progress", j, progress), events: settings.events };
   }
-  return await withNextIterations(setup.location, jobs, settings.maxLenEvents, (e) => emit("error", e));
+  return await withNextIterations(setup.context, jobs, settings.maxLenEvents, (e) => emit("error", e));
 }
 
 /** Extends the jobs' leases; resolves to the ids whose lease is lost. */
 export function extendLeased(setup: WorkerSetup, jobs: ActiveJob[]): Promise<Set<string>> {
-  return extendBatch(setup.location, jobs, setup.settings.leaseMs);
+  return extendBatch(setup.context, jobs, setup.settings.leaseMs);
 }

@@ -38,7 +38,7 @@ const eventsLevels: readonly EventsLevel[] = ["all", "final", "none"];
 
 export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEvents> {
   readonly name: string;
-  readonly location: QueueContext;
+  readonly context: QueueContext;
   readonly batchSize: number;
   readonly concurrency: number;
   readonly leaseMs: number;
@@ -122,7 +122,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
       check.integer("limiter.max", options.limiter.max, 1);
       check.integer("limiter.duration", options.limiter.duration, 1);
     }
-    this.location = {
+    this.context = {
       port,
       prefix: checkPrefix(options.prefix ?? defaultPrefix, `Worker "${queueName}"`),
       queueName,
@@ -133,19 +133,19 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
   }
 
   private clock(): number {
-    return this.location.clock();
+    return this.context.clock();
   }
 
   /** Makes every worker of the queue wait `ms` before leasing (then throw RateLimitError). */
   async rateLimit(ms: number): Promise<void> {
     new Checker(`Worker "${this.name}": rateLimit`).integer("ms", ms, 1);
-    const keys = queueKeys(this.location.prefix, this.name);
-    decodeSetRateLimit(await runScript(this.location.port, setRateLimit, { limiter: keys.limiter }, { ms }));
+    const keys = queueKeys(this.context.prefix, this.name);
+    decodeSetRateLimit(await runScript(this.context.port, setRateLimit, { limiter: keys.limiter }, { ms }));
   }
 
   /** BullMQ's stalled check for this queue; returns the requeued ids (empty when it ran recently). */
   async recoverStalled(): Promise<string[]> {
-    const moved = await runStalledCheck(this.location, {
+    const moved = await runStalledCheck(this.context, {
       stalledInterval: this.options.stalledInterval ?? 30_000,
       maxStalledCount: this.options.maxStalledCount ?? 1,
     });
@@ -184,7 +184,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
   /** Resolves once Redis answered one read of the queue (a wrong URL or token rejects here). */
   async waitUntilReady(): Promise<void> {
     this.lifecycle.assertOpen("waitUntilReady");
-    await this.location.port.hgetall(queueKeys(this.location.prefix, this.name).meta);
+    await this.context.port.hgetall(queueKeys(this.context.prefix, this.name).meta);
   }
 
   /**
@@ -209,7 +209,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
   /** What every drain's pipeline reads, settled once. */
   private makeSetup(): WorkerSetup {
     return {
-      location: this.location,
+      context: this.context,
       settings: {
         batchSize: this.batchSize,
         concurrency: this.concurrency,

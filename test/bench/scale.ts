@@ -118,10 +118,10 @@ async function leaseAndAck(env: BenchEnv, queue: string, batch: number, reps: nu
     if (call.name === "ackPromoteAndLease") leases.push(call);
     if (call.name === "ackAndLease") acks.push(call);
   });
-  const location = { port, prefix: "bull", queueName: queue, clock: Date.now };
+  const context = { port, prefix: "bull", queueName: queue, clock: Date.now };
   for (let rep = 0; rep < reps; rep++) {
     const token = `scale:${rep}:${Date.now()}`;
-    const lease = await leaseBatch(location, {
+    const lease = await leaseBatch(context, {
       token,
       count: batch,
       leaseMs: 30_000,
@@ -133,7 +133,7 @@ async function leaseAndAck(env: BenchEnv, queue: string, batch: number, reps: nu
       (job) => decide(job, { kind: "returned", value: null }, { now: Date.now() }).entry,
     );
     const ack = await ackBatch(
-      location,
+      context,
       entries.filter((e) => e !== undefined),
       `${token}:ack`,
     );

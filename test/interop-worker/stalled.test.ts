@@ -13,8 +13,8 @@ const peers = interopPeers();
 
 /** Leases up to `count` jobs of queue "q" for a worker that then vanishes (never extends, never acks). */
 async function abandonLease(io: Interop, count: number, leaseMs: number): Promise<string[]> {
-  const { location } = nimbusWorker(io, "q", async () => undefined);
-  const lease = await leaseBatch(location, {
+  const { context } = nimbusWorker(io, "q", async () => undefined);
+  const lease = await leaseBatch(context, {
     token: `vanished:${count}`,
     count,
     leaseMs,

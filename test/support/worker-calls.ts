@@ -25,8 +25,8 @@ export interface LeaseResult {
 }
 
 /** Leases jobs without acking any (a worker's first call; the test's worker then dies with it). */
-export async function leaseBatch(location: QueueContext, request: LeaseRequest): Promise<LeaseResult> {
-  const result = await cycle(location, {
+export async function leaseBatch(context: QueueContext, request: LeaseRequest): Promise<LeaseResult> {
+  const result = await cycle(context, {
     ...request,
     peek: 0,
     candidates: [],
@@ -42,12 +42,12 @@ export async function leaseBatch(location: QueueContext, request: LeaseRequest):
 
 /** Acks entries without leasing; codes as {@link CycleResult.codes}. */
 export async function ackBatch(
-  location: QueueContext,
+  context: QueueContext,
   entries: AckEntry[],
   token: string,
   maxLenEvents = defaultMaxLenEvents,
 ): Promise<{ codes: number[]; readyLeft: boolean; nextDue: number }> {
-  const result = await cycle(location, {
+  const result = await cycle(context, {
     // Its own guard: the lease that took these jobs used `token` for its guard.
     token: `ack-${token}`,
     count: 0,

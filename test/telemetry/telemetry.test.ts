@@ -151,6 +151,6 @@ describe("telemetry", () => {
     await queue.add("x", {});
     const worker = new Worker("email", async () => "ok", { redis: sharedRedis(), prefix });
     expect((await worker.drain()).completed).toBe(1);
-    expect(worker.location.telemetry).toBeUndefined();
+    expect(worker.context.telemetry).toBeUndefined();
   });
 });

@@ -49,8 +49,8 @@ describe("declared keys", () => {
     const redis = sharedRedis();
     await new Queue("q", { redis, prefix }).add("n", {});
     const port = toRedisPort(redis);
-    const location = { port, prefix, queueName: "q", clock: Date.now };
-    const lease = await leaseBatch(location, {
+    const context = { port, prefix, queueName: "q", clock: Date.now };
+    const lease = await leaseBatch(context, {
       token: "t:1",
       count: 1,
       leaseMs: 30_000,

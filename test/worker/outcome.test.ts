@@ -4,7 +4,7 @@ import { ActiveJob } from "../../core/job/active-job.ts";
 import { toRedisPort } from "../../core/redis/redis-port.ts";
 import { decide } from "../../core/worker/outcome.ts";
 
-const location = {
+const context = {
   port: toRedisPort({
     evalsha: async () => null,
     eval: async () => null,
@@ -16,7 +16,7 @@ const location = {
 };
 
 function job(opts: Record<string, unknown>, fields: Partial<ActiveJob> = {}): ActiveJob {
-  const active = new ActiveJob(location, "1", {
+  const active = new ActiveJob(context, "1", {
     name: "n",
     data: {},
     opts,

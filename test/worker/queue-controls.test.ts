@@ -86,7 +86,7 @@ describe("what the lease honours", () => {
         await new Promise((r) => setTimeout(r, 30));
         running -= 1;
       },
-      { redis: sharedRedis(), prefix: worker.location.prefix, batchSize: 10 },
+      { redis: sharedRedis(), prefix: worker.context.prefix, batchSize: 10 },
     );
     const summary = await busy.drain();
     expect(summary.completed).toBe(4);

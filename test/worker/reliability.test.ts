@@ -17,7 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => stack.stop());
 
-function location(prefix: string, port: Worker["location"]["port"]): QueueContext {
+function context(prefix: string, port: Worker["context"]["port"]): QueueContext {
   return { port, prefix, queueName: "q", clock: Date.now };
 }
 
@@ -32,7 +32,7 @@ describe("a worker that dies holding a batch", () => {
       batchSize: 10,
       stalledInterval: 50,
     });
-    const dead = await leaseBatch(location(prefix, survivor.location.port), {
+    const dead = await leaseBatch(context(prefix, survivor.context.port), {
       token: "dead-worker:1",
       count: 4,
       leaseMs: 200,
@@ -48,7 +48,7 @@ describe("a worker that dies holding a batch", () => {
     const summary = await survivor.drain();
     expect(summary.completed).toBe(6);
     const lateAck = await ackBatch(
-      location(prefix, survivor.location.port),
+      context(prefix, survivor.context.port),
       dead.jobs.map((job) => ({
         id: job.id,
         token: job.token,
@@ -96,7 +96,7 @@ describe("a worker that dies holding a batch", () => {
     const queue = new Queue("q", { redis: stack.redis, prefix });
     await queue.add("stuck", {}, { attempts: 3 });
     const worker = new Worker("q", async () => "never", { redis: stack.redis, prefix, stalledInterval: 20 });
-    const loc = location(prefix, worker.location.port);
+    const loc = context(prefix, worker.context.port);
     for (let round = 0; round < 2; round++) {
       await leaseBatch(loc, {
         token: `dies:${round}`,
