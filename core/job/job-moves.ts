@@ -32,6 +32,12 @@ import { Checker, maxDueTime, maxPriority } from "../validate.ts";
 /** How long a call's replay guard lives (ms): longer than the HTTP client's retries. */
 const guardTtl = defaultReplayGuardTtlMs;
 
+/** BullMQ's `job.retry` options: by default a retried job keeps its attempt counters. */
+export interface RetryOptions {
+  resetAttemptsMade?: boolean;
+  resetAttemptsStarted?: boolean;
+}
+
 export interface RemoveOptions {
   /** Remove its children (and theirs) too, across queues; BullMQ's default is true. */
   removeChildren?: boolean;
@@ -150,7 +156,7 @@ export async function retryFinished(
   context: QueueContext,
   id: string,
   state: "failed" | "completed",
-  opts: { resetAttemptsMade?: boolean; resetAttemptsStarted?: boolean },
+  opts: RetryOptions,
   lifo: boolean,
 ): Promise<void> {
   const keys = keysOf(context, id);

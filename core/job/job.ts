@@ -1,7 +1,4 @@
-/**
- * A job as read from (or just written to) Redis, with BullMQ's field names and getters.
- */
-
+/** A job as read from (or just written to) Redis, with BullMQ's field names and getters. */
 import { UnexpectedReplyError } from "../errors.ts";
 import type { AnyQueueEvents } from "../events/queue-events.ts";
 import { waitUntilFinished } from "../events/wait-until-finished.ts";
@@ -15,22 +12,23 @@ import {
 import { jobKey, jobSubKeys, queueKeyPrefix, queueKeys, queueQualifiedName } from "../redis/keys.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import { runScript } from "../redis/scripts.ts";
-import type { JobState } from "../types.ts";
+import type { JobState, JobsOptions } from "../types.ts";
 import {
   type ChangePriorityOptions,
   changeDelay,
   changeJobPriority,
   promote,
   type RemoveOptions,
+  type RetryOptions,
   removeJobWithChildren,
   retryFinished,
 } from "./job-moves.ts";
 
-/** BullMQ's `job.retry` options: by default a retried job keeps its attempt counters. */
-export interface RetryOptions {
-  resetAttemptsMade?: boolean;
-  resetAttemptsStarted?: boolean;
-}
+/** The queue `Job.create` and `Job.fromId` take (a nimbusq Queue is one). */
+type JobQueue<T> = {
+  add(name: string, data: T, opts?: JobsOptions): Promise<Job<T>>;
+  getJob(id: string): Promise<Job<T> | undefined>;
+};
 
 /** Where a job lives: enough to build its keys. */
 export class Job<TData = unknown, TResult = unknown> {
@@ -88,6 +86,16 @@ export class Job<TData = unknown, TResult = unknown> {
     this.repeatJobKey = fields.repeatJobKey;
     this.deduplicationId = fields.deduplicationId;
     this.deferredFailure = fields.deferredFailure;
+  }
+
+  /** BullMQ's `Job.create(queue, name, data, opts)`: the queue adds the job (`queue.add`). */
+  static create<T>(queue: Pick<JobQueue<T>, "add">, name: string, data: T, opts?: JobsOptions) {
+    return queue.add(name, data, opts);
+  }
+
+  /** BullMQ's `Job.fromId(queue, id)`: the job as stored, undefined when there is none. */
+  static fromId<T>(queue: Pick<JobQueue<T>, "getJob">, id: string) {
+    return queue.getJob(id);
   }
 
   /** @internal Decodes a flat `{id, {field, value, …}, …}` reply into jobs, skipping ids without a hash. */

@@ -46,6 +46,14 @@ export interface JobNode {
   children?: JobNode[];
 }
 
+/**
+ * BullMQ's second argument of `FlowProducer.add`: per queue name, the default job options its nodes
+ * get under their own `opts` (over this producer's `defaultJobOptions`).
+ */
+export interface FlowOpts {
+  queuesOptions?: Record<string, { defaultJobOptions?: JobsOptions }>;
+}
+
 interface Planned {
   newJob: NewJob;
   queue: Queue;
@@ -85,7 +93,13 @@ export class FlowProducer {
     return queue;
   }
 
-  private plan(node: FlowJob, field: string, now: number, parent?: { id: string; queue: string }): Planned {
+  private plan(
+    node: FlowJob,
+    field: string,
+    now: number,
+    defaults: FlowOpts["queuesOptions"],
+    parent?: { id: string; queue: string },
+  ): Planned {
     const check = new Checker("FlowProducer: add");
     if (typeof node !== "object" || node === null)
       check.fail(field || "flow", "an object { name, queueName, … }", node);
@@ -94,7 +108,8 @@ export class FlowProducer {
     if (!Array.isArray(children)) check.fail(`${field}children`, "an array", children);
     const queue = this.queue(node.queueName, node.prefix ?? this.options.prefix ?? defaultPrefix);
     checkFlowNodeSlot(check, field, queue.qualifiedName, parent);
-    const opts = { ...node.opts } as JobsOptions & Record<string, unknown>;
+    const byQueue = defaults?.[node.queueName]?.defaultJobOptions;
+    const opts = { ...byQueue, ...node.opts } as JobsOptions & Record<string, unknown>;
     if ("parent" in opts) check.fail(`${field}opts.parent`, "left out (a flow sets parents itself)");
     if (children.length > 0 && opts.deduplication) {
       check.fail(`${field}opts.deduplication`, "left out on a node that has children (BullMQ refuses it)");
@@ -112,7 +127,7 @@ export class FlowProducer {
     return {
       newJob,
       queue,
-      children: children.map((child, i) => this.plan(child, `${field}children[${i}].`, now, self)),
+      children: children.map((child, i) => this.plan(child, `${field}children[${i}].`, now, defaults, self)),
     };
   }
 
@@ -127,16 +142,22 @@ export class FlowProducer {
     return children.length > 0 ? { job, children } : { job };
   }
 
-  /** Adds one tree atomically; returns it with each node's job. */
-  async add(flow: FlowJob): Promise<JobNode> {
-    const [node] = await this.addBulk([flow]);
+  /** Adds one tree atomically; returns it with each node's job. `opts.queuesOptions` as BullMQ's. */
+  async add(flow: FlowJob, opts?: FlowOpts): Promise<JobNode> {
+    const [node] = await this.addTrees([flow], checkFlowOpts(opts));
     return node as JobNode;
   }
 
   /** Adds several trees in one call. */
-  async addBulk(flows: FlowJob[]): Promise<JobNode[]> {
+  addBulk(flows: FlowJob[]): Promise<JobNode[]> {
+    return this.addTrees(flows, undefined);
+  }
+
+  private async addTrees(flows: FlowJob[], defaults: FlowOpts["queuesOptions"]): Promise<JobNode[]> {
     const now = this.options.clock?.() ?? Date.now();
-    const plans = flows.map((flow, i) => this.plan(flow, flows.length === 1 ? "" : `flows[${i}].`, now));
+    const plans = flows.map((flow, i) =>
+      this.plan(flow, flows.length === 1 ? "" : `flows[${i}].`, now, defaults),
+    );
     const jobs: NewJob[] = [];
     for (const plan of plans) this.flattenPlan(plan, jobs);
     const write = () => writeJobs(this.port, jobs, writeSettings(this.options, now));
@@ -144,4 +165,27 @@ export class FlowProducer {
     const ids = new Map(jobs.map((job, i) => [job, (outcomes[i] as { id: string }).id]));
     return plans.map((plan) => this.toNode(plan, ids));
   }
+}
+
+/** `queuesOptions`: per queue name, an object of which only `defaultJobOptions` means anything here. */
+function checkFlowOpts(opts: FlowOpts | undefined): FlowOpts["queuesOptions"] {
+  if (opts === undefined) return undefined;
+  const check = new Checker("FlowProducer: add");
+  if (typeof opts !== "object" || opts === null) check.fail("opts", "an object { queuesOptions }", opts);
+  for (const key of Object.keys(opts))
+    if (key !== "queuesOptions") check.fail(`opts.${key}`, "left out (only queuesOptions)");
+  const byQueue = opts.queuesOptions;
+  if (byQueue === undefined) return undefined;
+  if (typeof byQueue !== "object" || byQueue === null)
+    check.fail("opts.queuesOptions", "an object keyed by queue name", byQueue);
+  for (const [name, queueOpts] of Object.entries(byQueue)) {
+    const field = `opts.queuesOptions.${name}`;
+    if (typeof queueOpts !== "object" || queueOpts === null)
+      check.fail(field, "an object { defaultJobOptions }", queueOpts);
+    for (const key of Object.keys(queueOpts)) {
+      if (key !== "defaultJobOptions")
+        check.fail(`${field}.${key}`, "left out (a flow's jobs take only defaultJobOptions from here)");
+    }
+  }
+  return byQueue;
 }

@@ -1,5 +1,5 @@
 /** Queues: Queue and FlowProducer, maintenance and metrics (adds live in core/adds/). */
-export { FlowProducer, type FlowProducerOptions, type JobNode } from "./flow-producer.ts";
+export { type FlowOpts, FlowProducer, type FlowProducerOptions, type JobNode } from "./flow-producer.ts";
 export type {
   CleanState,
   ObliterateOptions,
@@ -7,5 +7,6 @@ export type {
   RetryJobsOptions,
 } from "./maintenance.ts";
 export { Queue } from "./queue.ts";
+export type { QueueListener } from "./queue-getters.ts";
 export { type MetricsQueue, type QueueMetrics, readQueueMetrics } from "./queue-metrics.ts";
 export type { Metrics } from "./queue-settings.ts";

@@ -41,6 +41,13 @@ export async function rateLimit(context: QueueContext, ms: number): Promise<void
   decodeSetRateLimit(await runScript(context.port, setRateLimit, { limiter: keys.limiter }, { ms }));
 }
 
+/** BullMQ's `Queue.removeRateLimitKey()`: deletes the limiter; 1 when there was one, else 0. */
+export async function removeRateLimitKey(context: QueueContext): Promise<number> {
+  const keys = queueKeys(context.prefix, context.queueName);
+  const reply = await runScript(context.port, setRateLimit, { limiter: keys.limiter }, { ms: 0 });
+  return decodeSetRateLimit(reply, ["removed"]).count;
+}
+
 /**
  * BullMQ's `Queue.getRateLimitTtl(maxJobs)`: with `maxJobs` (or the global max), the ms the limit
  * still holds once that many jobs started, else 0; with neither, the limiter's PTTL (-2 for none).

@@ -11,46 +11,16 @@ import type { AddOutcome, NewJob } from "../adds/add-types.ts";
 import { checkWake, wakeAfterAdd } from "../adds/add-wake.ts";
 import type { QueueOptions } from "../adds/queue-options.ts";
 import { type RedriveOptions, redrive } from "../dead-letter/redrive.ts";
-import { NotSupportedError, UnexpectedReplyError } from "../errors.ts";
 import { Job } from "../job/job.ts";
 import { type RemoveOptions, removeJobWithChildren } from "../job/job-moves.ts";
-import { readJobPages } from "../job/job-pages.ts";
-import { defaultJobTypes, jobStructures, pendingJobTypes } from "../job/job-structures.ts";
-import {
-  decodeGetJobCounts,
-  decodeGetJobLogs,
-  decodeGetJobStates,
-  decodePauseQueue,
-  decodeTrimEvents,
-  getJobCounts,
-  getJobLogs,
-  getJobStates,
-  pauseQueue,
-  trimEvents,
-} from "../redis/generated/scripts.ts";
+import { decodePauseQueue, decodeTrimEvents, pauseQueue, trimEvents } from "../redis/generated/scripts.ts";
 import { checkJobTargets } from "../redis/hash-slot.ts";
-import {
-  attentionKey,
-  defaultPrefix,
-  jobKey,
-  jobSubKeys,
-  queueKeys,
-  queueQualifiedName,
-} from "../redis/keys.ts";
+import { defaultPrefix, queueQualifiedName } from "../redis/keys.ts";
 import { Lifecycle, redisPortFrom } from "../redis/lifecycle.ts";
-import type { QueueContext } from "../redis/queue-context.ts";
-import type { RedisPort } from "../redis/redis-port.ts";
 import { runScript } from "../redis/scripts.ts";
 import * as schedulers from "../schedulers/job-schedulers.ts";
 import { tracedAdd } from "../telemetry/telemetry.ts";
-import type {
-  BulkJob,
-  JobSchedulerTemplate,
-  JobState,
-  JobsOptions,
-  JobType,
-  RepeatOptions,
-} from "../types.ts";
+import type { BulkJob, JobSchedulerTemplate, JobsOptions, RepeatOptions } from "../types.ts";
 import {
   Checker,
   checkJobName,
@@ -61,6 +31,7 @@ import {
   serializeData,
 } from "../validate.ts";
 import * as maintenance from "./maintenance.ts";
+import { QueueGetters } from "./queue-getters.ts";
 import * as settings from "./queue-settings.ts";
 
 /**
@@ -70,32 +41,25 @@ import * as settings from "./queue-settings.ts";
  * const queue = new Queue("email", { redis: createRedis() });
  * await queue.add("welcome", { to: "a@example.com" }, { attempts: 3, backoff: { type: "exponential", delay: 1000 } });
  */
-export class Queue<TData = unknown> {
-  readonly name: string;
-  readonly prefix: string;
-  /** The queue's keys, and the sweeper's attention index its pause and resume note. */
-  readonly keys: ReturnType<typeof queueKeys> & { attention: string };
-  private readonly port: RedisPort;
+export class Queue<TData = unknown> extends QueueGetters<TData> {
   private readonly options: QueueOptions;
   private readonly lifecycle: Lifecycle;
-  /** @internal Where the queue's jobs live. */
-  private readonly context: QueueContext;
 
   constructor(name: string, options: QueueOptions) {
-    this.name = checkQueueName(name);
-    this.lifecycle = new Lifecycle(`Queue "${this.name}"`);
-    const port = redisPortFrom(options, `Queue "${this.name}"`, { signal: this.lifecycle.closingSignal });
-    this.prefix = checkPrefix(options.prefix ?? defaultPrefix);
-    this.options = checkWake(options, `Queue "${this.name}"`);
-    this.port = this.lifecycle.guard(port);
-    this.keys = { ...queueKeys(this.prefix, this.name), attention: attentionKey(this.prefix) };
-    this.context = {
-      port: this.port,
-      prefix: this.prefix,
-      queueName: this.name,
+    const queueName = checkQueueName(name);
+    const lifecycle = new Lifecycle(`Queue "${queueName}"`);
+    const port = redisPortFrom(options, `Queue "${queueName}"`, { signal: lifecycle.closingSignal });
+    const prefix = checkPrefix(options.prefix ?? defaultPrefix);
+    const checked = checkWake(options, `Queue "${queueName}"`);
+    super(queueName, prefix, {
+      port: lifecycle.guard(port),
+      prefix,
+      queueName,
       clock: options.clock ?? Date.now,
       ...(options.telemetry ? { telemetry: options.telemetry } : {}),
-    };
+    });
+    this.options = checked;
+    this.lifecycle = lifecycle;
   }
 
   /** `<prefix>:<queueName>`, the value a child's `parent.queue` names. */
@@ -147,8 +111,9 @@ export class Queue<TData = unknown> {
 
   /** Adds one job. An existing custom `jobId` returns that job unchanged (and emits `duplicated`). */
   async add(name: string, data: TData, opts?: JobsOptions): Promise<Job<TData>> {
-    const [job] = await this.addBulk([{ name, data, opts }]);
-    return job as Job<TData>;
+    const [job] = (await this.addBulk([{ name, data, opts }])) as [Job<TData>];
+    this.emit("waiting", job);
+    return job;
   }
 
   /** Adds many jobs, all or nothing: one script call while they fit (1,000 small jobs), else staged and committed at once. */
@@ -192,6 +157,7 @@ export class Queue<TData = unknown> {
   async remove(id: string, opts?: RemoveOptions): Promise<void> {
     new Checker(`Queue "${this.name}": remove`).string("id", id);
     await removeJobWithChildren(this.context, id, opts);
+    this.emit("removed", id);
   }
 
   private get schedulers(): schedulers.SchedulerHost {
@@ -229,6 +195,7 @@ export class Queue<TData = unknown> {
   /** Pauses the queue for every worker (BullMQ's global pause: only `meta.paused` changes). */
   async pause(): Promise<void> {
     decodePauseQueue(await runScript(this.port, pauseQueue, this.keys, { pause: "1" }));
+    this.emit("paused");
   }
 
   /**
@@ -238,7 +205,7 @@ export class Queue<TData = unknown> {
   async resume(): Promise<void> {
     for (let pause = "0"; ; pause = "2") {
       const { left } = decodePauseQueue(await runScript(this.port, pauseQueue, this.keys, { pause }));
-      if (left === 0) return;
+      if (left === 0) return this.emit("resumed");
     }
   }
 
@@ -283,171 +250,6 @@ export class Queue<TData = unknown> {
     return this.lifecycle.closing;
   }
 
-  /** Reads a job; undefined when it does not exist. */
-  async getJob(id: string): Promise<Job<TData> | undefined> {
-    const flat = await this.port.hgetall(jobKey(this.prefix, this.name, id));
-    return Job.fromFlat<TData>(this.context, id, flat);
-  }
-
-  /** A job and its state, read together in one call so they agree; undefined when it does not exist. */
-  getJobWithState(id: string): Promise<{ job: Job<TData>; state: JobState } | undefined> {
-    return Job.readWithState<TData>(this.context, id);
-  }
-
-  /**
-   * Counts by type, keyed by the type names asked for (BullMQ keeps `wait` as `wait`); with no types,
-   * BullMQ 6's default set (no `paused`).
-   */
-  async getJobCounts(...types: JobType[]): Promise<Record<string, number>> {
-    const structures = jobStructures(
-      this.keys,
-      types.length > 0 ? types : defaultJobTypes,
-      `Queue "${this.name}": getJobCounts`,
-      true,
-    );
-    const { counts } = decodeGetJobCounts(
-      await runScript(
-        this.port,
-        getJobCounts,
-        { structures: structures.map((s) => ({ key: s.key })) },
-        { structures: structures.map((s) => ({ kind: s.kind })) },
-      ),
-    );
-    if (counts.length !== structures.length)
-      throw new UnexpectedReplyError(`getJobCounts of queue "${this.name}": unexpected reply`);
-    return Object.fromEntries(structures.map((s, i) => [s.type, counts[i] as number]));
-  }
-
-  /**
-   * Total of the given types; with none, of the jobs still to be processed (waiting, delayed,
-   * prioritized, waiting-children), as BullMQ's `count()`.
-   */
-  async count(...types: JobType[]): Promise<number> {
-    const counts = await this.getJobCounts(...(types.length > 0 ? types : pendingJobTypes));
-    return Object.values(counts).reduce((sum, n) => sum + n, 0);
-  }
-
-  /**
-   * Jobs of the given types; `start`/`end` index each type's range, `asc` lists lists in processing
-   * order and sets by ascending score, as BullMQ's `getJobs`. A large range is read in pages, each one
-   * short script call (core/job/job-pages.ts).
-   */
-  async getJobs(types: JobType | JobType[] = [], start = 0, end = -1, asc = false): Promise<Job<TData>[]> {
-    const list = typeof types === "string" ? [types] : types.length > 0 ? types : defaultJobTypes;
-    const check = new Checker(`Queue "${this.name}": getJobs`);
-    check.integer("start", start, 0);
-    check.integer("end", end, -1);
-    const structures = jobStructures(this.keys, list as string[], `Queue "${this.name}": getJobs`);
-    return await readJobPages<TData>(this.context, structures, start, end, asc);
-  }
-
-  /** BullMQ's `getJobCountByTypes`: the total of the given types, as `count(...types)`. */
-  getJobCountByTypes(...types: JobType[]): Promise<number> {
-    return this.count(...(types.length > 0 ? types : defaultJobTypes));
-  }
-  /** BullMQ's one-type counts, each one call. */
-  getWaitingCount(): Promise<number> {
-    return this.count("waiting");
-  }
-  getActiveCount(): Promise<number> {
-    return this.count("active");
-  }
-  getDelayedCount(): Promise<number> {
-    return this.count("delayed");
-  }
-  getPrioritizedCount(): Promise<number> {
-    return this.count("prioritized");
-  }
-  getCompletedCount(): Promise<number> {
-    return this.count("completed");
-  }
-  getFailedCount(): Promise<number> {
-    return this.count("failed");
-  }
-  getWaitingChildrenCount(): Promise<number> {
-    return this.count("waiting-children");
-  }
-
-  getWaiting(start = 0, end = -1): Promise<Job<TData>[]> {
-    return this.getJobs(["waiting"], start, end, true);
-  }
-  getActive(start = 0, end = -1): Promise<Job<TData>[]> {
-    return this.getJobs(["active"], start, end, true);
-  }
-  getDelayed(start = 0, end = -1): Promise<Job<TData>[]> {
-    return this.getJobs(["delayed"], start, end, true);
-  }
-  getPrioritized(start = 0, end = -1): Promise<Job<TData>[]> {
-    return this.getJobs(["prioritized"], start, end, true);
-  }
-  getCompleted(start = 0, end = -1): Promise<Job<TData>[]> {
-    return this.getJobs(["completed"], start, end, false);
-  }
-  getFailed(start = 0, end = -1): Promise<Job<TData>[]> {
-    return this.getJobs(["failed"], start, end, false);
-  }
-  getWaitingChildren(start = 0, end = -1): Promise<Job<TData>[]> {
-    return this.getJobs(["waiting-children"], start, end, true);
-  }
-
-  /**
-   * A job's state (BullMQ's `getJobState`): completed, failed, delayed, prioritized, active,
-   * waiting, waiting-children, or unknown when there is no such job.
-   */
-  async getJobState(id: string): Promise<JobState> {
-    const check = new Checker(`Queue "${this.name}": getJobState`);
-    check.string("id", id);
-    const { states } = decodeGetJobStates(
-      await runScript(this.port, getJobStates, this.keys, { prefix: "", jobs: [{ id }] }),
-      ["states"],
-    );
-    if (states.length !== 1)
-      throw new UnexpectedReplyError(`getJobState of job "${id}" in queue "${this.name}": unexpected reply`);
-    return states[0] as JobState;
-  }
-
-  /**
-   * A job's log lines from `start` to `end` (inclusive, -1 for the last), oldest first unless `asc` is
-   * false, and how many it has in all — BullMQ's `getJobLogs`.
-   *
-   * @example
-   * const { logs, count } = await queue.getJobLogs("42", 0, 9); // the first ten lines
-   */
-  async getJobLogs(id: string, start = 0, end = -1, asc = true): Promise<{ logs: string[]; count: number }> {
-    const check = new Checker(`Queue "${this.name}": getJobLogs`);
-    check.string("id", id);
-    check.integer("start", start, 0);
-    check.integer("end", end, -1);
-    // Newest first reads the same range counted from the end, then reverses it (as BullMQ does).
-    const [from, to] = asc ? [start, end] : [-(end + 1), -(start + 1)];
-    const { lines, total } = decodeGetJobLogs(
-      await runScript(
-        this.port,
-        getJobLogs,
-        { logs: jobSubKeys(jobKey(this.prefix, this.name, id)).logs },
-        { from, to },
-      ),
-    );
-    return { logs: asc ? lines : lines.reverse(), count: total };
-  }
-
-  /**
-   * Not available: BullMQ lists workers from Redis's CLIENT LIST, and nimbusq's workers hold no Redis
-   * connection (every call is an HTTP request). The sweeper's registry knows the serverless workers.
-   */
-  getWorkers(): Promise<never> {
-    return Promise.reject(
-      new NotSupportedError(
-        `Queue "${this.name}": getWorkers reads Redis client connections (CLIENT LIST); nimbusq's workers talk HTTP and hold none`,
-      ),
-    );
-  }
-
-  /** Not available, as `getWorkers`. */
-  getWorkersCount(): Promise<never> {
-    return this.getWorkers();
-  }
-
   /**
    * Deletes the jobs of one state whose time (finishedOn, else processedOn, else timestamp) is at
    * least `grace` ms old, at most `limit` (0 for all), in bounded steps, and returns their ids; a
@@ -456,8 +258,10 @@ export class Queue<TData = unknown> {
    * @example
    * await queue.clean(24 * 3600_000, 0, "completed"); // completed more than a day ago
    */
-  clean(grace: number, limit: number, state: maintenance.CleanState = "completed"): Promise<string[]> {
-    return maintenance.clean(this.context, grace, limit, state);
+  async clean(grace: number, limit: number, state: maintenance.CleanState = "completed"): Promise<string[]> {
+    const ids = await maintenance.clean(this.context, grace, limit, state);
+    this.emit("cleaned", ids, state);
+    return ids;
   }
 
   /**
@@ -489,6 +293,11 @@ export class Queue<TData = unknown> {
   /** Holds every worker of the queue back for `ms` ms (BullMQ's manual rate limit). */
   rateLimit(ms: number): Promise<void> {
     return settings.rateLimit(this.context, ms);
+  }
+
+  /** Ends the rate limit now (BullMQ's `removeRateLimitKey`); 1 when one was set. */
+  removeRateLimitKey(): Promise<number> {
+    return settings.removeRateLimitKey(this.context);
   }
 
   /** The ms the rate limit still holds (see BullMQ's `getRateLimitTtl`). */

@@ -30,7 +30,7 @@ const allowedImports: Record<string, string[]> = {
   adds: ["root", "redis", "telemetry", "job"],
   "dead-letter": ["root", "redis", "job", "adds"],
   schedulers: ["root", "redis", "job", "adds"],
-  queue: ["root", "redis", "telemetry", "job", "adds", "dead-letter", "schedulers"],
+  queue: ["root", "redis", "telemetry", "job", "events", "adds", "dead-letter", "schedulers"],
   worker: ["root", "redis", "telemetry", "job", "events", "dead-letter", "schedulers"],
   sweeper: ["root", "redis", "schedulers", "queue", "worker"],
 };
@@ -38,7 +38,7 @@ const allowedImports: Record<string, string[]> = {
  * Files that hold one public class whole, as BullMQ's does, rather than split it to meet the count:
  * Queue's methods are thin calls into its room's modules (adds, reads, maintenance, settings).
  */
-const oneClassFiles: Record<string, number> = { [join("core", "queue", "queue.ts")]: 540 };
+const oneClassFiles: Record<string, number> = { [join("core", "queue", "queue.ts")]: 360 };
 
 const roomOf = (file: string): string => {
   const parts = relative("core", file).split("/");

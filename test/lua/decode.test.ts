@@ -85,7 +85,8 @@ describe("a reply that fits", () => {
       detail: "bull:q:1",
     });
     expect(decodeCommitStagedJobs([])).toEqual({ form: "committed", jobs: [] });
-    expect(decodeSetRateLimit("OK")).toEqual({ ok: "OK" });
+    expect(decodeSetRateLimit("OK")).toEqual({ form: "set", ok: "OK" });
+    expect(decodeSetRateLimit(1)).toEqual({ form: "removed", count: 1 });
   });
 
   it("checks only the forms a caller names, for replies its arguments choose", () => {

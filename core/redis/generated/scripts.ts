@@ -5344,12 +5344,12 @@ export interface SetRateLimitKeys {
 }
 
 export interface SetRateLimitArgs {
-  /** how long no job may start (ms) */
+  /** how long no job may start (ms); 0 to delete the limiter */
   ms: string | number;
 }
 
 /**
- * Makes the queue's workers wait `ms` before leasing again (BullMQ's Queue.rateLimit and Worker.rateLimit): the limiter counter set out of reach, expiring after `ms`.
+ * Makes the queue's workers wait `ms` before leasing again (BullMQ's Queue.rateLimit and Worker.rateLimit): the limiter counter set out of reach, expiring after `ms`. With `ms` 0 it deletes the limiter instead (BullMQ's Queue.removeRateLimitKey), ending a manual limit and the limiter's count.
  *
  * Reply: see decodeSetRateLimit.
  *
@@ -5357,7 +5357,7 @@ export interface SetRateLimitArgs {
  */
 export const setRateLimit: ScriptDef<SetRateLimitKeys, SetRateLimitArgs> = {
   name: "setRateLimit",
-  sha1: "89862d6e1a19e371ebf962ee1c00aaca4694cd5c",
+  sha1: "6dcba582b7f852afd2948a9851ef2a5edd3cebeb",
   keyLocking: false,
   keys: { fixed: ["limiter"] },
   argv: { fixed: ["ms"] },
@@ -5366,24 +5366,36 @@ export const setRateLimit: ScriptDef<SetRateLimitKeys, SetRateLimitArgs> = {
 local KEY = { limiter = 1 }
 local ARG = { ms = 1 }
 `,
-    `return redis.call("SET", KEYS[KEY.limiter], "9007199254740991", "PX", ARGV[ARG.ms])
+    `if ARGV[ARG.ms] == "0" then return redis.call("DEL", KEYS[KEY.limiter]) end
+return redis.call("SET", KEYS[KEY.limiter], "9007199254740991", "PX", ARGV[ARG.ms])
 `,
   ].join(""),
 };
 
 export type SetRateLimitReply =
+  /** limiting */
   | {
+    form: "set";
     ok: "OK";
+  }
+  /** deleting */
+  | {
+    form: "removed";
+    /** 1 deleted, 0 there was none */
+    count: number;
   };
 
-const setRateLimitReply: ReplySpec = { script: "setRateLimit", codes: [], forms: [{"fields":[{"name":"ok","type":{"literal":"OK"}}]}] };
+const setRateLimitReply: ReplySpec = { script: "setRateLimit", codes: [], forms: [{"name":"set","fields":[{"name":"ok","type":{"literal":"OK"}}]},{"name":"removed","fields":[{"name":"count","type":"int"}]}] };
 
 /**
  * Checks setRateLimit's reply against the REPLY of lua/setRateLimit.lua and names its parts;
  * UnexpectedReplyError (naming what did not fit, never the values) when it fits no form.
  */
-export function decodeSetRateLimit(reply: unknown): SetRateLimitReply {
-  return decodeReply(setRateLimitReply, reply) as SetRateLimitReply;
+export function decodeSetRateLimit<F extends SetRateLimitReply["form"] = SetRateLimitReply["form"]>(
+  reply: unknown,
+  forms?: readonly F[],
+): Extract<SetRateLimitReply, { form: F }> {
+  return decodeReply(setRateLimitReply, reply, forms) as Extract<SetRateLimitReply, { form: F }>;
 }
 
 export interface StageJobsKeysQueuesItem {

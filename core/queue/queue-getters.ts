@@ -1,0 +1,222 @@
+/**
+ * What a Queue reads — jobs, counts, states, logs — and the local events it emits, as BullMQ's
+ * QueueGetters under its Queue. Every read is one call (a long range in pages of short calls); the
+ * writes live in queue.ts.
+ */
+import { NotSupportedError, UnexpectedReplyError } from "../errors.ts";
+import { Emitter } from "../events/emitter.ts";
+import { Job } from "../job/job.ts";
+import { readJobPages } from "../job/job-pages.ts";
+import { defaultJobTypes, jobStructures, pendingJobTypes } from "../job/job-structures.ts";
+import {
+  decodeGetJobCounts,
+  decodeGetJobLogs,
+  decodeGetJobStates,
+  getJobCounts,
+  getJobLogs,
+  getJobStates,
+} from "../redis/generated/scripts.ts";
+import { attentionKey, jobKey, jobSubKeys, queueKeys } from "../redis/keys.ts";
+import type { QueueContext } from "../redis/queue-context.ts";
+import type { RedisPort } from "../redis/redis-port.ts";
+import { runScript } from "../redis/scripts.ts";
+import type { JobState, JobType } from "../types.ts";
+import { Checker } from "../validate.ts";
+
+/**
+ * BullMQ's Queue events, local to this object (QueueEvents hears what every producer and worker
+ * does): `waiting` after `add` made or found the job, `removed` after `remove`, `cleaned` with the
+ * ids `clean` deleted and their state, `paused` and `resumed`, `error` for a listener that threw.
+ */
+export interface QueueListener<TData = unknown> {
+  waiting: (job: Job<TData>) => void;
+  removed: (jobId: string) => void;
+  cleaned: (jobs: string[], type: string) => void;
+  paused: () => void;
+  resumed: () => void;
+  error: (error: Error) => void;
+}
+
+export abstract class QueueGetters<TData = unknown> extends Emitter<QueueListener<TData>> {
+  readonly name: string;
+  readonly prefix: string;
+  /** The queue's keys, and the sweeper's attention index its pause and resume note. */
+  readonly keys: ReturnType<typeof queueKeys> & { attention: string };
+  protected readonly port: RedisPort;
+  /** @internal Where the queue's jobs live. */
+  protected readonly context: QueueContext;
+
+  protected constructor(name: string, prefix: string, context: QueueContext) {
+    super();
+    this.name = name;
+    this.prefix = prefix;
+    this.port = context.port;
+    this.context = context;
+    this.keys = { ...queueKeys(prefix, name), attention: attentionKey(prefix) };
+  }
+
+  /** Reads a job; undefined when it does not exist. */
+  async getJob(id: string): Promise<Job<TData> | undefined> {
+    const flat = await this.port.hgetall(jobKey(this.prefix, this.name, id));
+    return Job.fromFlat<TData>(this.context, id, flat);
+  }
+
+  /** A job and its state, read together in one call so they agree; undefined when it does not exist. */
+  getJobWithState(id: string): Promise<{ job: Job<TData>; state: JobState } | undefined> {
+    return Job.readWithState<TData>(this.context, id);
+  }
+
+  /**
+   * Counts by type, keyed by the type names asked for (BullMQ keeps `wait` as `wait`); with no types,
+   * BullMQ 6's default set (no `paused`).
+   */
+  async getJobCounts(...types: JobType[]): Promise<Record<string, number>> {
+    const structures = jobStructures(
+      this.keys,
+      types.length > 0 ? types : defaultJobTypes,
+      `Queue "${this.name}": getJobCounts`,
+      true,
+    );
+    const { counts } = decodeGetJobCounts(
+      await runScript(
+        this.port,
+        getJobCounts,
+        { structures: structures.map((s) => ({ key: s.key })) },
+        { structures: structures.map((s) => ({ kind: s.kind })) },
+      ),
+    );
+    if (counts.length !== structures.length)
+      throw new UnexpectedReplyError(`getJobCounts of queue "${this.name}": unexpected reply`);
+    return Object.fromEntries(structures.map((s, i) => [s.type, counts[i] as number]));
+  }
+
+  /**
+   * Total of the given types; with none, of the jobs still to be processed (waiting, delayed,
+   * prioritized, waiting-children), as BullMQ's `count()`.
+   */
+  async count(...types: JobType[]): Promise<number> {
+    const counts = await this.getJobCounts(...(types.length > 0 ? types : pendingJobTypes));
+    return Object.values(counts).reduce((sum, n) => sum + n, 0);
+  }
+
+  /**
+   * Jobs of the given types; `start`/`end` index each type's range, `asc` lists lists in processing
+   * order and sets by ascending score, as BullMQ's `getJobs`. A large range is read in pages, each one
+   * short script call (core/job/job-pages.ts).
+   */
+  async getJobs(types: JobType | JobType[] = [], start = 0, end = -1, asc = false): Promise<Job<TData>[]> {
+    const list = typeof types === "string" ? [types] : types.length > 0 ? types : defaultJobTypes;
+    const check = new Checker(`Queue "${this.name}": getJobs`);
+    check.integer("start", start, 0);
+    check.integer("end", end, -1);
+    const structures = jobStructures(this.keys, list as string[], `Queue "${this.name}": getJobs`);
+    return await readJobPages<TData>(this.context, structures, start, end, asc);
+  }
+
+  /** BullMQ's `getJobCountByTypes`: the total of the given types, as `count(...types)`. */
+  getJobCountByTypes(...types: JobType[]): Promise<number> {
+    return this.count(...(types.length > 0 ? types : defaultJobTypes));
+  }
+  /** BullMQ's one-type counts, each one call. */
+  getWaitingCount(): Promise<number> {
+    return this.count("waiting");
+  }
+  getActiveCount(): Promise<number> {
+    return this.count("active");
+  }
+  getDelayedCount(): Promise<number> {
+    return this.count("delayed");
+  }
+  getPrioritizedCount(): Promise<number> {
+    return this.count("prioritized");
+  }
+  getCompletedCount(): Promise<number> {
+    return this.count("completed");
+  }
+  getFailedCount(): Promise<number> {
+    return this.count("failed");
+  }
+  getWaitingChildrenCount(): Promise<number> {
+    return this.count("waiting-children");
+  }
+
+  getWaiting(start = 0, end = -1): Promise<Job<TData>[]> {
+    return this.getJobs(["waiting"], start, end, true);
+  }
+  getActive(start = 0, end = -1): Promise<Job<TData>[]> {
+    return this.getJobs(["active"], start, end, true);
+  }
+  getDelayed(start = 0, end = -1): Promise<Job<TData>[]> {
+    return this.getJobs(["delayed"], start, end, true);
+  }
+  getPrioritized(start = 0, end = -1): Promise<Job<TData>[]> {
+    return this.getJobs(["prioritized"], start, end, true);
+  }
+  getCompleted(start = 0, end = -1): Promise<Job<TData>[]> {
+    return this.getJobs(["completed"], start, end, false);
+  }
+  getFailed(start = 0, end = -1): Promise<Job<TData>[]> {
+    return this.getJobs(["failed"], start, end, false);
+  }
+  getWaitingChildren(start = 0, end = -1): Promise<Job<TData>[]> {
+    return this.getJobs(["waiting-children"], start, end, true);
+  }
+
+  /**
+   * A job's state (BullMQ's `getJobState`): completed, failed, delayed, prioritized, active,
+   * waiting, waiting-children, or unknown when there is no such job.
+   */
+  async getJobState(id: string): Promise<JobState> {
+    const check = new Checker(`Queue "${this.name}": getJobState`);
+    check.string("id", id);
+    const { states } = decodeGetJobStates(
+      await runScript(this.port, getJobStates, this.keys, { prefix: "", jobs: [{ id }] }),
+      ["states"],
+    );
+    if (states.length !== 1)
+      throw new UnexpectedReplyError(`getJobState of job "${id}" in queue "${this.name}": unexpected reply`);
+    return states[0] as JobState;
+  }
+
+  /**
+   * A job's log lines from `start` to `end` (inclusive, -1 for the last), oldest first unless `asc` is
+   * false, and how many it has in all — BullMQ's `getJobLogs`.
+   *
+   * @example
+   * const { logs, count } = await queue.getJobLogs("42", 0, 9); // the first ten lines
+   */
+  async getJobLogs(id: string, start = 0, end = -1, asc = true): Promise<{ logs: string[]; count: number }> {
+    const check = new Checker(`Queue "${this.name}": getJobLogs`);
+    check.string("id", id);
+    check.integer("start", start, 0);
+    check.integer("end", end, -1);
+    // Newest first reads the same range counted from the end, then reverses it (as BullMQ does).
+    const [from, to] = asc ? [start, end] : [-(end + 1), -(start + 1)];
+    const { lines, total } = decodeGetJobLogs(
+      await runScript(
+        this.port,
+        getJobLogs,
+        { logs: jobSubKeys(jobKey(this.prefix, this.name, id)).logs },
+        { from, to },
+      ),
+    );
+    return { logs: asc ? lines : lines.reverse(), count: total };
+  }
+
+  /**
+   * Not available: BullMQ lists workers from Redis's CLIENT LIST, and nimbusq's workers hold no Redis
+   * connection (every call is an HTTP request). The sweeper's registry knows the serverless workers.
+   */
+  getWorkers(): Promise<never> {
+    return Promise.reject(
+      new NotSupportedError(
+        `Queue "${this.name}": getWorkers reads Redis client connections (CLIENT LIST); nimbusq's workers talk HTTP and hold none`,
+      ),
+    );
+  }
+
+  /** Not available, as `getWorkers`. */
+  getWorkersCount(): Promise<never> {
+    return this.getWorkers();
+  }
+}
