@@ -3,7 +3,7 @@
  * into a folder of its own under node_modules/.cache (so the compiled files resolve the repo's
  * node_modules), and returns a loader for the compiled modules. Type errors fail the compile.
  */
-import { mkdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import ts from "typescript";
@@ -15,6 +15,27 @@ export interface CompiledApps {
   /** Imports the compiled form of a source file given relative to the repo root. */
   load<T = Record<string, unknown>>(sourcePath: string): Promise<T>;
   remove(): void;
+}
+
+/** The compiled sources of each `nimbusq` entry the example imports by name (tsconfig's `paths`). */
+const entries: Record<string, string> = { nimbusq: "core/index.js", "nimbusq/nestjs": "nestjs/index.js" };
+
+/** tsc keeps `from "nimbusq"` as written: point each such import at the compiled repo sources. */
+function pointPackageImports(outDir: string): void {
+  const examples = join(outDir, "examples");
+  if (!existsSync(examples)) return;
+  for (const file of readdirSync(examples, { recursive: true, encoding: "utf8" })) {
+    if (!file.endsWith(".js")) continue;
+    const path = join(examples, file);
+    const text = readFileSync(path, "utf8").replace(
+      /from "(nimbusq(?:\/nestjs)?)"/g,
+      (_all, name: string) => {
+        const target = relative(dirname(path), join(outDir, entries[name] as string));
+        return `from "${target.startsWith(".") ? target : `./${target}`}"`;
+      },
+    );
+    writeFileSync(path, text);
+  }
 }
 
 export function compileApps(files: string[], label: string): CompiledApps {
@@ -55,6 +76,7 @@ export function compileApps(files: string[], label: string): CompiledApps {
     });
     throw new Error(`compiling the Nest test apps failed:\n${text}`);
   }
+  pointPackageImports(outDir);
   return {
     load: async (sourcePath) => {
       const compiled = join(outDir, relative(root, join(root, sourcePath))).replace(/\.ts$/, ".js");

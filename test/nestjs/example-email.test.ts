@@ -84,7 +84,7 @@ describe("examples/nestjs-email", () => {
     expect(noSubject.status).toBe(400);
     expect(await noSubject.json()).toMatchObject({ field: "subject" });
 
-    const queue = new Queue("email", { redis: redis(), prefix });
+    const queue = new Queue("nest-email", { redis: redis(), prefix });
     const job = await finished(queue, answer.jobId);
     expect(await queue.getJobState(answer.jobId)).toBe("completed");
     expect(job.attemptsMade).toBe(3);
@@ -103,7 +103,7 @@ describe("examples/nestjs-email", () => {
     const window = { windowStart: Date.UTC(2026, 0, 14), windowEnd: Date.UTC(2026, 0, 15) };
     expect(job.data).toEqual(window);
 
-    const done = await finished(new Queue("reports", { redis: redis(), prefix }), job.id);
+    const done = await finished(new Queue("nest-reports", { redis: redis(), prefix }), job.id);
     expect(done.attemptsMade).toBe(2);
     expect(store.queries).toEqual([window, window]);
     expect(done.returnvalue).toEqual({ ...window, mails: 0 });
@@ -122,7 +122,7 @@ describe("examples/nestjs-email", () => {
     expect(window.windowEnd).toBe(planned - 6 * 60 * 60 * 1000);
 
     await iteration.promote(); // run it now, hours before its planned time: the window must not move
-    const done = await finished(new Queue("reports", { redis: redis(), prefix }), iteration.id);
+    const done = await finished(new Queue("nest-reports", { redis: redis(), prefix }), iteration.id);
     expect(done.attemptsMade).toBe(2);
     expect(store.queries).toEqual([window, window]);
     expect(done.returnvalue).toMatchObject(window);

@@ -3,12 +3,13 @@
  * email and reports queues, their processors, the services that enqueue and the HTTP controller.
  */
 import { type DynamicModule, Module } from "@nestjs/common";
-import { NimbusqModule, type NimbusqRootOptions } from "../../../nestjs/index.ts";
-import { EmailController } from "./email.controller.ts";
-import { EmailProcessor } from "./email.processor.ts";
-import { EmailService } from "./email.service.ts";
-import { MailTransport } from "./mail-transport.ts";
-import { ReportProcessor, ReportScheduler, ReportStore } from "./report.ts";
+import { NimbusqModule, type NimbusqRootOptions } from "nimbusq/nestjs";
+import { EmailController } from "./email.controller.js";
+import { EmailProcessor } from "./email.processor.js";
+import { EmailService } from "./email.service.js";
+import { MailTransport } from "./mail-transport.js";
+import { emailQueue, reportsQueue } from "./queues.js";
+import { ReportProcessor, ReportScheduler, ReportStore } from "./report.js";
 
 @Module({})
 // biome-ignore lint/complexity/noStaticOnlyClass: a Nest module with a static factory
@@ -19,7 +20,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         NimbusqModule.forRoot(nimbusq),
-        NimbusqModule.registerQueue({ name: "email" }, { name: "reports" }),
+        NimbusqModule.registerQueue({ name: emailQueue }, { name: reportsQueue }),
       ],
       controllers: [EmailController],
       providers: [MailTransport, EmailService, EmailProcessor, ReportStore, ReportScheduler, ReportProcessor],

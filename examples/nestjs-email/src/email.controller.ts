@@ -15,9 +15,9 @@ import {
 } from "@nestjs/common";
 // biome-ignore lint/style/useImportType: the class is needed at run time (emitDecoratorMetadata)
 import { HttpAdapterHost } from "@nestjs/core";
-import { ValidationError } from "../../../core/index.ts";
+import { ValidationError } from "nimbusq";
 // biome-ignore lint/style/useImportType: the class is needed at run time (emitDecoratorMetadata)
-import { EmailService, type Queued } from "./email.service.ts";
+import { EmailService, type Queued } from "./email.service.js";
 
 /** nimbusq's ValidationError (it names the field) → 400 `{ error, field }`, whatever the HTTP platform. */
 @Catch(ValidationError)

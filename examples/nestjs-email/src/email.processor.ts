@@ -3,14 +3,15 @@
  * notification after the fact: it only logs, and nothing it does could change the job's outcome.
  */
 import { Logger } from "@nestjs/common";
-import type { ActiveJob } from "../../../core/index.ts";
-import { OnWorkerEvent, Processor, WorkerHost } from "../../../nestjs/index.ts";
+import type { ActiveJob } from "nimbusq";
+import { OnWorkerEvent, Processor, WorkerHost } from "nimbusq/nestjs";
 // A value import, not `import type`: Nest injects MailTransport by the constructor's parameter type,
 // which decorator metadata carries at run time.
 // biome-ignore lint/style/useImportType: the class is needed at run time (emitDecoratorMetadata)
-import { MailTransport, type SentMail } from "./mail-transport.ts";
+import { MailTransport, type SentMail } from "./mail-transport.js";
+import { emailQueue } from "./queues.js";
 
-@Processor("email", { concurrency: 10 })
+@Processor(emailQueue, { concurrency: 10 })
 export class EmailProcessor extends WorkerHost {
   private readonly logger = new Logger(EmailProcessor.name);
 

@@ -3,9 +3,10 @@
  * mail is sent by EmailProcessor.process, where a failure retries with exponential backoff.
  */
 import { Injectable } from "@nestjs/common";
-import { type Queue, ValidationError } from "../../../core/index.ts";
-import { InjectQueue } from "../../../nestjs/index.ts";
-import type { SentMail } from "./mail-transport.ts";
+import { type Queue, ValidationError } from "nimbusq";
+import { InjectQueue } from "nimbusq/nestjs";
+import type { SentMail } from "./mail-transport.js";
+import { emailQueue } from "./queues.js";
 
 export interface Queued {
   jobId: string;
@@ -14,7 +15,7 @@ export interface Queued {
 
 @Injectable()
 export class EmailService {
-  constructor(@InjectQueue("email") private readonly queue: Queue<SentMail>) {}
+  constructor(@InjectQueue(emailQueue) private readonly queue: Queue<SentMail>) {}
 
   async sendEmail(body: unknown): Promise<Queued> {
     const { to, subject } = (body ?? {}) as Partial<Record<string, unknown>>;

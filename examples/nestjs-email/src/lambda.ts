@@ -4,8 +4,9 @@
  * the Nest HTTP app of main.ts.
  */
 import "reflect-metadata";
-import { nestWorkerHandler } from "../../../nestjs/index.ts";
-import { AppModule } from "./app.module.ts";
+import { nestWorkerHandler } from "nimbusq/nestjs";
+import { AppModule } from "./app.module.js";
+import { emailQueue, reportsQueue } from "./queues.js";
 
-export const emailWorker = nestWorkerHandler(AppModule.register(), "email", { jobTimeoutMs: 20_000 });
-export const reportWorker = nestWorkerHandler(AppModule.register(), "reports", { jobTimeoutMs: 60_000 });
+export const emailWorker = nestWorkerHandler(AppModule.register(), emailQueue, { jobTimeoutMs: 20_000 });
+export const reportWorker = nestWorkerHandler(AppModule.register(), reportsQueue, { jobTimeoutMs: 60_000 });

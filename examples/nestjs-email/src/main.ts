@@ -5,10 +5,14 @@
  */
 import "reflect-metadata";
 import { NestFactory } from "@nestjs/core";
-import { AppModule } from "./app.module.ts";
-import { ReportScheduler } from "./report.ts";
+import { AppModule } from "./app.module.js";
+import { ReportScheduler } from "./report.js";
 
-const app = await NestFactory.create(AppModule.register());
+// UPSTASH_REDIS_REST_URL and _TOKEN say where Redis is; NIMBUSQ_PREFIX, if set, its key prefix.
+const prefix = process.env.NIMBUSQ_PREFIX;
+const app = await NestFactory.create(AppModule.register(prefix ? { prefix } : {}));
 app.enableShutdownHooks();
 await app.get(ReportScheduler).scheduleDailyReport();
-await app.listen(Number(process.env.PORT ?? 3000));
+// 3001: the repository's `npm start` serves its HTTP API on 3000.
+await app.listen(Number(process.env.PORT ?? 3001));
+console.log(`nestjs-email listening on ${await app.getUrl()}`);

@@ -3,9 +3,10 @@
  * cron job scheduler, each iteration's window coming from its planned time.
  */
 import { Injectable, Logger } from "@nestjs/common";
-import type { ActiveJob, Queue } from "../../../core/index.ts";
-import { InjectQueue, Processor, WorkerHost } from "../../../nestjs/index.ts";
-import { dailyWindow, type ReportWindow, windowOf } from "./report-window.ts";
+import type { ActiveJob, Queue } from "nimbusq";
+import { InjectQueue, Processor, WorkerHost } from "nimbusq/nestjs";
+import { reportsQueue } from "./queues.js";
+import { dailyWindow, type ReportWindow, windowOf } from "./report-window.js";
 
 /** Stand-in for the database the report reads; it records each query's window. */
 @Injectable()
@@ -26,7 +27,7 @@ export class ReportStore {
 
 @Injectable()
 export class ReportScheduler {
-  constructor(@InjectQueue("reports") private readonly queue: Queue<Partial<ReportWindow>>) {}
+  constructor(@InjectQueue(reportsQueue) private readonly queue: Queue<Partial<ReportWindow>>) {}
 
   /** A report for the day before `now`, its window fixed now. */
   async enqueueDailyReport(now = Date.now()) {
@@ -50,7 +51,7 @@ export class ReportScheduler {
   }
 }
 
-@Processor("reports")
+@Processor(reportsQueue)
 export class ReportProcessor extends WorkerHost {
   private readonly logger = new Logger(ReportProcessor.name);
 
