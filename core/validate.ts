@@ -20,6 +20,13 @@ export const maxDueTime = 2 ** 41 - 1;
 /** Default limit on a job's serialized data, in bytes. */
 export const defaultMaxDataBytes = 512 * 1024;
 
+/**
+ * BullMQ's stalled-check defaults, the one place worker and sweeper take them from: a lapsed lease is
+ * looked for every 30 s, and a job found stalled a second time fails.
+ */
+export const defaultStalledInterval = 30_000;
+export const defaultMaxStalledCount = 1;
+
 const knownOptions = new Set<string>([
   "jobId",
   "delay",

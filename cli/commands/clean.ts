@@ -1,18 +1,7 @@
 /** `nimbusq clean <queue> <state>`: deletes old jobs of one state (Queue.clean), in steps. */
-import type { CleanState } from "../../core/index.ts";
+import { cleanStates } from "../../core/index.ts";
 import { type Command, integerFlag, type Output, oneOf } from "../command.ts";
 import { inSteps } from "../progress.ts";
-
-const cleanStates: readonly CleanState[] = [
-  "completed",
-  "failed",
-  "wait",
-  "waiting",
-  "active",
-  "paused",
-  "delayed",
-  "prioritized",
-];
 
 export const clean: Command = {
   name: "clean",

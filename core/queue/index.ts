@@ -1,10 +1,11 @@
 /** Queues: Queue and FlowProducer, maintenance and metrics (adds live in core/adds/). */
 export { type FlowOpts, FlowProducer, type FlowProducerOptions, type JobNode } from "./flow-producer.ts";
-export type {
-  CleanState,
-  ObliterateOptions,
-  PromoteJobsOptions,
-  RetryJobsOptions,
+export {
+  type CleanState,
+  cleanStates,
+  type ObliterateOptions,
+  type PromoteJobsOptions,
+  type RetryJobsOptions,
 } from "./maintenance.ts";
 export { Queue } from "./queue.ts";
 export type { QueueListener } from "./queue-getters.ts";

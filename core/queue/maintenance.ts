@@ -51,18 +51,8 @@ const maxStepCount = 10_000;
 /** How long a step's replay guard lives (ms): longer than the HTTP client's retries. */
 const guardTtl = defaultReplayGuardTtlMs;
 
-/** The states `clean` accepts, as BullMQ's `clean` (`waiting` is `wait`, `paused` the legacy list). */
-export type CleanState =
-  | "completed"
-  | "failed"
-  | "wait"
-  | "waiting"
-  | "active"
-  | "paused"
-  | "delayed"
-  | "prioritized";
-
-const cleanable: Record<CleanState, keyof QueueKeys> = {
+/** Each state `clean` accepts, as BullMQ's (`waiting` is `wait`, `paused` the legacy list), and its structure. */
+const cleanable = {
   completed: "completed",
   failed: "failed",
   wait: "wait",
@@ -71,7 +61,10 @@ const cleanable: Record<CleanState, keyof QueueKeys> = {
   paused: "legacyPaused",
   delayed: "delayed",
   prioritized: "prioritized",
-};
+} as const satisfies Record<string, keyof QueueKeys>;
+export type CleanState = keyof typeof cleanable;
+/** The one list of cleanable states the CLI and the HTTP API offer. */
+export const cleanStates = Object.keys(cleanable) as [CleanState, ...CleanState[]];
 
 export interface ObliterateOptions {
   /** Also delete active jobs (their workers lose them); without it, active jobs refuse the obliterate. */

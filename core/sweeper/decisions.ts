@@ -17,6 +17,9 @@ export function fanOutBatchSize(sweep: QueueSweep, configured?: number): number 
   return sweep.workerSettings?.batchSize ?? configured ?? defaultFanOutBatchSize;
 }
 
+/** Most worker invocations of one queue at once when its configuration gives no maxWorkers. */
+export const defaultMaxWorkers = 10;
+
 /** How many worker invocations to start: enough for the backlog, minus those running, capped. */
 export function workersToStart(
   sweep: QueueSweep,

@@ -1,4 +1,5 @@
 /** The sweeper: the loop that promotes, recovers, starts workers and forwards events, behind its ports. */
+export { defaultMaxWorkers } from "./decisions.ts";
 export type { ForwardedEvent, PublishEvents } from "./forwarding.ts";
 export type { QueueEvent } from "./sweep.ts";
 export {

@@ -20,8 +20,16 @@ import { defaultPrefix } from "../redis/keys.ts";
 import { checkRetry } from "../redis/lifecycle.ts";
 import { type RedisPort, toRedisPort, type UpstashRedisLike } from "../redis/redis-port.ts";
 import type { RedisRetryOptions } from "../redis/retry.ts";
+import { defaultMaxStalledCount, defaultStalledInterval } from "../validate.ts";
 import { nextUnswept, queuesToSweep, readAttention } from "./attention.ts";
-import { fanOutBatchSize, nextDueAt, passWindow, sleepBeforeNextPass, workersToStart } from "./decisions.ts";
+import {
+  defaultMaxWorkers,
+  fanOutBatchSize,
+  nextDueAt,
+  passWindow,
+  sleepBeforeNextPass,
+  workersToStart,
+} from "./decisions.ts";
 import { forwardBatch, forwardEvents, type PublishEvents } from "./forwarding.ts";
 import { MetricsPass, type QueueReport } from "./metrics-pass.ts";
 import { checkSweeperSettings } from "./settings-check.ts";
@@ -239,8 +247,8 @@ export function createSweeper(settings: SweeperSettings, ports: SweeperPorts): S
       token,
       lockTtlMs: Math.max(lockUntil - now, 1000),
       now,
-      stalledInterval: settings.stalledInterval ?? 30_000,
-      maxStalledCount: settings.maxStalledCount ?? 1,
+      stalledInterval: settings.stalledInterval ?? defaultStalledInterval,
+      maxStalledCount: settings.maxStalledCount ?? defaultMaxStalledCount,
       promoteLimit: 1000,
       eventBatch: ports.publish ? forwardBatch : 0,
       recheckMs: settings.tickMs ?? 60_000,
@@ -262,7 +270,7 @@ export function createSweeper(settings: SweeperSettings, ports: SweeperPorts): S
       const recent = recentlyStarted.get(s.queue);
       const alreadyStarted = recent && recent.until > now ? recent.count : 0;
       const batchSize = fanOutBatchSize(s, queue.batchSize);
-      const count = workersToStart(s, batchSize, queue.maxWorkers ?? 10, alreadyStarted);
+      const count = workersToStart(s, batchSize, queue.maxWorkers ?? defaultMaxWorkers, alreadyStarted);
       if (count === 0) continue;
       await ports.startWorkers(queue, count);
       result.invoked[s.queue] = (result.invoked[s.queue] ?? 0) + count;

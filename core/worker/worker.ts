@@ -15,7 +15,13 @@ import { Lifecycle, redisPortFrom } from "../redis/lifecycle.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import { runScript } from "../redis/scripts.ts";
 import type { EventsLevel } from "../types.ts";
-import { Checker, checkPrefix, checkQueueName } from "../validate.ts";
+import {
+  Checker,
+  checkPrefix,
+  checkQueueName,
+  defaultMaxStalledCount,
+  defaultStalledInterval,
+} from "../validate.ts";
 import { defaultMaxRequestBytes } from "./ack-size.ts";
 import { runStalledCheck } from "./calls.ts";
 import { Pipeline } from "./pipeline.ts";
@@ -146,8 +152,8 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
   /** BullMQ's stalled check for this queue; returns the requeued ids (empty when it ran recently). */
   async recoverStalled(): Promise<string[]> {
     const moved = await runStalledCheck(this.context, {
-      stalledInterval: this.options.stalledInterval ?? 30_000,
-      maxStalledCount: this.options.maxStalledCount ?? 1,
+      stalledInterval: this.options.stalledInterval ?? defaultStalledInterval,
+      maxStalledCount: this.options.maxStalledCount ?? defaultMaxStalledCount,
     });
     for (const id of moved ?? []) this.emit("stalled", id, "active");
     return moved ?? [];

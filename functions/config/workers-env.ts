@@ -10,6 +10,7 @@
  */
 import {
   createRedis,
+  defaultMaxWorkers,
   defaultPrefix,
   type RedisPort,
   toRedisPort,
@@ -75,9 +76,6 @@ export function workersFromEnv(env: Env = process.env, context = "workersFromEnv
   checkUniqueQueues(check, workersVariable, queues);
   return queues;
 }
-
-/** The sweeper's default when an entry gives no maxWorkers (functions/sweeper.ts). */
-const defaultMaxWorkers = 10;
 
 /** Where a kick reads the worker registry: a client (or port) and the key prefix (`bull` by default). */
 export interface WorkerRegistryAccess {

@@ -6,7 +6,7 @@
  */
 import type { Hono } from "hono";
 import * as z from "zod/mini";
-import type { CleanState } from "../../core/index.ts";
+import { cleanStates } from "../../core/index.ts";
 import { type ApiRoute, mount } from "./api-route.ts";
 import type { AppEnv } from "./app-env.ts";
 import { errorResponses } from "./error-schemas.ts";
@@ -16,17 +16,6 @@ import { adminSecurity, jsonAnswer, jsonBody, namedQueue, queueParams } from "./
 import { doc, named, optional } from "./schema-docs.ts";
 import { flag, integer, oneOf } from "./schema-rules.ts";
 import { validBody } from "./validation.ts";
-
-export const cleanStates = [
-  "completed",
-  "failed",
-  "wait",
-  "waiting",
-  "active",
-  "paused",
-  "delayed",
-  "prioritized",
-] as const satisfies readonly CleanState[];
 
 /**
  * Most jobs one retry, promote or clean request handles when it gives a count (core works in steps of
