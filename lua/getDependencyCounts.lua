@@ -1,5 +1,7 @@
+#!lua flags=no-writes,allow-key-locking
 --[[
 getDependencyCounts: Counts a parent's children by outcome.
+Read-only with every key declared: Upstash takes shared read locks on these keys alone.
 
 KEYS
   dependencies  {P}<jobId>:dependencies

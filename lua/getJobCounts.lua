@@ -1,5 +1,7 @@
+#!lua flags=no-writes,allow-key-locking
 --[[
 getJobCounts: Counts the jobs in each named structure of one queue.
+Read-only with every key declared: Upstash takes shared read locks on these keys alone.
 
 KEYS repeated structures
   key  {P}wait, {P}active or one of the job ZSETs

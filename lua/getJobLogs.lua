@@ -1,5 +1,7 @@
+#!lua flags=no-writes,allow-key-locking
 --[[
 getJobLogs: Reads a range of a job's log lines and how many it has (BullMQ's Queue.getJobLogs).
+Read-only with every key declared: Upstash takes shared read locks on these keys alone.
 
 KEYS
   logs  {P}<jobId>:logs

@@ -1,5 +1,8 @@
+#!lua flags=no-writes,allow-key-locking
 --[[
-getJobStates: Reads the state of each given job, checking BullMQ's structures in getState's order.
+getJobStates: Reads the state of each given job, checking BullMQ's structures in getState's order;
+with the jobs' hash keys given, their fields too. It reads and writes nothing else: read-only, every
+key declared, so Upstash takes shared read locks on these keys alone.
 
 KEYS
   completed  {P}completed
@@ -10,14 +13,14 @@ KEYS
   wait  {P}wait
   legacyPaused  {P}paused
   waitingChildren  {P}waiting-children
-ARGV
-  prefix  the queue key prefix {P} to also return each job's hash, or "" for states only
+KEYS repeated jobs
+  job  {P}<id>, one per id in ARGV's order, to also return each job's fields; none for states only
 ARGV repeated jobs
   id  a job id
-REPLY states  without a prefix
+REPLY states  without job keys
   states  string...  per job: completed, failed, delayed, prioritized, active, waiting,
     waiting-children or unknown
-REPLY withFields  with a prefix: each state with its job's fields, read together so they agree
+REPLY withFields  with job keys: each state with its job's fields, read together so they agree
   jobs  (state string, fields hash)...
 EVENTS
   none
@@ -35,9 +38,9 @@ for i = 1, ARG_GROUP_COUNT do
   elseif redis.call("LPOS", KEYS[KEY.legacyPaused], id) then state = "waiting"
   elseif redis.call("ZSCORE", KEYS[KEY.waitingChildren], id) then state = "waiting-children"
   end
-  if ARGV[ARG.prefix] ~= "" then
+  if KEY_GROUP_COUNT > 0 then
     states[#states + 1] = state
-    states[#states + 1] = redis.call("HGETALL", ARGV[ARG.prefix] .. id)
+    states[#states + 1] = redis.call("HGETALL", groupKey(i, KEY_GROUP.job))
   else
     states[i] = state
   end

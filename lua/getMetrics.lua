@@ -1,7 +1,9 @@
+#!lua flags=no-writes,allow-key-locking
 --[[
 getMetrics: Reads the metrics a BullMQ worker with `metrics` on keeps for completed or failed jobs,
 as BullMQ's Queue.getMetrics: the counters hash, a range of per-minute points (newest first) and how
 many points there are.
+Read-only with every key declared: Upstash takes shared read locks on these keys alone.
 
 KEYS
   metrics  {P}metrics:completed or {P}metrics:failed

@@ -3,6 +3,7 @@ getRateLimitTtl: How long the queue's rate limit still holds workers back, as Bu
 Queue.getRateLimitTtl(maxJobs): with a max (given, else meta.max), the limiter's TTL once its count
 has reached that max (0 otherwise; a limiter that has just expired is deleted); with none, the
 limiter's PTTL as is (-2 no limiter, -1 no expiry).
+Not flagged no-writes: it deletes a limiter whose time ran out, as BullMQ does.
 
 KEYS
   limiter  {P}limiter

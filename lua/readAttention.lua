@@ -1,6 +1,8 @@
+#!lua flags=no-writes,allow-key-locking
 --[[
 readAttention: Reads the sweeper's attention index whole, for a client without ZRANGE (the sweeper's
-idle pass otherwise reads it with one plain ZRANGE … WITHSCORES). Read-only.
+idle pass otherwise reads it with one plain ZRANGE … WITHSCORES).
+Read-only with every key declared: Upstash takes shared read locks on these keys alone.
 
 KEYS
   attention  <prefix>:nq:due (member: queue name, score: when it needs the sweeper, ms)

@@ -9,7 +9,7 @@ import {
   getDependencyCounts,
   getJobStates,
 } from "../redis/generated/scripts.ts";
-import { jobKey, jobSubKeys, queueKeyPrefix, queueKeys, queueQualifiedName } from "../redis/keys.ts";
+import { jobKey, jobSubKeys, queueKeys, queueQualifiedName } from "../redis/keys.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import { runScript } from "../redis/scripts.ts";
 import type { JobState, JobsOptions } from "../types.ts";
@@ -167,10 +167,12 @@ export class Job<TData = unknown, TResult = unknown> {
   ): Promise<{ job: Job<T, R>; state: JobState } | undefined> {
     const { port, prefix, queueName } = context;
     const reply = decodeGetJobStates(
-      await runScript(port, getJobStates, queueKeys(prefix, queueName), {
-        prefix: queueKeyPrefix(prefix, queueName),
-        jobs: [{ id }],
-      }),
+      await runScript(
+        port,
+        getJobStates,
+        { ...queueKeys(prefix, queueName), jobs: [{ job: jobKey(prefix, queueName, id) }] },
+        { jobs: [{ id }] },
+      ),
       ["withFields"],
     );
     const [read] = reply.jobs;
@@ -187,10 +189,7 @@ export class Job<TData = unknown, TResult = unknown> {
     const { port, prefix, queueName } = first.context;
     const ids = jobs.map((job) => ({ id: job.id }));
     const { states } = decodeGetJobStates(
-      await runScript(port, getJobStates, queueKeys(prefix, queueName), {
-        prefix: "",
-        jobs: ids,
-      }),
+      await runScript(port, getJobStates, { ...queueKeys(prefix, queueName), jobs: [] }, { jobs: ids }),
       ["states"],
     );
     if (states.length !== jobs.length)

@@ -170,7 +170,7 @@ export abstract class QueueGetters<TData = unknown> extends Emitter<QueueListene
     const check = new Checker(`Queue "${this.name}": getJobState`);
     check.string("id", id);
     const { states } = decodeGetJobStates(
-      await runScript(this.port, getJobStates, this.keys, { prefix: "", jobs: [{ id }] }),
+      await runScript(this.port, getJobStates, { ...this.keys, jobs: [] }, { jobs: [{ id }] }),
       ["states"],
     );
     if (states.length !== 1)

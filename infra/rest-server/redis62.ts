@@ -165,20 +165,28 @@ export function redis62Refusal(args: readonly string[]): string | null {
   return rule && matches(rule.check, args) ? refusalText(rule) : null;
 }
 
+const upstashShebangFlags = new Set([
+  "flags=allow-key-locking",
+  "flags=no-writes,allow-key-locking",
+  "flags=allow-key-locking,no-writes",
+]);
+
 /**
- * A script's shebang: Redis 6.2 had none, Upstash documents `#!lua flags=allow-key-locking`. Any other
- * shebang (other flags such as `no-writes`, `#!lua` alone, other options) is a Redis 7.0 form.
+ * A script's shebang: Redis 6.2 had none; Upstash documents `#!lua flags=allow-key-locking` and, for
+ * read-only scripts, `#!lua flags=no-writes,allow-key-locking`. Any other shebang (`no-writes` alone,
+ * `#!lua` alone, other options) is a Redis 7.0 form.
  */
 export function shebangRefusal(source: string): string | null {
   if (!source.startsWith("#!")) return null;
   const end = source.indexOf("\n");
   const line = (end < 0 ? source : source.slice(0, end)).replace(/\r$/, "");
   const words = line.split(/\s+/).filter((word) => word !== "");
-  if (words.length === 2 && words[0] === "#!lua" && words[1] === "flags=allow-key-locking") return null;
+  const flags = words.length === 2 && words[0] === "#!lua" ? (words[1] as string) : "";
+  if (upstashShebangFlags.has(flags)) return null;
   const shown = line.length > 80 ? `${line.slice(0, 80)}…` : line;
   return (
     `ERR Error compiling script: the shebang '${shown}' is a Redis 7.0 form; ` +
-    `only Upstash's '#!lua flags=allow-key-locking' is accepted${WHY}`
+    `only Upstash's '#!lua flags=allow-key-locking' (with no-writes for a read-only script) is accepted${WHY}`
   );
 }
 

@@ -55,7 +55,7 @@ describe("the Lua build", () => {
 
   it("gives every script a contract header whose names the prelude exposes", () => {
     for (const script of buildAllScripts("lua")) {
-      const body = script.source.replace(/^#!lua flags=allow-key-locking\n/, "");
+      const body = script.source.replace(/^#!lua flags=[a-z,-]+\n/, "");
       expect(body.startsWith(`-- nimbusq:${script.header.name}`)).toBe(true);
       for (const item of script.header.keys.fixed) expect(script.source).toContain(`${item.name} = `);
       expect(script.sha1).toMatch(/^[0-9a-f]{40}$/);
@@ -67,6 +67,21 @@ describe("the Lua build", () => {
       .filter((script) => script.source.startsWith("#!lua flags=allow-key-locking\n"))
       .map((script) => script.header.name);
     expect(flagged).toEqual(["ackAndLease", "extendLeases"]);
+  });
+
+  it("runs the read-only scripts whose keys are all declared under no-writes with key locking", () => {
+    const readOnly = buildAllScripts("lua")
+      .filter((script) => script.source.startsWith("#!lua flags=no-writes,allow-key-locking\n"))
+      .map((script) => script.header.name);
+    expect(readOnly).toEqual([
+      "countWorkers",
+      "getDependencyCounts",
+      "getJobCounts",
+      "getJobLogs",
+      "getJobStates",
+      "getMetrics",
+      "readAttention",
+    ]);
   });
 });
 

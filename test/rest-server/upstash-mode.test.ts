@@ -141,8 +141,8 @@ describe("Upstash mode", () => {
     await expect(returned).rejects.toThrow(/^ERR unknown command 'LMPOP'/);
   });
 
-  it("refuses shebangs other than allow-key-locking, which Redis 7 alone would run", async () => {
-    for (const shebang of ["#!lua flags=no-writes", "#!lua", `${FLAG},no-writes`, "#!lua name=x"]) {
+  it("refuses shebangs other than Upstash's two, which Redis 7 alone would run", async () => {
+    for (const shebang of ["#!lua flags=no-writes", "#!lua", "#!lua name=x", `${FLAG},allow-oom`]) {
       const source = `${shebang}\nreturn 1`;
       const refused = await post(stack.rest, "/", ["EVAL", source, 0]);
       expect(refused.status).toBe(400);
@@ -151,7 +151,9 @@ describe("Upstash mode", () => {
     }
     expect(await offRedis.eval("#!lua flags=no-writes\nreturn 1", [], [])).toBe(1);
     expect(await on.eval(`${FLAG}\nreturn 1`, [], [])).toBe(1);
-    expect(stack.rest.stats()).toMatchObject({ commands: 1, upstashRefusals: 8 });
+    expect(await on.eval(`${FLAG},no-writes\nreturn 1`, [], [])).toBe(1);
+    expect(await on.eval("#!lua flags=no-writes,allow-key-locking\nreturn 1", [], [])).toBe(1);
+    expect(stack.rest.stats()).toMatchObject({ commands: 3, upstashRefusals: 8 });
   });
 
   it("counts refusals: plain ones and those in script replies", async () => {

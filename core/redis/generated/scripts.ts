@@ -3022,7 +3022,7 @@ export interface CountWorkersArgs {
 }
 
 /**
- * How many worker invocations of a queue are registered as running and not yet lapsed, so that a kick (HTTP API, producers) can skip invoking a worker when the queue already has its maximum. Reads only: lapsed registrations are left for the sweeper to prune.
+ * How many worker invocations of a queue are registered as running and not yet lapsed, so that a kick (HTTP API, producers) can skip invoking a worker when the queue already has its maximum. Reads only: lapsed registrations are left for the sweeper to prune. Read-only with every key declared: Upstash takes shared read locks on these keys alone.
  *
  * Reply: see decodeCountWorkers.
  *
@@ -3030,12 +3030,13 @@ export interface CountWorkersArgs {
  */
 export const countWorkers: ScriptDef<CountWorkersKeys, CountWorkersArgs> = {
   name: "countWorkers",
-  sha1: "b4b0dff2467a41e6e1140d046972934eb1d8ad27",
-  keyLocking: false,
+  sha1: "039fc8dca742629d7ddec0a50ec6bc22a9916609",
+  keyLocking: true,
   keys: { fixed: ["workers"] },
   argv: { fixed: ["now"] },
   source: /* @__PURE__ */ [
-    `-- nimbusq:countWorkers (generated from lua/countWorkers.lua; do not edit)
+    `#!lua flags=no-writes,allow-key-locking
+-- nimbusq:countWorkers (generated from lua/countWorkers.lua; do not edit)
 local KEY = { workers = 1 }
 local ARG = { now = 1 }
 `,
@@ -3222,7 +3223,7 @@ export interface GetDependencyCountsKeys {
 export type GetDependencyCountsArgs = Record<string, never>;
 
 /**
- * Counts a parent's children by outcome.
+ * Counts a parent's children by outcome. Read-only with every key declared: Upstash takes shared read locks on these keys alone.
  *
  * Reply: see decodeGetDependencyCounts.
  *
@@ -3230,12 +3231,13 @@ export type GetDependencyCountsArgs = Record<string, never>;
  */
 export const getDependencyCounts: ScriptDef<GetDependencyCountsKeys, GetDependencyCountsArgs> = {
   name: "getDependencyCounts",
-  sha1: "b14abefa491fe77467b4be363dabd02a0b4b94cc",
-  keyLocking: false,
+  sha1: "ca800a03011d2d1ffa9873adacec86b1fb8f03d6",
+  keyLocking: true,
   keys: { fixed: ["dependencies","processed","failed","unsuccessful"] },
   argv: { fixed: [] },
   source: /* @__PURE__ */ [
-    `-- nimbusq:getDependencyCounts (generated from lua/getDependencyCounts.lua; do not edit)
+    `#!lua flags=no-writes,allow-key-locking
+-- nimbusq:getDependencyCounts (generated from lua/getDependencyCounts.lua; do not edit)
 local KEY = { dependencies = 1, processed = 2, failed = 3, unsuccessful = 4 }
 `,
     `return { redis.call("SCARD", KEYS[KEY.dependencies]), redis.call("HLEN", KEYS[KEY.processed]),
@@ -3285,7 +3287,7 @@ export interface GetJobCountsArgs {
 }
 
 /**
- * Counts the jobs in each named structure of one queue.
+ * Counts the jobs in each named structure of one queue. Read-only with every key declared: Upstash takes shared read locks on these keys alone.
  *
  * Reply: see decodeGetJobCounts.
  *
@@ -3293,12 +3295,13 @@ export interface GetJobCountsArgs {
  */
 export const getJobCounts: ScriptDef<GetJobCountsKeys, GetJobCountsArgs> = {
   name: "getJobCounts",
-  sha1: "909ecb77f6d69277acf3741c4c0128d2be7a6a4a",
-  keyLocking: false,
+  sha1: "122ffef24808aab287ee0675772b3c8136cf25ce",
+  keyLocking: true,
   keys: { fixed: [], group: { name: "structures", fields: ["key"] } },
   argv: { fixed: [], group: { name: "structures", fields: ["kind"] } },
   source: /* @__PURE__ */ [
-    `-- nimbusq:getJobCounts (generated from lua/getJobCounts.lua; do not edit)
+    `#!lua flags=no-writes,allow-key-locking
+-- nimbusq:getJobCounts (generated from lua/getJobCounts.lua; do not edit)
 local KEY_GROUP = { first = 1, size = 1, key = 0 }
 local KEY_GROUP_COUNT = (#KEYS - 0) / 1
 local function groupKey(i, offset) return KEYS[1 + (i - 1) * 1 + offset] end
@@ -3348,7 +3351,7 @@ export interface GetJobLogsArgs {
 }
 
 /**
- * Reads a range of a job's log lines and how many it has (BullMQ's Queue.getJobLogs).
+ * Reads a range of a job's log lines and how many it has (BullMQ's Queue.getJobLogs). Read-only with every key declared: Upstash takes shared read locks on these keys alone.
  *
  * Reply: see decodeGetJobLogs.
  *
@@ -3356,12 +3359,13 @@ export interface GetJobLogsArgs {
  */
 export const getJobLogs: ScriptDef<GetJobLogsKeys, GetJobLogsArgs> = {
   name: "getJobLogs",
-  sha1: "e9743db969bf48457ff85eb61df7418aa2a47081",
-  keyLocking: false,
+  sha1: "4f10d5e0a4686f47e2342987a0aa1b7d9eadf654",
+  keyLocking: true,
   keys: { fixed: ["logs"] },
   argv: { fixed: ["from","to"] },
   source: /* @__PURE__ */ [
-    `-- nimbusq:getJobLogs (generated from lua/getJobLogs.lua; do not edit)
+    `#!lua flags=no-writes,allow-key-locking
+-- nimbusq:getJobLogs (generated from lua/getJobLogs.lua; do not edit)
 local KEY = { logs = 1 }
 local ARG = { from = 1, to = 2 }
 `,
@@ -3407,7 +3411,7 @@ export interface GetJobSchedulersArgs {
 }
 
 /**
- * Reads job schedulers with the millis of their pending iteration: one by id, a range of the `repeat` ZSET by next run, or just how many there are.
+ * Reads job schedulers with the millis of their pending iteration: one by id, a range of the `repeat` ZSET by next run, or just how many there are. Not flagged for key locking: the scheduler hashes it reads are named by ids it finds in the set.
  *
  * Reply: see decodeGetJobSchedulers.
  *
@@ -3482,6 +3486,11 @@ export function decodeGetJobSchedulers<F extends GetJobSchedulersReply["form"] =
   return decodeReply(getJobSchedulersReply, reply, forms) as Extract<GetJobSchedulersReply, { form: F }>;
 }
 
+export interface GetJobStatesKeysJobsItem {
+  /** {P}<id>, one per id in ARGV's order, to also return each job's fields; none for states only */
+  job: string;
+}
+
 export interface GetJobStatesKeys {
   /** {P}completed */
   completed: string;
@@ -3499,6 +3508,7 @@ export interface GetJobStatesKeys {
   legacyPaused: string;
   /** {P}waiting-children */
   waitingChildren: string;
+  jobs: readonly GetJobStatesKeysJobsItem[];
 }
 
 export interface GetJobStatesArgsJobsItem {
@@ -3507,13 +3517,11 @@ export interface GetJobStatesArgsJobsItem {
 }
 
 export interface GetJobStatesArgs {
-  /** the queue key prefix {P} to also return each job's hash, or "" for states only */
-  prefix: string | number;
   jobs: readonly GetJobStatesArgsJobsItem[];
 }
 
 /**
- * Reads the state of each given job, checking BullMQ's structures in getState's order.
+ * Reads the state of each given job, checking BullMQ's structures in getState's order; with the jobs' hash keys given, their fields too. It reads and writes nothing else: read-only, every key declared, so Upstash takes shared read locks on these keys alone.
  *
  * Reply: see decodeGetJobStates.
  *
@@ -3521,17 +3529,20 @@ export interface GetJobStatesArgs {
  */
 export const getJobStates: ScriptDef<GetJobStatesKeys, GetJobStatesArgs> = {
   name: "getJobStates",
-  sha1: "215a5d95182ed3e501522566495d2636b97c062a",
-  keyLocking: false,
-  keys: { fixed: ["completed","failed","delayed","prioritized","active","wait","legacyPaused","waitingChildren"] },
-  argv: { fixed: ["prefix"], group: { name: "jobs", fields: ["id"] } },
+  sha1: "344f8224ac1e631b8f109435169b5eb613540bb4",
+  keyLocking: true,
+  keys: { fixed: ["completed","failed","delayed","prioritized","active","wait","legacyPaused","waitingChildren"], group: { name: "jobs", fields: ["job"] } },
+  argv: { fixed: [], group: { name: "jobs", fields: ["id"] } },
   source: /* @__PURE__ */ [
-    `-- nimbusq:getJobStates (generated from lua/getJobStates.lua; do not edit)
+    `#!lua flags=no-writes,allow-key-locking
+-- nimbusq:getJobStates (generated from lua/getJobStates.lua; do not edit)
 local KEY = { completed = 1, failed = 2, delayed = 3, prioritized = 4, active = 5, wait = 6, legacyPaused = 7, waitingChildren = 8 }
-local ARG = { prefix = 1 }
-local ARG_GROUP = { first = 2, size = 1, id = 0 }
-local ARG_GROUP_COUNT = (#ARGV - 1) / 1
-local function groupArg(i, offset) return ARGV[2 + (i - 1) * 1 + offset] end
+local KEY_GROUP = { first = 9, size = 1, job = 0 }
+local KEY_GROUP_COUNT = (#KEYS - 8) / 1
+local function groupKey(i, offset) return KEYS[9 + (i - 1) * 1 + offset] end
+local ARG_GROUP = { first = 1, size = 1, id = 0 }
+local ARG_GROUP_COUNT = (#ARGV - 0) / 1
+local function groupArg(i, offset) return ARGV[1 + (i - 1) * 1 + offset] end
 `,
     `local states = {}
 for i = 1, ARG_GROUP_COUNT do
@@ -3546,9 +3557,9 @@ for i = 1, ARG_GROUP_COUNT do
   elseif redis.call("LPOS", KEYS[KEY.legacyPaused], id) then state = "waiting"
   elseif redis.call("ZSCORE", KEYS[KEY.waitingChildren], id) then state = "waiting-children"
   end
-  if ARGV[ARG.prefix] ~= "" then
+  if KEY_GROUP_COUNT > 0 then
     states[#states + 1] = state
-    states[#states + 1] = redis.call("HGETALL", ARGV[ARG.prefix] .. id)
+    states[#states + 1] = redis.call("HGETALL", groupKey(i, KEY_GROUP.job))
   else
     states[i] = state
   end
@@ -3559,13 +3570,13 @@ return states
 };
 
 export type GetJobStatesReply =
-  /** without a prefix */
+  /** without job keys */
   | {
     form: "states";
     /** per job: completed, failed, delayed, prioritized, active, waiting, waiting-children or unknown */
     states: Array<string>;
   }
-  /** with a prefix: each state with its job's fields, read together so they agree */
+  /** with job keys: each state with its job's fields, read together so they agree */
   | {
     form: "withFields";
     jobs: Array<{ state: string; fields: string[] }>;
@@ -3615,7 +3626,7 @@ export interface GetJobsInRangeArgs {
 }
 
 /**
- * One page of Queue.getJobs: lists jobs of the named structures, each in BullMQ's getJobs order, with their hashes, from the given index of the first structure on, until the ranges end or the page is full — `maxIds` jobs read or `maxBytes` bytes of hashes answered, whichever comes first (at least one job), so a call over a large range holds Redis briefly. For lists "ascending" starts at the right end (processing order); for sets at the lowest score.
+ * One page of Queue.getJobs: lists jobs of the named structures, each in BullMQ's getJobs order, with their hashes, from the given index of the first structure on, until the ranges end or the page is full — `maxIds` jobs read or `maxBytes` bytes of hashes answered, whichever comes first (at least one job), so a call over a large range holds Redis briefly. For lists "ascending" starts at the right end (processing order); for sets at the lowest score. Not flagged for key locking: the job hashes it reads are named by ids it finds in the ranges.
  *
  * Reply: see decodeGetJobsInRange.
  *
@@ -3719,7 +3730,7 @@ export interface GetMetricsArgs {
 }
 
 /**
- * Reads the metrics a BullMQ worker with `metrics` on keeps for completed or failed jobs, as BullMQ's Queue.getMetrics: the counters hash, a range of per-minute points (newest first) and how many points there are.
+ * Reads the metrics a BullMQ worker with `metrics` on keeps for completed or failed jobs, as BullMQ's Queue.getMetrics: the counters hash, a range of per-minute points (newest first) and how many points there are. Read-only with every key declared: Upstash takes shared read locks on these keys alone.
  *
  * Reply: see decodeGetMetrics.
  *
@@ -3727,12 +3738,13 @@ export interface GetMetricsArgs {
  */
 export const getMetrics: ScriptDef<GetMetricsKeys, GetMetricsArgs> = {
   name: "getMetrics",
-  sha1: "61ca3b044ba03cdf6ddf66da9be41d2af58114ee",
-  keyLocking: false,
+  sha1: "e7850588c5f139f741ba8d6466f6ef1c25912b79",
+  keyLocking: true,
   keys: { fixed: ["metrics","data"] },
   argv: { fixed: ["start","stop"] },
   source: /* @__PURE__ */ [
-    `-- nimbusq:getMetrics (generated from lua/getMetrics.lua; do not edit)
+    `#!lua flags=no-writes,allow-key-locking
+-- nimbusq:getMetrics (generated from lua/getMetrics.lua; do not edit)
 local KEY = { metrics = 1, data = 2 }
 local ARG = { start = 1, stop = 2 }
 `,
@@ -3778,7 +3790,7 @@ export interface GetRateLimitTtlArgs {
 }
 
 /**
- * How long the queue's rate limit still holds workers back, as BullMQ's Queue.getRateLimitTtl(maxJobs): with a max (given, else meta.max), the limiter's TTL once its count has reached that max (0 otherwise; a limiter that has just expired is deleted); with none, the limiter's PTTL as is (-2 no limiter, -1 no expiry).
+ * How long the queue's rate limit still holds workers back, as BullMQ's Queue.getRateLimitTtl(maxJobs): with a max (given, else meta.max), the limiter's TTL once its count has reached that max (0 otherwise; a limiter that has just expired is deleted); with none, the limiter's PTTL as is (-2 no limiter, -1 no expiry). Not flagged no-writes: it deletes a limiter whose time ran out, as BullMQ does.
  *
  * Reply: see decodeGetRateLimitTtl.
  *
@@ -4477,7 +4489,7 @@ export interface ReadAttentionKeys {
 export type ReadAttentionArgs = Record<string, never>;
 
 /**
- * Reads the sweeper's attention index whole, for a client without ZRANGE (the sweeper's idle pass otherwise reads it with one plain ZRANGE … WITHSCORES). Read-only.
+ * Reads the sweeper's attention index whole, for a client without ZRANGE (the sweeper's idle pass otherwise reads it with one plain ZRANGE … WITHSCORES). Read-only with every key declared: Upstash takes shared read locks on these keys alone.
  *
  * Reply: see decodeReadAttention.
  *
@@ -4485,12 +4497,13 @@ export type ReadAttentionArgs = Record<string, never>;
  */
 export const readAttention: ScriptDef<ReadAttentionKeys, ReadAttentionArgs> = {
   name: "readAttention",
-  sha1: "8d9b701c77eafa89a3d4c9e992d969a169327880",
-  keyLocking: false,
+  sha1: "eeb74abdb56113636791d48881078976fe0a72df",
+  keyLocking: true,
   keys: { fixed: ["attention"] },
   argv: { fixed: [] },
   source: /* @__PURE__ */ [
-    `-- nimbusq:readAttention (generated from lua/readAttention.lua; do not edit)
+    `#!lua flags=no-writes,allow-key-locking
+-- nimbusq:readAttention (generated from lua/readAttention.lua; do not edit)
 local KEY = { attention = 1 }
 `,
     `return redis.call("ZRANGE", KEYS[KEY.attention], 0, -1, "WITHSCORES")
@@ -4535,7 +4548,7 @@ export interface ReadDeadLettersArgs {
 }
 
 /**
- * Reads one page of a dead-letter queue's wait list, failed or completed set, oldest first, and returns the dead letters of one source queue (ids starting with idPrefix) with their name and data. Read-only.
+ * Reads one page of a dead-letter queue's wait list, failed or completed set, oldest first, and returns the dead letters of one source queue (ids starting with idPrefix) with their name and data. Read-only. Not flagged for key locking: the dead letters it reads are named by ids it finds in the structure.
  *
  * Reply: see decodeReadDeadLetters.
  *
@@ -4630,7 +4643,7 @@ export interface ReadQueueMetricsKeys {
 export type ReadQueueMetricsArgs = Record<string, never>;
 
 /**
- * The sweeper's metrics read, one call for every queue of a pass: each queue's counts, whether it is paused, its dead-letter queue's depth, when its oldest waiting job was added, and the jobs nimbusq workers completed and failed since the last read (counted by the worker calls in {P}nq:counts, which this read creates and resets). Eight reads per queue when idle, plus two when jobs wait (the oldest's id and timestamp) and one when the counters moved or are new (the reset).
+ * The sweeper's metrics read, one call for every queue of a pass: each queue's counts, whether it is paused, its dead-letter queue's depth, when its oldest waiting job was added, and the jobs nimbusq workers completed and failed since the last read (counted by the worker calls in {P}nq:counts, which this read creates and resets). Eight reads per queue when idle, plus two when jobs wait (the oldest's id and timestamp) and one when the counters moved or are new (the reset). Not flagged no-writes: it moves the finish counters it reports; nor for key locking: it reads the oldest waiting job, named by an id it finds.
  *
  * Reply: see decodeReadQueueMetrics.
  *
