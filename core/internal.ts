@@ -5,7 +5,7 @@
  */
 
 export { decodeOptions, encodeOptions } from "./redis/codec.ts";
-export { jobKey } from "./redis/keys.ts";
+export { jobKey, queueKeys } from "./redis/keys.ts";
 export { checkRetry } from "./redis/lifecycle.ts";
 export {
   jobIdPattern,

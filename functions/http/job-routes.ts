@@ -11,7 +11,7 @@ import { errorResponses } from "./error-schemas.ts";
 import { errorCodes, HttpError } from "./http-errors.ts";
 import { jobViewSchema } from "./job-schemas.ts";
 import { jobView } from "./job-view.ts";
-import { maxWaitMs, untilFinished, waitDeadline } from "./job-wait.ts";
+import { jobWaits, maxWaitMs, waitDeadline } from "./job-wait.ts";
 import { adminOnly } from "./middleware.ts";
 import type { QueueAccess } from "./queue-access.ts";
 import { adminSecurity, jobParams, jsonAnswer, jsonBody, namedQueue } from "./route-parts.ts";
@@ -132,19 +132,24 @@ async function retryFinished(
 }
 
 export function addJobRoutes(app: Hono<AppEnv>, access: QueueAccess): void {
+  const startWait = jobWaits(access.settings);
   mount(app, getJobRoute, [namedQueue(access)], async (c, { query }) => {
     const startedAt = Date.now();
     const queue = c.get("queue");
     const waitMs = query.wait ?? 0;
     const id = access.jobId(c);
-    let { job, state } = await access.findJobWithState(queue, id);
-    if (waitMs > 0 && state !== "completed" && state !== "failed") {
-      const { redis, prefix } = access.settings;
-      const deadline = waitDeadline(c, waitMs, startedAt);
-      await untilFinished({ redis, prefix, queue: queue.name, id, deadline, signal: c.req.raw.signal });
-      ({ job, state } = await access.findJobWithState(queue, id));
+    // Registered before the read, so an event between the read and the wait is not missed.
+    const wait = waitMs > 0 ? startWait(queue.name, id) : undefined;
+    try {
+      let { job, state } = await access.findJobWithState(queue, id);
+      if (wait && state !== "completed" && state !== "failed") {
+        await wait.until(waitDeadline(c, waitMs, startedAt), c.req.raw.signal);
+        ({ job, state } = await access.findJobWithState(queue, id));
+      }
+      return c.json(jobView(job, state), 200);
+    } finally {
+      wait?.stop();
     }
-    return c.json(jobView(job, state), 200);
   });
 
   mount(app, removeJobRoute, [adminOnly, namedQueue(access)], async (c) => {

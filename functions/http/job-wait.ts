@@ -1,13 +1,14 @@
 /**
- * `GET /queues/:queue/jobs/:id?wait=<ms>`: the HTTP twin of `job.waitUntilFinished`. It polls the job
- * hash for `finishedOn` (one HGETALL per poll, every 100 ms at first and at most every second), not
- * the events stream: a poll costs one billed command whatever else the queue is doing (the stream
- * would hand every other job's events to each request), and it works at every events level, `none`
- * included.
+ * `GET /queues/:queue/jobs/:id?wait=<ms>`: the HTTP twin of `job.waitUntilFinished`. The requests of
+ * one app share one read of each queue's event stream a round (job-watch.ts). At events level `none`
+ * (nothing to read there), or with a client that cannot read streams, each request polls its job
+ * hash for `finishedOn` instead (one HGETALL per poll, every 100 ms at first and at most every second).
  */
 import type { Context } from "hono";
 import { type RedisPort, toRedisPort, type UpstashRedisLike } from "../../core/index.ts";
 import { jobKey } from "../../core/internal.ts";
+import { type JobWaitHandle, JobWatch } from "./job-watch.ts";
+import type { HttpSettings } from "./options.ts";
 
 /** The longest wait a request may ask for: well under the HTTP function's 30 s timeout. */
 export const maxWaitMs = 25_000;
@@ -83,4 +84,28 @@ export async function untilFinished(wait: JobWait): Promise<"finished" | "gone" 
     if (hasField(flat, "finishedOn")) return "finished";
     interval = Math.min(slowestPollMs, Math.round(interval * 1.5));
   }
+}
+
+/** Starts a request's wait for a job: register, read the job, then `until` unless it is done. */
+export type StartWait = (queue: string, id: string) => JobWaitHandle;
+
+/** The app's way to wait: the shared stream watch, or per-request hash polls where it cannot read. */
+export function jobWaits(settings: Pick<HttpSettings, "redis" | "prefix" | "retry" | "events">): StartWait {
+  const port = toRedisPort(settings.redis, settings.retry);
+  if (settings.events !== "none" && JobWatch.canWatch(port)) {
+    const watch = new JobWatch(port, settings.prefix);
+    return (queue, id) => watch.start(queue, id);
+  }
+  return (queue, id) => ({
+    until: (deadline, signal) =>
+      untilFinished({
+        redis: port,
+        prefix: settings.prefix,
+        queue,
+        id,
+        deadline,
+        ...(signal ? { signal } : {}),
+      }),
+    stop: () => {},
+  });
 }
