@@ -6,25 +6,29 @@ meta it makes anyway) to size its fan-out as the workers do, even when none is r
 
 KEYS
   workers  {P}nq:workers: invocation id -> when its registration expires (ms)
-  meta  {P}meta: `nq:batchSize` and `nq:concurrency`, the last registered worker's settings
+  meta  {P}meta: `nq:batchSize`, `nq:concurrency`, `nq:leaseMs`, `nq:limited`, the last registered
+    worker's settings
 ARGV
   invocation  the invocation's id
   expiresAt  when the registration lapses if never removed (ms), 0 to remove it now
   batchSize  the worker's batch size, recorded with a registration (0 records none)
   concurrency  the worker's concurrency, recorded with it
+  leaseMs  the worker's lease (ms), recorded with it: handOffJob leases for as long
+  limited  "1" when the worker has a rate limiter (handOffJob then hands nothing over), else "0"
 REPLY
   registered  int  1
 EVENTS
   none
 ]]
 -- @include checkIntegerArgs
-checkIntegerArgs("trackWorker", { "expiresAt", "batchSize", "concurrency" })
+checkIntegerArgs("trackWorker", { "expiresAt", "batchSize", "concurrency", "leaseMs" })
 local expiresAt = tonumber(ARGV[ARG.expiresAt])
 if expiresAt > 0 then
   redis.call("ZADD", KEYS[KEY.workers], expiresAt, ARGV[ARG.invocation])
   if tonumber(ARGV[ARG.batchSize]) > 0 then
     redis.call("HSET", KEYS[KEY.meta], "nq:batchSize", ARGV[ARG.batchSize],
-      "nq:concurrency", ARGV[ARG.concurrency])
+      "nq:concurrency", ARGV[ARG.concurrency], "nq:leaseMs", ARGV[ARG.leaseMs],
+      "nq:limited", ARGV[ARG.limited] == "1" and "1" or "0")
   end
 else
   redis.call("ZREM", KEYS[KEY.workers], ARGV[ARG.invocation])

@@ -27,6 +27,8 @@ import { writeStaged } from "./staged-add.ts";
 export interface AddedJob<TData = unknown> {
   job: Job<TData>;
   outcome: AddOutcome["outcome"];
+  /** How Queue's `handoff` took the add (AddOutcome.handoff): the worker it needs was started. */
+  handoff?: "handed" | "waiting";
 }
 
 /** The add scripts' outcome codes. */

@@ -28,6 +28,11 @@ export interface AddOutcome {
   id: string;
   /** `created`, `duplicated` (the custom id existed) or `deduplicated` (id is the window's owner). */
   outcome: "created" | "duplicated" | "deduplicated";
+  /**
+   * The add went through Queue's `handoff`, which started the worker it needs (none at maxWorkers):
+   * `handed` leased the job to that invocation (it is active), `waiting` added it to wait.
+   */
+  handoff?: "handed" | "waiting";
 }
 
 /** What every add of one write shares: the time, the replay-guard TTL, the events cap and level. */

@@ -4,6 +4,7 @@ import type { RedisRetryOptions } from "../redis/retry.ts";
 import type { Telemetry } from "../telemetry/telemetry.ts";
 import type { EventsLevel, JobsOptions } from "../types.ts";
 import type { WakeHint } from "./add-wake.ts";
+import type { HandoffTarget } from "./handoff.ts";
 
 export interface QueueOptions {
   /** An `@upstash/redis` client built with `automaticDeserialization: false` (see `createRedis`). */
@@ -39,6 +40,12 @@ export interface QueueOptions {
    * a delayed job is promoted at most one tick late (the tick that notices the add sleeps until it).
    */
   wake?: (queueName: string, hint: WakeHint) => Promise<void> | void;
+  /**
+   * Starts the queue's worker invocations with the job a lone add leases to them (core/adds/handoff.ts):
+   * an add of one new job, ready now, goes straight to active for the invocation it starts, which runs
+   * it on arrival. Other adds use `wake`. nimbusq/functions' worker kick offers one (`handoffTarget`).
+   */
+  handoff?: HandoffTarget;
   /** Tracing: an `add <queue>` span per add/addBulk call (BullMQ's Telemetry shape, see core/telemetry/telemetry.ts). */
   telemetry?: Telemetry;
 }

@@ -9,6 +9,7 @@
 import { type AddedJob, placementOf, writeJobs, writeSettings } from "../adds/add-jobs.ts";
 import type { AddOutcome, NewJob } from "../adds/add-types.ts";
 import { checkWake, wakeAfterAdd } from "../adds/add-wake.ts";
+import { addHandingOver, canHandOff, checkHandoff } from "../adds/handoff.ts";
 import type { QueueOptions } from "../adds/queue-options.ts";
 import { type RedriveOptions, redrive } from "../dead-letter/redrive.ts";
 import { Job } from "../job/job.ts";
@@ -50,7 +51,7 @@ export class Queue<TData = unknown> extends QueueGetters<TData> {
     const lifecycle = new Lifecycle(`Queue "${queueName}"`);
     const port = redisPortFrom(options, `Queue "${queueName}"`, { signal: lifecycle.closingSignal });
     const prefix = checkPrefix(options.prefix ?? defaultPrefix);
-    const checked = checkWake(options, `Queue "${queueName}"`);
+    const checked = checkHandoff(checkWake(options, `Queue "${queueName}"`), `Queue "${queueName}"`);
     super(queueName, prefix, {
       port: lifecycle.guard(port),
       prefix,
@@ -139,14 +140,18 @@ export class Queue<TData = unknown> extends QueueGetters<TData> {
       return this.prepare(job.name, job.data, job.opts, jobs.length === 1 ? "" : `jobs[${i}].`, now);
     });
     if (prepared.length === 0) return [];
-    const write = () => writeJobs(this.port, prepared, writeSettings(this.options, now));
+    const { handoff } = this.options;
+    const lone = prepared.length === 1 && handoff && canHandOff(prepared[0] as NewJob, now);
+    const write = lone
+      ? () => addHandingOver(this.port, prepared[0] as NewJob, writeSettings(this.options, now), handoff)
+      : () => writeJobs(this.port, prepared, writeSettings(this.options, now));
     const outcomes = this.options.telemetry
       ? await tracedAdd(this.options.telemetry, this.name, prepared, write)
       : await write();
-    await wakeAfterAdd(this.options.wake, this.name, prepared, outcomes, now);
+    if (!lone) await wakeAfterAdd(this.options.wake, this.name, prepared, outcomes, now);
     return prepared.map((job, i) => {
-      const { id, outcome } = outcomes[i] as AddOutcome;
-      return { job: this.jobFromNew(job, id), outcome };
+      const { id, outcome, handoff: taken } = outcomes[i] as AddOutcome;
+      return { job: this.jobFromNew(job, id), outcome, ...(taken ? { handoff: taken } : {}) };
     });
   }
 

@@ -26,6 +26,7 @@ export const optionKeys = [
   "maxDataBytes",
   "replayGuardTtlMs",
   "wake",
+  "handoff",
   // Worker
   "batchSize",
   "concurrency",

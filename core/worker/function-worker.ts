@@ -6,6 +6,7 @@
  * `maxChain`), or a fix ("too-short": the function's timeout is below a job's, chaining would only
  * pass the problem on).
  */
+import { checkHandedOver, type HandedOverJob } from "../job/handed-over.ts";
 import { Checker, checkQueueName } from "../validate.ts";
 import { drainInvocation, type NextStep, nextStep } from "./invocation.ts";
 import { isProcessorFile } from "./sandbox.ts";
@@ -51,6 +52,8 @@ export interface InvocationRequest {
   chain?: number;
   /** A delayed job is due then (ms): wait for it if it comes before this invocation must end. */
   wakeAt?: number;
+  /** The job the add that started this invocation leased to it (core/adds/handoff.ts): it runs at once. */
+  handoff?: HandedOverJob;
 }
 
 /** An invocation's drain summary, its queue, and whether it re-invokes itself. */
@@ -95,6 +98,7 @@ export function createFunctionWorker<TData, TResult>(
     if (request?.queue !== undefined && request.queue !== queue) {
       throw new Error(`worker for queue "${queue}" was invoked for queue "${request.queue}"`);
     }
+    if (request?.handoff !== undefined) checkHandedOver(request.handoff, `worker for queue "${queue}"`);
   }
 
   function create(): Worker<TData, TResult> {
@@ -121,6 +125,7 @@ export function createFunctionWorker<TData, TResult>(
       jobTimeoutMs,
       waitForDelayedMs: options.waitForDelayedMs,
       wakeAt: request?.wakeAt,
+      ...(request?.handoff ? { handedOver: request.handoff } : {}),
       register: { id, until: deadline + safetyMarginMs, onError: ports.onRegisterError },
     });
     const chain = request?.chain ?? 0;

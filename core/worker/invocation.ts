@@ -5,6 +5,7 @@
  * sweeper's next tick. Pure policy over Worker.drain, so any adapter (Lambda, a container) uses it.
  */
 
+import type { HandedOverJob } from "../job/handed-over.ts";
 import type { DrainSummary } from "./types.ts";
 import type { Worker } from "./worker.ts";
 import { trackWorkerInvocation } from "./worker-registry.ts";
@@ -18,6 +19,8 @@ export interface InvocationOptions {
   waitForDelayedMs?: number;
   /** Start no earlier than this (ms): the invoker knew a delayed job is due then. */
   wakeAt?: number;
+  /** The job the add that started this invocation leased to it: its first drain runs it at once. */
+  handedOver?: HandedOverJob;
   signal?: AbortSignal;
   /**
    * Registers the invocation (its id, live until `until`) for the sweeper's count of running workers
@@ -58,27 +61,40 @@ export function addSummaries(a: DrainSummary, b: DrainSummary): DrainSummary {
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 export async function drainInvocation(
-  worker: Pick<Worker, "drain" | "context" | "batchSize" | "concurrency">,
+  worker: Pick<Worker, "drain" | "context" | "batchSize" | "concurrency" | "leaseMs" | "limited">,
   options: InvocationOptions,
   clock: () => number = Date.now,
 ): Promise<DrainSummary> {
-  const { register } = options;
+  const { register, handedOver } = options;
   if (!register) return await drainUntilDeadline(worker, options, clock);
   const { port, prefix, queueName } = worker.context;
-  const settings = { batchSize: worker.batchSize, concurrency: worker.concurrency };
-  const registered = trackWorkerInvocation(
-    port,
-    prefix,
-    queueName,
-    register.id,
-    register.until,
-    settings,
-  ).catch(register.onError);
+  const settings = {
+    batchSize: worker.batchSize,
+    concurrency: worker.concurrency,
+    leaseMs: worker.leaseMs,
+    limited: worker.limited,
+  };
+  // A handed-over job's add registered this invocation until its lease ends: it registers itself
+  // (until its own end) only if it is still running at half that time.
+  const id = handedOver?.invocation ?? register.id;
+  const selfRegister = () =>
+    trackWorkerInvocation(port, prefix, queueName, id, register.until, settings).catch(register.onError);
+  let registered: Promise<void> | undefined;
+  const timer = handedOver
+    ? setTimeout(
+        () => {
+          registered = selfRegister();
+        },
+        Math.max(0, handedOver.lockedAt + handedOver.leaseMs / 2 - clock()),
+      )
+    : undefined;
+  if (!handedOver) registered = selfRegister();
   try {
     return await drainUntilDeadline(worker, options, clock);
   } finally {
+    clearTimeout(timer);
     await registered;
-    await trackWorkerInvocation(port, prefix, queueName, register.id, 0);
+    await trackWorkerInvocation(port, prefix, queueName, id, 0);
   }
 }
 
@@ -90,10 +106,25 @@ async function drainUntilDeadline(
   const { deadline, jobTimeoutMs } = options;
   const waitForDelayedMs = options.waitForDelayedMs ?? 5000;
   const latestStart = deadline - jobTimeoutMs;
-  if (options.wakeAt !== undefined && options.wakeAt > clock() && options.wakeAt <= latestStart) {
+  if (
+    !options.handedOver &&
+    options.wakeAt !== undefined &&
+    options.wakeAt > clock() &&
+    options.wakeAt <= latestStart
+  ) {
     await pause(options.wakeAt - clock());
   }
-  const drain = () => worker.drain({ deadline, reserveMs: jobTimeoutMs, signal: options.signal });
+  let handed = options.handedOver ? [options.handedOver] : undefined;
+  const drain = () => {
+    const given = handed;
+    handed = undefined;
+    return worker.drain({
+      deadline,
+      reserveMs: jobTimeoutMs,
+      signal: options.signal,
+      ...(given ? { handedOver: given } : {}),
+    });
+  };
   let summary = await drain();
   while (
     summary.stoppedBecause === "empty" &&

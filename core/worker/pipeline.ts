@@ -22,6 +22,7 @@ import {
   decideHeld,
   emptySummary,
   extendLeased,
+  heldFromHandoff,
   type PipelineSettings,
   prepareLeased,
   reportLost,
@@ -83,6 +84,11 @@ export class Pipeline {
 
   async run(): Promise<DrainSummary> {
     const { leaseMs } = this.settings;
+    const handed = this.options.handedOver ?? []; // leased by the add that started this drain
+    if (handed.length > 0) {
+      [this.firstCall, this.readyLeft, this.summary.leased] = [false, false, handed.length];
+      this.jobs.queued.push(...(await heldFromHandoff(this.setup, handed)));
+    }
     const extender = setInterval(() => void this.extend(), Math.max(50, Math.floor(leaseMs / 6)));
     const onAbort = () => this.wake();
     this.options.signal?.addEventListener("abort", onAbort);

@@ -4,6 +4,7 @@
 
 import type { ActiveJob } from "../job/active-job.ts";
 import type { BackoffStrategy } from "../job/backoff.ts";
+import type { HandedOverJob } from "../job/handed-over.ts";
 import type { RedisPort, UpstashRedisLike } from "../redis/redis-port.ts";
 import type { RedisRetryOptions } from "../redis/retry.ts";
 import type { Telemetry } from "../telemetry/telemetry.ts";
@@ -97,6 +98,11 @@ export interface DrainOptions {
   reserveMs?: number;
   /** Stops leasing; running attempts finish, unstarted ones are handed back. */
   signal?: AbortSignal;
+  /**
+   * Jobs an add leased to this drain before it began (core/job/handed-over.ts): they start at once,
+   * and the drain's first call acks them (and finds what else is ready) instead of leasing first.
+   */
+  handedOver?: HandedOverJob[];
 }
 
 export type StopReason = "empty" | "deadline" | "paused" | "rate-limited" | "aborted";

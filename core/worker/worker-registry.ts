@@ -20,6 +20,10 @@ import { runScript } from "../redis/scripts.ts";
 export interface WorkerSettings {
   batchSize: number;
   concurrency: number;
+  /** The worker's lease (ms): a handoff (lua/handOffJob.lua) leases for as long. */
+  leaseMs?: number;
+  /** The worker has a rate limiter: no job is handed over to its invocations. */
+  limited?: boolean;
 }
 
 /**
@@ -46,6 +50,8 @@ export async function trackWorkerInvocation(
       expiresAt,
       batchSize: settings?.batchSize ?? 0,
       concurrency: settings?.concurrency ?? 0,
+      leaseMs: settings?.leaseMs ?? 0,
+      limited: settings?.limited ? "1" : "0",
     },
   );
   decodeTrackWorker(reply);

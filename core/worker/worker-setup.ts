@@ -6,7 +6,9 @@
  */
 
 import { LeaseLostError } from "../errors.ts";
-import type { ActiveJob } from "../job/active-job.ts";
+import { ActiveJob } from "../job/active-job.ts";
+import type { HandedOverJob } from "../job/handed-over.ts";
+import { decodeJob, hashFromFlat } from "../redis/codec.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import { withNextIterations } from "../schedulers/scheduler-iterations.ts";
 import type { EventsLevel } from "../types.ts";
@@ -162,4 +164,25 @@ export async function prepareLeased(setup: WorkerSetup, jobs: ActiveJob[]): Prom
 /** Extends the jobs' leases; resolves to the ids whose lease is lost. */
 export function extendLeased(setup: WorkerSetup, jobs: ActiveJob[]): Promise<Set<string>> {
   return extendBatch(setup.context, jobs, setup.settings.leaseMs);
+}
+
+/**
+ * The jobs an add leased to a drain before it began (core/job/handed-over.ts), held as if its own call
+ * had leased them: each lock counted from when its lease ends less this worker's lease, so a shorter
+ * handed-over lease is extended sooner. Nothing is known of the rest of the queue: the drain's first
+ * call acks them, and what it peeks decides what follows.
+ */
+export async function heldFromHandoff(setup: WorkerSetup, handed: HandedOverJob[]): Promise<Held[]> {
+  const byId = new Map(handed.map((given) => [given.id, given]));
+  const jobs = handed.map((given) => {
+    const hash = hashFromFlat(given.fields);
+    const job = new ActiveJob(setup.context, given.id, decodeJob(hash));
+    job.token = given.token;
+    job.storedData = hash.data;
+    return job;
+  });
+  return (await prepareLeased(setup, jobs)).map((job) => {
+    const given = byId.get(job.id) as HandedOverJob;
+    return { job, lockedAt: given.lockedAt + given.leaseMs - setup.settings.leaseMs };
+  });
 }

@@ -48,6 +48,10 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
   readonly batchSize: number;
   readonly concurrency: number;
   readonly leaseMs: number;
+  /** The worker has a rate limiter (no job is handed over to its invocations). */
+  get limited(): boolean {
+    return this.options.limiter !== undefined;
+  }
   /** Which events the worker writes (the queue's events level; see WorkerOptions.events). */
   readonly events: EventsLevel;
   readonly maxRequestBytes: number;

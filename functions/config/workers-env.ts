@@ -12,6 +12,7 @@ import {
   createRedis,
   defaultMaxWorkers,
   defaultPrefix,
+  type HandoffTarget,
   type RedisPort,
   toRedisPort,
   type UpstashRedisLike,
@@ -26,6 +27,8 @@ import { prefixFromEnv } from "./prefix-env.ts";
 export type Env = Record<string, string | undefined>;
 
 export const workersVariable = "NIMBUSQ_WORKERS";
+/** `off` keeps the HTTP API's and producers' lone adds from handing their job to the invocation they start. */
+export const handoffVariable = "NIMBUSQ_HANDOFF";
 
 /** A positive integer written in decimal, or a ValidationError naming the field. */
 function positiveInteger(check: Checker, field: string, text: string): number {
@@ -83,8 +86,14 @@ export interface WorkerRegistryAccess {
   prefix?: string;
 }
 
-/** A kick: starts the queue's worker, `hint.wakeAt` when the job it is for is delayed and due soon. */
-export type WorkerKick = (queue: string, hint?: { wakeAt?: number }) => Promise<void>;
+/**
+ * A kick: starts the queue's worker, `hint.wakeAt` when the job it is for is delayed and due soon.
+ * `handoffTarget(queue)` gives a Queue's `handoff` for the same worker function (core/adds/handoff.ts):
+ * a lone add then leases its job to the invocation it starts, and counts the running workers itself.
+ */
+export type WorkerKick = ((queue: string, hint?: { wakeAt?: number }) => Promise<void>) & {
+  handoffTarget?: (queue: string) => HandoffTarget | undefined;
+};
 
 /**
  * A kick that honours `maxWorkers` as the sweeper does: it first counts the queue's running worker
@@ -97,13 +106,13 @@ export function cappedWorkerKick(
   queues: readonly SweptQueue[],
   invoke: Invoke,
   registry: () => WorkerRegistryAccess,
-  options: { reason?: string; now?: () => number } = {},
+  options: { reason?: string; now?: () => number; handoff?: boolean } = {},
 ): WorkerKick {
   const byName = new Map(queues.map((q) => [q.name, q]));
   const now = options.now ?? Date.now;
   let port: RedisPort | undefined;
   let prefix = defaultPrefix;
-  return async (queue, hint) => {
+  const kick: WorkerKick = async (queue, hint) => {
     const entry = byName.get(queue);
     const workerFunction = entry?.workerFunction;
     if (entry === undefined || workerFunction === undefined) return;
@@ -124,6 +133,17 @@ export function cappedWorkerKick(
     }
     await invoke(workerFunction, { queue, reason: options.reason ?? "http", ...hint });
   };
+  if (options.handoff === false) return kick;
+  kick.handoffTarget = (queue) => {
+    const entry = byName.get(queue);
+    const workerFunction = entry?.workerFunction;
+    if (entry === undefined || workerFunction === undefined) return undefined;
+    return {
+      maxWorkers: entry.maxWorkers ?? defaultMaxWorkers,
+      start: (request) => invoke(workerFunction, request),
+    };
+  };
+  return kick;
 }
 
 /**
@@ -132,7 +152,8 @@ export function cappedWorkerKick(
  * queue already has its `maxWorkers` (default 10, as the sweeper) running (see `cappedWorkerKick`).
  * The hint (`wakeAt`, a delayed job due soon) goes into the worker's event. Undefined when the
  * variable is unset; queues it does not list are left to the sweeper. The registry is read through
- * `registry`, else a client from `UPSTASH_REDIS_REST_URL`/`_TOKEN` and `NIMBUSQ_PREFIX`.
+ * `registry`, else a client from `UPSTASH_REDIS_REST_URL`/`_TOKEN` and `NIMBUSQ_PREFIX`. With
+ * `handoffTarget` (unless `NIMBUSQ_HANDOFF=off`) a lone add leases its job to the invocation it starts.
  */
 export function workerKickFromEnv(
   env: Env = process.env,
@@ -142,6 +163,9 @@ export function workerKickFromEnv(
   const queues = workersFromEnv(env, "workerKickFromEnv");
   if (queues.length === 0) return undefined;
   const prefix = prefixFromEnv(env, "workerKickFromEnv");
+  const handoff = env[handoffVariable]?.trim() || "on";
+  if (handoff !== "on" && handoff !== "off")
+    new Checker("workerKickFromEnv").fail(handoffVariable, 'one of "on", "off"', handoff);
   return cappedWorkerKick(
     queues,
     invoke,
@@ -150,5 +174,6 @@ export function workerKickFromEnv(
         redis: createRedis({ env, timeoutFor: requestTimeoutMs }),
         ...(prefix ? { prefix } : {}),
       },
+    { handoff: handoff === "on" },
   );
 }

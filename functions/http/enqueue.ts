@@ -156,7 +156,9 @@ export function addEnqueueRoute(app: Hono<AppEnv>, access: QueueAccess): void {
         throw new HttpError(known.status, known.code, known.message, "opts.parent");
       throw error;
     }
-    const states = await statesAfterAdd(added);
+    const states = (await statesAfterAdd(added)).map((state, i) =>
+      added[i]?.handoff === "handed" ? "active" : state,
+    );
     const results = added.map(({ job, outcome }, i) => ({
       id: job.id,
       state: states[i] as JobState,
@@ -165,9 +167,11 @@ export function addEnqueueRoute(app: Hono<AppEnv>, access: QueueAccess): void {
     const ready = added.some(
       (a, i) => a.outcome === "created" && (states[i] === "waiting" || states[i] === "prioritized"),
     );
-    // Awaited: on Lambda, work left running after the answer is frozen with the function.
-    if (ready) await access.kick(queue.name);
-    else {
+    // Awaited: on Lambda, work left running after the answer is frozen with the function. An add the
+    // queue's handoff took has started its worker already.
+    const started = added.some((a) => a.handoff);
+    if (ready && !started) await access.kick(queue.name);
+    else if (!started) {
       // A delayed job due before the sweeper's next tick: the worker can wait for it.
       const dueSoon = added
         .filter((a, i) => a.outcome === "created" && states[i] === "delayed")

@@ -5,6 +5,7 @@
 import {
   defaultPrefix,
   type EventsLevel,
+  type HandoffTarget,
   type JobsOptions,
   type RedisPort,
   type RedisRetryOptions,
@@ -57,7 +58,7 @@ export interface HttpOptions {
    * it instead of the next sweeper tick. Its failure is logged and otherwise ignored: the sweeper
    * starts workers anyway.
    */
-  kick?: (queue: string, hint?: KickHint) => Promise<void>;
+  kick?: HttpKick;
   /** Options merged under each added job's own. */
   defaultJobOptions?: JobsOptions;
   /**
@@ -76,6 +77,14 @@ export interface HttpOptions {
   servers?: ApiServer[];
 }
 
+/**
+ * A kick; with `handoffTarget` (nimbusq/functions' worker kick has one), an add of one job ready now
+ * leases it to the invocation it starts and sends it along (core/adds/handoff.ts).
+ */
+export type HttpKick = ((queue: string, hint?: KickHint) => Promise<void>) & {
+  handoffTarget?: (queue: string) => HandoffTarget | undefined;
+};
+
 /** The options with defaults applied and every value checked. */
 export interface HttpSettings {
   redis: UpstashRedisLike | RedisPort;
@@ -84,7 +93,7 @@ export interface HttpSettings {
   tokens: Required<ApiToken>[];
   queues: ReadonlySet<string> | undefined;
   maxBodyBytes: number;
-  kick: ((queue: string, hint?: KickHint) => Promise<void>) | undefined;
+  kick: HttpKick | undefined;
   defaultJobOptions: JobsOptions | undefined;
   /** Per queue: `defaultJobOptions` with the queue's own options merged over them. */
   queueDefaultJobOptions: ReadonlyMap<string, JobsOptions>;

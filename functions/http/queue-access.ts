@@ -3,7 +3,7 @@
  * and the allow-list), the job id its path names, the job itself, and the worker kick.
  */
 import type { Context } from "hono";
-import { type Job, type JobState, Queue, ValidationError } from "../../core/index.ts";
+import { type HandoffRequest, type Job, type JobState, Queue, ValidationError } from "../../core/index.ts";
 import { checkQueueName, keyNameProblem } from "../../core/internal.ts";
 import type { AppEnv } from "./app-env.ts";
 import { errorCodes, HttpError } from "./http-errors.ts";
@@ -71,7 +71,17 @@ export function queueAccess(settings: HttpSettings): QueueAccess {
       // A Queue is a few strings: made per request rather than cached, so that a client naming many
       // queues cannot grow the function's memory.
       const defaultJobOptions = settings.queueDefaultJobOptions.get(name) ?? settings.defaultJobOptions;
+      const target = settings.kick?.handoffTarget?.(name);
+      // As a kick's, a failed start is logged, never answered: the sweeper recovers the job.
+      const handoff = target && {
+        ...target,
+        start: (request: HandoffRequest) =>
+          target.start(request).catch((error: unknown) => {
+            settings.log(`nimbusq http: starting the worker of queue "${name}" failed`, error);
+          }),
+      };
       return new Queue(name, {
+        ...(handoff ? { handoff } : {}),
         redis: settings.redis,
         prefix: settings.prefix,
         retry: settings.retry,

@@ -109,8 +109,10 @@ export async function enqueueRecords<R>(
     callSize = 0;
     if (records.length === 0) return;
     try {
-      const added = await queue.addBulk(records.flatMap((r) => r.jobs));
-      if (added.some((job) => !(job.delay > 0))) ready = true;
+      const outcomes = await queue.addBulkWithOutcomes(records.flatMap((r) => r.jobs));
+      const added = outcomes.map((o) => o.job);
+      // A lone job the queue's handoff took has its worker started already.
+      if (outcomes.some((o) => !o.handoff && !(o.job.delay > 0))) ready = true;
       // A delayed job due before the sweeper's next tick: the kicked worker waits for it.
       for (const job of added) {
         const due = job.timestamp + job.delay;

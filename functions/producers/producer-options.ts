@@ -1,10 +1,17 @@
 /**
  * The options every producer trigger takes, and the queue they name.
  */
-import { Queue, type RedisPort, type UpstashRedisLike } from "../../core/index.ts";
+import {
+  type HandoffRequest,
+  type HandoffTarget,
+  Queue,
+  type RedisPort,
+  type UpstashRedisLike,
+} from "../../core/index.ts";
 import { checkPrefix, checkQueueName } from "../../core/internal.ts";
 import { eventsFromEnv } from "../config/events-env.ts";
 import { redisOrEnv } from "../config/redis-env.ts";
+import { errorFields, logger } from "../log.ts";
 import { retryDeadline } from "../request-deadline.ts";
 import type { MapRecord } from "./enqueue-records.ts";
 
@@ -25,7 +32,10 @@ export interface ProducerOptions<R> {
    * worker waits for it: e.g. `workerKickFromEnv(process.env)`, which skips the invoke when the queue
    * already has its `maxWorkers` running. Off when left out.
    */
-  kick?: (queue: string, hint?: { wakeAt?: number }) => Promise<void>;
+  kick?: ((queue: string, hint?: { wakeAt?: number }) => Promise<void>) & {
+    /** A kick that offers it (workerKickFromEnv's): an event's lone job goes to the invocation it starts. */
+    handoffTarget?: (queue: string) => HandoffTarget | undefined;
+  };
 }
 
 /**
@@ -34,7 +44,7 @@ export interface ProducerOptions<R> {
  */
 export function queueOf(
   source: string,
-  options: Pick<ProducerOptions<unknown>, "queue" | "redis" | "prefix">,
+  options: Pick<ProducerOptions<unknown>, "queue" | "redis" | "prefix" | "kick">,
 ): () => Queue {
   const { queue, redis, prefix } = options;
   if (typeof queue !== "string") {
@@ -49,9 +59,21 @@ export function queueOf(
   const events = eventsFromEnv();
   // Transient failures are retried within the invocation; what still fails is reported per record.
   const retry = { deadline: retryDeadline };
-  let built = redis === undefined ? undefined : new Queue(queue, { redis, prefix, events, retry });
+  const target = options.kick?.handoffTarget?.(queue);
+  // As the kick's, a failed start is logged and never fails the records: the sweeper recovers the job.
+  const handoff = target && {
+    ...target,
+    start: (request: HandoffRequest) =>
+      target
+        .start(request)
+        .catch((error: unknown) =>
+          logger.warn(`${source}: starting the worker of queue "${queue}" failed`, errorFields(error)),
+        ),
+  };
+  const settings = { prefix, events, retry, ...(handoff ? { handoff } : {}) };
+  let built = redis === undefined ? undefined : new Queue(queue, { redis, ...settings });
   return () => {
-    built ??= new Queue(queue, { redis: redisOrEnv(redis), prefix, events, retry });
+    built ??= new Queue(queue, { redis: redisOrEnv(redis), ...settings });
     return built;
   };
 }

@@ -1,7 +1,8 @@
 -- BullMQ's stalled check (moveStalledJobsToWait) for one queue `q` (a table of its keys and prefix):
 -- at most once per stalledInterval (the stalled-check key), every job of the last snapshot whose
 -- lock is gone goes back to the front of wait with stc + 1 (and `defa` past maxStalledCount,
--- unless it is a job scheduler's iteration); then all active jobs form the next snapshot.
+-- unless it is a job scheduler's iteration; a lost handoff goes back uncounted); then all active
+-- jobs form the next snapshot.
 -- Returns the moved ids, or nil when the check ran within the interval.
 -- @include eventsMaxLen
 -- @include isQueuePausedOrMaxed
@@ -18,18 +19,25 @@ local function checkStalledJobs(q, now, stalledInterval, maxStalledCount)
       redis.call("LREM", q.active, 1, id)
     elseif redis.call("EXISTS", jobKey .. ":lock") == 0 and redis.call("LREM", q.active, 1, id) > 0 then
       -- Read and set rather than HINCRBY, which would fail on a stc that is no integer after the LREM.
-      local fields = redis.call("HMGET", jobKey, "stc", "rjk")
-      local stalls = (tonumber(fields[1]) or 0) + 1
-      redis.call("HSET", jobKey, "stc", stalls)
-      local schedulerId = fields[2]
-      local isIteration = schedulerId and (redis.call("EXISTS", q.prefix .. "repeat:" .. schedulerId) == 1
-        or redis.call("ZSCORE", q.schedulers, schedulerId) ~= false)
-      if stalls > maxStalledCount and not isIteration then
-        redis.call("HSET", jobKey, "defa", "job stalled more than allowable limit")
+      local fields = redis.call("HMGET", jobKey, "stc", "rjk", "nq:ho", "ats")
+      -- A lease handed over by handOffJob whose invocation never came (lost, throttled, late): the
+      -- job never started, so no stall is counted and the attempt it was leased for is undone.
+      local lostHandoff = fields[3] == "1" and fields[4] == "1"
+      if lostHandoff then
+        redis.call("HDEL", jobKey, "nq:ho", "ats", "processedOn")
+      else
+        local stalls = (tonumber(fields[1]) or 0) + 1
+        redis.call("HSET", jobKey, "stc", stalls)
+        local schedulerId = fields[2]
+        local isIteration = schedulerId and (redis.call("EXISTS", q.prefix .. "repeat:" .. schedulerId) == 1
+          or redis.call("ZSCORE", q.schedulers, schedulerId) ~= false)
+        if stalls > maxStalledCount and not isIteration then
+          redis.call("HSET", jobKey, "defa", "job stalled more than allowable limit")
+        end
       end
       redis.call("RPUSH", q.wait, id)
       redis.call("XADD", q.events, "*", "event", "waiting", "jobId", id, "prev", "active")
-      redis.call("XADD", q.events, "*", "event", "stalled", "jobId", id)
+      if not lostHandoff then redis.call("XADD", q.events, "*", "event", "stalled", "jobId", id) end
       moved[#moved + 1] = id
     end
   end

@@ -47,31 +47,59 @@ const port = () => toRedisPort(stack.redis);
 const invokesOf = (fn: string) => recorder.invokes.filter((i) => i.functionName === fn);
 
 describe("the kick with the worker registry", () => {
-  it("invokes below maxWorkers and sends nothing at the cap", async () => {
+  it("invokes below maxWorkers and sends nothing at the cap; a handed-over job's invocation counts", async () => {
     const prefix = uniquePrefix("kick");
     const add = api(prefix, "mail:mail-worker:10:2");
     const now = Date.now();
+    // Idle queue: the add leases the job to the invocation it starts (registered until its lease ends).
     await add("mail");
     expect(invokesOf("mail-worker")).toHaveLength(1);
     expect(invokesOf("mail-worker")[0]).toMatchObject({
       invocationType: "Event",
-      payload: { queue: "mail", reason: "http" },
+      payload: { queue: "mail", reason: "handoff", handoff: { id: "1" } },
     });
     await trackWorkerInvocation(port(), prefix, "mail", "inv-1", now + 60_000);
+    // Two running (the handed-over invocation and inv-1): at the cap, the job waits, nothing is sent.
+    await add("mail");
+    expect(invokesOf("mail-worker")).toHaveLength(1);
+    expect(await stack.direct.lrange(`${prefix}:mail:wait`, 0, -1)).toEqual(["2"]);
+    // A lapsed registration (an invocation that died without unregistering) does not count; a job
+    // waits ahead, so the next one is not handed over but a worker is started for both.
+    await trackWorkerInvocation(port(), prefix, "mail", "inv-1", now - 1);
     await add("mail");
     expect(invokesOf("mail-worker")).toHaveLength(2);
+    expect(invokesOf("mail-worker")[1]?.payload).toEqual({ queue: "mail", reason: "kick" });
+  });
+
+  it("NIMBUSQ_HANDOFF=off keeps the plain kick; another value is refused naming the variable", async () => {
+    const invoke = createLambdaInvoker({ client: recorder.lambdaClient() });
+    const access = { redis: stack.redis, prefix: uniquePrefix("kick") };
+    const env = (value: string) => ({ NIMBUSQ_WORKERS: "mail:m", NIMBUSQ_HANDOFF: value });
+    expect(workerKickFromEnv(env("off"), invoke, access)?.handoffTarget).toBeUndefined();
+    expect(workerKickFromEnv(env("on"), invoke, access)?.handoffTarget?.("mail")).toMatchObject({
+      maxWorkers: 10,
+    });
+    expect(() => workerKickFromEnv(env("no"), invoke, access)).toThrow(/NIMBUSQ_HANDOFF.*"on", "off"/);
+  });
+
+  it("the plain kick (no handoff) counts the registry and stops at the cap", async () => {
+    const prefix = uniquePrefix("kick");
+    const kick = workerKickFromEnv(
+      { NIMBUSQ_WORKERS: "mail:mail-plain:10:2" },
+      createLambdaInvoker({ client: recorder.lambdaClient() }),
+      { redis: stack.redis, prefix },
+    );
+    const now = Date.now();
+    await kick?.("mail");
+    expect(invokesOf("mail-plain")).toHaveLength(1);
+    expect(invokesOf("mail-plain")[0]?.payload).toEqual({ queue: "mail", reason: "http" });
+    await trackWorkerInvocation(port(), prefix, "mail", "inv-1", now + 60_000);
     await trackWorkerInvocation(port(), prefix, "mail", "inv-2", now + 60_000);
-    await add("mail");
-    expect(invokesOf("mail-worker")).toHaveLength(2);
-    // A lapsed registration (an invocation that died without unregistering) does not count.
-    await trackWorkerInvocation(port(), prefix, "mail", "inv-2", now - 1);
-    await add("mail");
-    expect(invokesOf("mail-worker")).toHaveLength(3);
-    // Unregistered: below the cap again.
-    await trackWorkerInvocation(port(), prefix, "mail", "inv-1", 0);
-    await trackWorkerInvocation(port(), prefix, "mail", "inv-3", now + 60_000);
-    await add("mail");
-    expect(invokesOf("mail-worker")).toHaveLength(4);
+    await kick?.("mail");
+    expect(invokesOf("mail-plain")).toHaveLength(1);
+    await trackWorkerInvocation(port(), prefix, "mail", "inv-2", 0);
+    await kick?.("mail");
+    expect(invokesOf("mail-plain")).toHaveLength(2);
   });
 
   it("uses the sweeper's default of 10 when the entry gives no maxWorkers, per queue", async () => {
@@ -89,11 +117,13 @@ describe("the kick with the worker registry", () => {
     expect(invokesOf("bulk-worker")).toHaveLength(1);
   });
 
-  it("costs two billed commands (one script call, one ZCOUNT) on top of the add", async () => {
+  it("at the cap, a lone add costs two billed commands more than a plain one (the count and meta, read by the add)", async () => {
     const prefix = uniquePrefix("kick");
     const withKick = api(prefix, "cost:cost-worker:10:1");
     const without = api(prefix, "other:other-worker");
-    await withKick("cost"); // loads the script (a first EVALSHA answers NOSCRIPT)
+    // Loads the script (a first EVALSHA answers NOSCRIPT); its job is handed over, and its invocation
+    // (never run here) stays registered: the queue is at its maxWorkers of 1 from now on.
+    await withKick("cost");
     await without("cost");
     stack.rest.resetStats();
     await without("cost");

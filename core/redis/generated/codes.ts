@@ -92,6 +92,14 @@ export const getRateLimitTtlCodes = {
 
 export type GetRateLimitTtlCode = (typeof getRateLimitTtlCodes)[keyof typeof getRateLimitTtlCodes];
 
+/** handOffJob's return codes (CODES in lua/handOffJob.lua). */
+export const handOffJobCodes = {
+  /** the custom id is held by a staged add that has not committed */
+  idInFlight: -31,
+} as const;
+
+export type HandOffJobCode = (typeof handOffJobCodes)[keyof typeof handOffJobCodes];
+
 /** moveToWaitingChildren's return codes (CODES in lua/moveToWaitingChildren.lua). */
 export const moveToWaitingChildrenCodes = {
   /** the lock is gone */
@@ -220,6 +228,6 @@ export const scriptCodes = {
   jobLocked: -20,
   /** answered by commitStagedJobs, sealStagedJobs */
   stagingGone: -30,
-  /** answered by addJobs, stageJobs */
+  /** answered by addJobs, handOffJob, stageJobs */
   idInFlight: -31,
 } as const;

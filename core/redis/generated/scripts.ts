@@ -214,18 +214,23 @@ const include_checkStalledJobs_2 = `local function checkStalledJobs(q, now, stal
     if string.sub(id, 1, 2) == "0:" then
       redis.call("LREM", q.active, 1, id)
     elseif redis.call("EXISTS", jobKey .. ":lock") == 0 and redis.call("LREM", q.active, 1, id) > 0 then
-      local fields = redis.call("HMGET", jobKey, "stc", "rjk")
-      local stalls = (tonumber(fields[1]) or 0) + 1
-      redis.call("HSET", jobKey, "stc", stalls)
-      local schedulerId = fields[2]
-      local isIteration = schedulerId and (redis.call("EXISTS", q.prefix .. "repeat:" .. schedulerId) == 1
-        or redis.call("ZSCORE", q.schedulers, schedulerId) ~= false)
-      if stalls > maxStalledCount and not isIteration then
-        redis.call("HSET", jobKey, "defa", "job stalled more than allowable limit")
+      local fields = redis.call("HMGET", jobKey, "stc", "rjk", "nq:ho", "ats")
+      local lostHandoff = fields[3] == "1" and fields[4] == "1"
+      if lostHandoff then
+        redis.call("HDEL", jobKey, "nq:ho", "ats", "processedOn")
+      else
+        local stalls = (tonumber(fields[1]) or 0) + 1
+        redis.call("HSET", jobKey, "stc", stalls)
+        local schedulerId = fields[2]
+        local isIteration = schedulerId and (redis.call("EXISTS", q.prefix .. "repeat:" .. schedulerId) == 1
+          or redis.call("ZSCORE", q.schedulers, schedulerId) ~= false)
+        if stalls > maxStalledCount and not isIteration then
+          redis.call("HSET", jobKey, "defa", "job stalled more than allowable limit")
+        end
       end
       redis.call("RPUSH", q.wait, id)
       redis.call("XADD", q.events, "*", "event", "waiting", "jobId", id, "prev", "active")
-      redis.call("XADD", q.events, "*", "event", "stalled", "jobId", id)
+      if not lostHandoff then redis.call("XADD", q.events, "*", "event", "stalled", "jobId", id) end
       moved[#moved + 1] = id
     end
   end
@@ -3843,6 +3848,166 @@ export function decodeGetRateLimitTtl<F extends GetRateLimitTtlReply["form"] = G
   return decodeReply(getRateLimitTtlReply, reply, forms) as Extract<GetRateLimitTtlReply, { form: F }>;
 }
 
+export interface HandOffJobKeys {
+  /** nimbusq's replay guard for this call, <prefix>:nq-req:<queue>:<token> */
+  replayGuard: string;
+  /** <prefix>:nq:due, the sweeper's attention index */
+  attention: string;
+  /** {P}id */
+  idCounter: string;
+  /** {P}meta */
+  meta: string;
+  /** {P}limiter */
+  limiter: string;
+  /** {P}nq:workers */
+  workers: string;
+  /** {P}wait */
+  wait: string;
+  /** {P}active */
+  active: string;
+  /** {P}stalled */
+  stalled: string;
+  /** {P}marker */
+  marker: string;
+  /** {P}events */
+  events: string;
+}
+
+export interface HandOffJobArgs {
+  /** how long the replay guard lives (ms) */
+  guardTtl: string | number;
+  /** the events stream's approximate cap (MAXLEN ~) */
+  maxLenEvents: string | number;
+  /** the caller's clock (epoch ms) */
+  now: string | number;
+  /** which events to write: 2 all, 1 final only or 0 none (both write no add events) */
+  events: string | number;
+  /** the custom job id (opts.jobId), or "" for the next counter value */
+  customId: string | number;
+  /** job name */
+  name: string | number;
+  /** job data as JSON text */
+  data: string | number;
+  /** job options as JSON text, BullMQ's short keys */
+  opts: string | number;
+  /** creation time (ms) */
+  timestamp: string | number;
+  /** "1" to put the job at the front of wait (opts.lifo), else "" */
+  lifo: string | number;
+  /** the lock token of a handed-over job */
+  token: string | number;
+  /** the id the invocation registers under */
+  invocation: string | number;
+  /** most running worker invocations: at this many the job waits */
+  maxWorkers: string | number;
+  /** the lease when no worker has registered one (meta nq:leaseMs) */
+  leaseMs: string | number;
+}
+
+/**
+ * Adds one job for a caller about to start a worker invocation (Queue's `handoff`: the HTTP API's and the producers' single adds with a worker function to kick) and, when a worker may start it at once, leases it to that invocation in the same call: the job goes straight to active with its lock (token, lease), processedOn and ats = 1 as a lease writes them, `nq:ho` marking the lease as handed over (the stalled check then moves it back without counting a stall), and its id in the stalled snapshot, so the first check after the lease lapses recovers it; the invocation is registered as a running worker until the lease ends. Otherwise the job is added to wait as addJobs adds it. Handed over only when the queue is not paused, has no global concurrency, no rate limit (meta max, a limiter key, or workers that registered a limiter), fewer running workers than `maxWorkers`, and (unless lifo) nothing in wait ahead of it. A custom id that exists is a duplicate (BullMQ's add answers the existing job). Unflagged: the job's keys come from the id INCR'd here.
+ *
+ * Reply: see decodeHandOffJob.
+ *
+ * Events: with events 2: added, waiting, and active prev waiting when handed over, or duplicated; with 1 or
+ * 0 none.
+ */
+export const handOffJob: ScriptDef<HandOffJobKeys, HandOffJobArgs> = {
+  name: "handOffJob",
+  sha1: "057d5174af9a7c33328f62142b70d10becac0f7f",
+  keyLocking: false,
+  keys: { fixed: ["replayGuard","attention","idCounter","meta","limiter","workers","wait","active","stalled","marker","events"] },
+  argv: { fixed: ["guardTtl","maxLenEvents","now","events","customId","name","data","opts","timestamp","lifo","token","invocation","maxWorkers","leaseMs"] },
+  source: /* @__PURE__ */ [
+    `-- nimbusq:handOffJob (generated from lua/handOffJob.lua; do not edit)
+local KEY = { replayGuard = 1, attention = 2, idCounter = 3, meta = 4, limiter = 5, workers = 6, wait = 7, active = 8, stalled = 9, marker = 10, events = 11 }
+local ARG = { guardTtl = 1, maxLenEvents = 2, now = 3, events = 4, customId = 5, name = 6, data = 7, opts = 8, timestamp = 9, lifo = 10, token = 11, invocation = 12, maxWorkers = 13, leaseMs = 14 }
+`,
+    include_checkIntegerArgs_0,
+    include_noteAttention_0,
+    `checkIntegerArgs("handOffJob", { "guardTtl", "maxLenEvents", "now", "events", "timestamp", "maxWorkers", "leaseMs" })
+local replayed = redis.call("GET", KEYS[KEY.replayGuard])
+if replayed then
+  local id, outcome, handed, running, lease = string.match(replayed, "^(.*)|(%d)|(%d)|(%d+)|(%d+)$")
+  return { id, tonumber(outcome), tonumber(handed), tonumber(running), tonumber(lease) }
+end
+local now = tonumber(ARGV[ARG.now])
+local prefix = string.sub(KEYS[KEY.idCounter], 1, -3)
+local level = tonumber(ARGV[ARG.events])
+local events, maxLen = KEYS[KEY.events], ARGV[ARG.maxLenEvents]
+local id = ARGV[ARG.customId]
+local running = redis.call("ZCOUNT", KEYS[KEY.workers], "(" .. now, "+inf")
+if id == "" then
+  id = string.format("%d", redis.call("INCR", KEYS[KEY.idCounter]))
+elseif redis.call("EXISTS", prefix .. id) == 1 then
+  if redis.call("PTTL", prefix .. id) > 0 then return { id, -31, 0, running, 0 } end
+  if level >= 2 then
+    redis.call("XADD", events, "MAXLEN", "~", maxLen, "*", "event", "duplicated", "jobId", id)
+  end
+  return { id, 2, 0, running, 0 }
+end
+local key = prefix .. id
+local meta = redis.call("HMGET", KEYS[KEY.meta], "paused", "concurrency", "max", "nq:limited", "nq:leaseMs")
+local lifo = ARGV[ARG.lifo] == "1"
+local handed = not meta[1] and not meta[2] and not meta[3] and meta[4] ~= "1"
+  and running < tonumber(ARGV[ARG.maxWorkers])
+if handed then handed = redis.call("EXISTS", KEYS[KEY.limiter]) == 0 end
+if handed and not lifo then handed = redis.call("LLEN", KEYS[KEY.wait]) == 0 end
+local lease = handed and (tonumber(meta[5]) or tonumber(ARGV[ARG.leaseMs])) or 0
+local fields = { "name", ARGV[ARG.name], "data", ARGV[ARG.data], "opts", ARGV[ARG.opts],
+  "timestamp", ARGV[ARG.timestamp], "delay", 0, "priority", 0 }
+if handed then
+  for _, v in ipairs({ "processedOn", now, "ats", 1, "nq:ho", 1 }) do fields[#fields + 1] = v end
+end
+redis.call("HSET", key, unpack(fields))
+if level >= 2 then
+  redis.call("XADD", events, "*", "event", "added", "jobId", id, "name", ARGV[ARG.name])
+  redis.call("XADD", events, "MAXLEN", "~", maxLen, "*", "event", "waiting", "jobId", id)
+end
+if handed then
+  redis.call("LPUSH", KEYS[KEY.active], id)
+  redis.call("SET", key .. ":lock", ARGV[ARG.token], "PX", lease)
+  redis.call("SADD", KEYS[KEY.stalled], id)
+  if level >= 2 then redis.call("XADD", events, "*", "event", "active", "jobId", id, "prev", "waiting") end
+  redis.call("ZADD", KEYS[KEY.workers], now + lease, ARGV[ARG.invocation])
+  noteAttention(KEYS[KEY.attention], prefix, now + lease)
+else
+  redis.call(lifo and "RPUSH" or "LPUSH", KEYS[KEY.wait], id)
+  redis.call("ZADD", KEYS[KEY.marker], 0, "0")
+  noteAttention(KEYS[KEY.attention], prefix, now)
+end
+local reply = { id, 1, handed and 1 or 0, running, lease }
+redis.call("SET", KEYS[KEY.replayGuard], table.concat(reply, "|"), "PX", ARGV[ARG.guardTtl])
+return reply
+`,
+  ].join(""),
+};
+
+export type HandOffJobReply =
+  /** a replayed call writes nothing and answers the first call's reply */
+  | {
+    /** the job's id */
+    id: string;
+    /** 1 created, 2 duplicated (the custom id exists: nothing written), or a code (CODES) */
+    outcome: number;
+    /** 1 handed over (active, locked with token), 0 added to wait */
+    handed: number;
+    /** worker invocations running before this call (registrations not lapsed) */
+    running: number;
+    /** the handed-over lease (ms), 0 when not handed over */
+    leaseMs: number;
+  };
+
+const handOffJobReply: ReplySpec = { script: "handOffJob", codes: [-31], forms: [{"fields":[{"name":"id","type":"string"},{"name":"outcome","type":"int"},{"name":"handed","type":"int"},{"name":"running","type":"int"},{"name":"leaseMs","type":"int"}]}] };
+
+/**
+ * Checks handOffJob's reply against the REPLY of lua/handOffJob.lua and names its parts;
+ * UnexpectedReplyError (naming what did not fit, never the values) when it fits no form.
+ */
+export function decodeHandOffJob(reply: unknown): HandOffJobReply {
+  return decodeReply(handOffJobReply, reply) as HandOffJobReply;
+}
+
 export interface MoveJobsToWaitKeys {
   /** {P}failed, {P}completed or {P}delayed */
   source: string;
@@ -4743,7 +4908,7 @@ export interface RecoverStalledArgs {
  */
 export const recoverStalled: ScriptDef<RecoverStalledKeys, RecoverStalledArgs> = {
   name: "recoverStalled",
-  sha1: "7f1affa104fd40b4cd3e93f3323ac160f1e1d90f",
+  sha1: "f25011cbecaaffe0876ff5b16d346049f2dad2df",
   keyLocking: false,
   keys: { fixed: ["stalled","stalledCheck","active","wait","meta","marker","events","schedulers","attention"] },
   argv: { fixed: ["prefix","now","stalledInterval","maxStalledCount"] },
@@ -5673,7 +5838,7 @@ export interface SweepQueuesArgs {
  */
 export const sweepQueues: ScriptDef<SweepQueuesKeys, SweepQueuesArgs> = {
   name: "sweepQueues",
-  sha1: "88ba29e38c5df5b3336df7a8d15fb17df1819388",
+  sha1: "64dfc36f4404581ba1ce52c4a6277c11945fe04f",
   keyLocking: false,
   keys: { fixed: ["lock","cursors","attention"], group: { name: "queues", fields: ["meta","wait","active","prioritized","priorityCounter","delayed","marker","events","stalled","stalledCheck","schedulers","workers"] } },
   argv: { fixed: ["token","lockTtl","now","stalledInterval","maxStalledCount","promoteLimit","eventBatch","schedulerLookback","recheck"], group: { name: "names", fields: ["name"] } },
@@ -5802,7 +5967,7 @@ export function decodeSweepQueues<F extends SweepQueuesReply["form"] = SweepQueu
 export interface TrackWorkerKeys {
   /** {P}nq:workers: invocation id -> when its registration expires (ms) */
   workers: string;
-  /** {P}meta: `nq:batchSize` and `nq:concurrency`, the last registered worker's settings */
+  /** {P}meta: `nq:batchSize`, `nq:concurrency`, `nq:leaseMs`, `nq:limited`, the last registered worker's settings */
   meta: string;
 }
 
@@ -5815,6 +5980,10 @@ export interface TrackWorkerArgs {
   batchSize: string | number;
   /** the worker's concurrency, recorded with it */
   concurrency: string | number;
+  /** the worker's lease (ms), recorded with it: handOffJob leases for as long */
+  leaseMs: string | number;
+  /** "1" when the worker has a rate limiter (handOffJob then hands nothing over), else "0" */
+  limited: string | number;
 }
 
 /**
@@ -5826,23 +5995,24 @@ export interface TrackWorkerArgs {
  */
 export const trackWorker: ScriptDef<TrackWorkerKeys, TrackWorkerArgs> = {
   name: "trackWorker",
-  sha1: "a2a620d0b339bd4f8bc97d4032dcf64e952ca050",
+  sha1: "68372cebb3b2b940270b5a2d3b136b7310a83fca",
   keyLocking: false,
   keys: { fixed: ["workers","meta"] },
-  argv: { fixed: ["invocation","expiresAt","batchSize","concurrency"] },
+  argv: { fixed: ["invocation","expiresAt","batchSize","concurrency","leaseMs","limited"] },
   source: /* @__PURE__ */ [
     `-- nimbusq:trackWorker (generated from lua/trackWorker.lua; do not edit)
 local KEY = { workers = 1, meta = 2 }
-local ARG = { invocation = 1, expiresAt = 2, batchSize = 3, concurrency = 4 }
+local ARG = { invocation = 1, expiresAt = 2, batchSize = 3, concurrency = 4, leaseMs = 5, limited = 6 }
 `,
     include_checkIntegerArgs_0,
-    `checkIntegerArgs("trackWorker", { "expiresAt", "batchSize", "concurrency" })
+    `checkIntegerArgs("trackWorker", { "expiresAt", "batchSize", "concurrency", "leaseMs" })
 local expiresAt = tonumber(ARGV[ARG.expiresAt])
 if expiresAt > 0 then
   redis.call("ZADD", KEYS[KEY.workers], expiresAt, ARGV[ARG.invocation])
   if tonumber(ARGV[ARG.batchSize]) > 0 then
     redis.call("HSET", KEYS[KEY.meta], "nq:batchSize", ARGV[ARG.batchSize],
-      "nq:concurrency", ARGV[ARG.concurrency])
+      "nq:concurrency", ARGV[ARG.concurrency], "nq:leaseMs", ARGV[ARG.leaseMs],
+      "nq:limited", ARGV[ARG.limited] == "1" and "1" or "0")
   end
 else
   redis.call("ZREM", KEYS[KEY.workers], ARGV[ARG.invocation])

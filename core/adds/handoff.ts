@@ -1,0 +1,161 @@
+/**
+ * The lone-job handoff (Queue's `handoff` option): a single add with a worker function to start leases
+ * its job to the invocation it is about to start, in the add's own call (lua/handOffJob.lua), and the
+ * start request carries the job (core/job/handed-over.ts) — so the invocation runs it on arrival and
+ * its first call is the ack, instead of registering and leasing first. When a worker may not take it
+ * now (paused, rate-limited, global concurrency, `maxWorkers` running, jobs waiting ahead) the job is
+ * added to wait as any add, and a worker is started while fewer than `maxWorkers` run.
+ */
+import { type HandedOverJob, handoffBytes, maxHandoffBytes } from "../job/handed-over.ts";
+import { encodeOptions } from "../redis/codec.ts";
+import { decodeHandOffJob, handOffJob } from "../redis/generated/scripts.ts";
+import { attentionKey, queueKeys, replayGuardKey, workerRegistryKey } from "../redis/keys.ts";
+import type { RedisPort } from "../redis/redis-port.ts";
+import { runScript } from "../redis/scripts.ts";
+import { Checker } from "../validate.ts";
+import { addError, eventsLevel } from "./add-calls.ts";
+import type { AddOutcome, NewJob, WriteSettings } from "./add-types.ts";
+
+/** What starts a queue's worker invocations (e.g. nimbusq/functions' worker kick: a Lambda Invoke). */
+export interface HandoffTarget {
+  /** Most worker invocations of the queue running at once (the sweeper's `maxWorkers`). */
+  maxWorkers: number;
+  /** A handed-over job's lease when no worker has registered its own (ms, default 30 000). */
+  leaseMs?: number;
+  /** Starts one invocation; `handoff` is the job leased to it. Awaited; an error rejects the add (the job is added). */
+  start(request: HandoffRequest): Promise<void>;
+}
+
+/** The start request: a worker invocation's event. */
+export interface HandoffRequest {
+  queue: string;
+  reason: "handoff" | "kick";
+  handoff?: HandedOverJob;
+}
+
+/** What a handoff add did. */
+export interface HandoffResult {
+  outcome: AddOutcome;
+  /** The job leased to the invocation to start, when it was handed over. */
+  handed?: HandedOverJob;
+  /** Worker invocations running before the add. */
+  running: number;
+}
+
+const defaultHandoffLeaseMs = 30_000;
+
+/** The hash a handed-over job gets (name, value, …), as the invocation receives it. */
+function handedFields(job: NewJob, now: number): string[] {
+  const fields = ["name", job.name, "data", job.dataText, "opts", encodeOptions(job.opts)];
+  fields.push("timestamp", String(job.timestamp), "delay", "0", "priority", "0");
+  fields.push("processedOn", String(now), "ats", "1");
+  return fields;
+}
+
+// Room for the id, the token, the invocation id and the numbers of a HandedOverJob.
+const handoffOverheadBytes = 512;
+
+/**
+ * Whether a job can be handed over: one ready now (no delay, priority, parent, deduplication or
+ * scheduler), small enough for an asynchronous invocation's payload with its hash as JSON. A custom id
+ * that exists makes the add a duplicate, as any add.
+ */
+export function canHandOff(job: NewJob, now: number): boolean {
+  const { opts } = job;
+  if (job.generatedId || job.repeatJobKey || (job.placement !== "wait" && job.placement !== "lifo"))
+    return false;
+  if (opts.parent || opts.deduplication) return false;
+  if (job.dataText.length > maxHandoffBytes) return false;
+  const probe = {
+    id: "",
+    token: "",
+    invocation: "",
+    lockedAt: now,
+    leaseMs: 0,
+    fields: handedFields(job, now),
+  };
+  return handoffBytes(probe) + handoffOverheadBytes <= maxHandoffBytes;
+}
+
+/** Adds a job that passed `canHandOff`, handing it over when a worker may take it now. One script call. */
+export async function writeHandoff(
+  port: RedisPort,
+  job: NewJob,
+  settings: WriteSettings,
+  target: HandoffTarget,
+): Promise<HandoffResult> {
+  const invocation = crypto.randomUUID();
+  const token = `${invocation}:0`;
+  const fields = handedFields(job, settings.now);
+  const keys = queueKeys(job.prefix, job.queueName);
+  const reply = decodeHandOffJob(
+    await runScript(
+      port,
+      handOffJob,
+      {
+        replayGuard: replayGuardKey(job.prefix, job.queueName, invocation),
+        attention: attentionKey(job.prefix),
+        idCounter: keys.idCounter,
+        meta: keys.meta,
+        limiter: keys.limiter,
+        workers: workerRegistryKey(job.prefix, job.queueName),
+        wait: keys.wait,
+        active: keys.active,
+        stalled: keys.stalled,
+        marker: keys.marker,
+        events: keys.events,
+      },
+      {
+        guardTtl: settings.guardTtlMs,
+        maxLenEvents: settings.maxLenEvents,
+        now: settings.now,
+        events: eventsLevel(settings.events),
+        customId: job.customId,
+        name: job.name,
+        data: job.dataText,
+        opts: fields[5] as string,
+        timestamp: job.timestamp,
+        lifo: job.placement === "lifo" ? "1" : "",
+        token,
+        invocation,
+        maxWorkers: target.maxWorkers,
+        leaseMs: target.leaseMs ?? defaultHandoffLeaseMs,
+      },
+    ),
+  );
+  if (reply.outcome < 0) throw addError(reply.outcome, job);
+  const outcome: AddOutcome = { id: reply.id, outcome: reply.outcome === 2 ? "duplicated" : "created" };
+  if (reply.handed !== 1) return { outcome, running: reply.running };
+  const handed = { id: reply.id, token, invocation, lockedAt: settings.now, leaseMs: reply.leaseMs, fields };
+  return { outcome, handed, running: reply.running };
+}
+
+/**
+ * Writes the job with `writeHandoff`, then starts its invocation: with the job when it was handed
+ * over, without it when it waits and fewer than `maxWorkers` run. The add's outcomes, as writeJobs'.
+ */
+export async function addHandingOver(
+  port: RedisPort,
+  job: NewJob,
+  settings: WriteSettings,
+  target: HandoffTarget,
+): Promise<AddOutcome[]> {
+  const result = await writeHandoff(port, job, settings, target);
+  if (result.outcome.outcome === "duplicated") return [result.outcome];
+  if (result.handed) await target.start({ queue: job.queueName, reason: "handoff", handoff: result.handed });
+  else if (result.running < target.maxWorkers) await target.start({ queue: job.queueName, reason: "kick" });
+  return [{ ...result.outcome, handoff: result.handed ? "handed" : "waiting" }];
+}
+
+/** The options as given, once their `handoff` is absent or a target. */
+export function checkHandoff<T extends { handoff?: unknown }>(options: T, context: string): T {
+  const given = options?.handoff as Record<string, unknown> | undefined;
+  if (given === undefined) return options;
+  const check = new Checker(context);
+  check.object("handoff", given, ["maxWorkers", "leaseMs", "start"]);
+  check.integer("handoff.maxWorkers", given.maxWorkers, 1);
+  if (given.leaseMs !== undefined) check.integer("handoff.leaseMs", given.leaseMs, 1000);
+  if (typeof given.start !== "function")
+    check.fail("handoff.start", "a function (request) => Promise<void>", given.start);
+  return options;
+}
