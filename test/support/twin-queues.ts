@@ -78,6 +78,27 @@ const ignored = /^(meta|events|nq-req:.*|nq:.*|stalled-check)$/;
  * and the queue's own name replaced by `Q` (also in `<name>-…` queues it names), so that `b` and `n`
  * compare equal. A `<side>-parents` queue passes its side, whose job keys it names, too.
  */
+/**
+ * Stack traces without Node's own scheduling frames (`process.processTicksAndRejections`) and cut to
+ * eight frames: whether an attempt starts from a microtask or a timer depends on the machine's load,
+ * and an extra frame pushes the last one past V8's ten.
+ */
+function withoutSchedulerFrames(stacktrace: string): string {
+  let traces: string[];
+  try {
+    traces = JSON.parse(stacktrace) as string[];
+  } catch {
+    return stacktrace;
+  }
+  const cut = (trace: string) =>
+    trace
+      .split("\n")
+      .filter((line) => !line.includes("(node:internal"))
+      .slice(0, 9)
+      .join("\n");
+  return JSON.stringify(traces.map(cut));
+}
+
 export async function picture(prefix: string, name: string, side?: string): Promise<Record<string, unknown>> {
   const p = `${prefix}:${name}:`;
   const out: Record<string, unknown> = {};
@@ -105,7 +126,7 @@ export async function picture(prefix: string, name: string, side?: string): Prom
       value = Object.fromEntries(
         Object.entries(hash).map(([field, v]) => [
           normalize(field),
-          clockFields.has(field) ? "<ms>" : normalize(v),
+          clockFields.has(field) ? "<ms>" : normalize(field === "stacktrace" ? withoutSchedulerFrames(v) : v),
         ]),
       );
     } else if (type === "string") value = await direct.get(key);
