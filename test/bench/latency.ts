@@ -14,6 +14,7 @@
 import { serve } from "@hono/node-server";
 import { Queue as BullQueue, Worker as BullWorker } from "bullmq";
 import { type ActiveJob, Queue } from "../../core/index.ts";
+import { cappedWorkerKick } from "../../functions/config/workers-env.ts";
 import { createHttpApp } from "../../functions/http/index.ts";
 import { sweeperHandler } from "../../functions/sweeper.ts";
 import { type WorkerEvent, workerHandler } from "../../functions/worker.ts";
@@ -148,7 +149,16 @@ async function startStack(
     prefix,
     tokens: [{ token: apiToken, admin: true }],
     queues: [queue],
-    kick: (name, hint) => lambda.invoke(`${name}-worker`, { queue: name, reason: "kick", ...hint }),
+    // As the local stack and the deployed HTTP API: the registry-capped kick, whose lone adds hand
+    // their job to the invocation they start.
+    kick: cappedWorkerKick(
+      [{ name: queue, workerFunction: workerName, maxWorkers: 4 }],
+      lambda.invoke,
+      () => ({
+        redis,
+        prefix,
+      }),
+    ),
   });
   const server = serve({ fetch: api.fetch, port: 0, hostname: "127.0.0.1" });
   await new Promise<void>((resolve, reject) => {

@@ -18,7 +18,7 @@ import { pathToFileURL } from "node:url";
 import { runColdStart } from "./cold-start.ts";
 import { type BenchEnv, round, startBenchEnv, stopBenchEnv } from "./common.ts";
 import { runCost } from "./cost.ts";
-import { type BullmqIdleMeasurement, runSweeperIdle, startBullmqIdle } from "./idle.ts";
+import { type BullmqIdleMeasurement, runQueueEventsIdle, runSweeperIdle, startBullmqIdle } from "./idle.ts";
 import { runLatency } from "./latency.ts";
 import { type ReportPaths, writeReport } from "./report.ts";
 import type { BenchResults, MachineInfo, SectionName, SectionOutcome } from "./results-types.ts";
@@ -209,9 +209,11 @@ export async function runBench(
       idle = undefined;
       const outcome = await timed(options.quick, async () => {
         const sweeper = await runSweeperIdle(bench);
+        const queueEvents = await runQueueEventsIdle(bench, options.quick ? 10_000 : 60_000);
+        log(`idle: an idle QueueEvents costs ${queueEvents.perHour} billed commands an hour`);
         log("idle: waiting for the end of BullMQ's idle window");
         const bullmq = await measurement.finish();
-        return { bullmq, sweeper, nimbusqWorkersPerHour: 0 as const, windowSeconds };
+        return { bullmq, sweeper, queueEvents, nimbusqWorkersPerHour: 0 as const, windowSeconds };
       });
       // The BullMQ window ran alongside the other sections: the section took the whole time.
       outcome.durationSeconds = round((Date.now() - idleStartedAt) / 1000, 1);
