@@ -8,6 +8,7 @@ import { requestTimeoutMs } from "../request-deadline.ts";
 import { eventsFromEnv } from "./events-env.ts";
 import { prefixFromEnv } from "./prefix-env.ts";
 import { envWithSecrets, type SecretOptions } from "./secrets.ts";
+import { tickFromEnv } from "./tick-env.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -75,6 +76,7 @@ export function httpOptionsFromEnv(env: Env = process.env): HttpOptions {
     throw new ValidationError("NIMBUSQ_MAX_BODY_BYTES", "a number of bytes", "httpOptionsFromEnv");
   const queueDefaults = queueDefaultsFromEnv(env.NIMBUSQ_QUEUE_DEFAULTS);
   const apiUrl = env.NIMBUSQ_API_URL?.trim();
+  const tickMs = tickFromEnv(env, "httpOptionsFromEnv");
   return {
     redis: createRedis({ env, timeoutFor: requestTimeoutMs }),
     tokens,
@@ -82,6 +84,7 @@ export function httpOptionsFromEnv(env: Env = process.env): HttpOptions {
     ...(prefix ? { prefix } : {}),
     ...(maxBody !== undefined ? { maxBodyBytes: Number(maxBody.trim()) } : {}),
     ...(events ? { events } : {}),
+    ...(tickMs !== undefined ? { wakeWithinMs: tickMs } : {}),
     ...(queueDefaults ? { queueDefaultJobOptions: queueDefaults } : {}),
     ...(apiUrl ? { servers: [{ url: apiUrl }] } : {}),
     ...(corsOrigins.length > 0

@@ -8,7 +8,8 @@
  *   maxWorkers }`), `eventBus`, `eventSource`, `mode`, `prefix`, `tickMs`, `marginMs`,
  *   `stalledInterval`, `maxStalledCount`;
  * - `NIMBUSQ_EVENT_BUS`, `NIMBUSQ_EVENT_SOURCE`, `NIMBUSQ_SWEEPER_MODE` (`loop` or `once`),
- *   `NIMBUSQ_PREFIX`: the same settings one by one (a setting given both ways is refused);
+ *   `NIMBUSQ_PREFIX`, `NIMBUSQ_TICK_MS` (config/tick-env.ts): the same settings one by one (a setting
+ *   given both ways is refused);
  * - `UPSTASH_REDIS_REST_URL` / `UPSTASH_REDIS_REST_TOKEN`, read when the first tick builds the client.
  *
  * @example
@@ -18,6 +19,7 @@ import { Checker, checkPrefix, checkQueueName } from "../../core/internal.ts";
 import type { SweeperOptions, SweptQueue } from "../sweeper.ts";
 import { eventsFromEnv, eventsVariable } from "./events-env.ts";
 import { prefixFromEnv } from "./prefix-env.ts";
+import { tickFromEnv, tickVariable } from "./tick-env.ts";
 import { checkUniqueQueues, type Env, workersFromEnv, workersVariable } from "./workers-env.ts";
 
 const context = "sweeperOptionsFromEnv";
@@ -80,6 +82,11 @@ export function sweeperOptionsFromEnv(env: Env = process.env): SweeperEnvOptions
       `"all" or "final" while events are forwarded to ${options.eventBus} (or no event bus)`,
     );
   }
+  const tick = tickFromEnv(env, context);
+  if (tick !== undefined && config.tickMs !== undefined) {
+    check.fail(tickVariable, `unset when ${configVariable} has "tickMs" (give each setting one way)`);
+  }
+  if (tick !== undefined) options.tickMs = tick;
   for (const key of numberKeys) {
     if (config[key] !== undefined) {
       options[key] = check.integer(

@@ -15,7 +15,6 @@ import {
   ParentConflictError,
   ParentNotFoundError,
   ValidationError,
-  wakeWithinMs,
 } from "../../core/index.ts";
 import { Checker, checkJobId } from "../../core/internal.ts";
 import { type ApiRoute, mount } from "./api-route.ts";
@@ -176,7 +175,7 @@ export function addEnqueueRoute(app: Hono<AppEnv>, access: QueueAccess): void {
       const dueSoon = added
         .filter((a, i) => a.outcome === "created" && states[i] === "delayed")
         .map(({ job }) => job.timestamp + job.delay)
-        .filter((due) => due <= Date.now() + wakeWithinMs);
+        .filter((due) => due <= Date.now() + access.settings.wakeWithinMs);
       if (dueSoon.length > 0) await access.kick(queue.name, { wakeAt: Math.min(...dueSoon) });
     }
     if (many) return c.json({ jobs: results }, 202);

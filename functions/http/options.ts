@@ -11,13 +11,14 @@ import {
   type RedisRetryOptions,
   type UpstashRedisLike,
   ValidationError,
+  wakeWithinMs,
 } from "../../core/index.ts";
 import { Checker, checkJobOptions, checkPrefix, checkQueueName, checkRetry } from "../../core/internal.ts";
 import { errorFields, logger } from "../log.ts";
 import { retryDeadline } from "../request-deadline.ts";
 import { type CorsOptions, type CorsSettings, resolveCors } from "./cors.ts";
 
-/** Why a worker is kicked: `wakeAt` (ms) when the added job is delayed and due within a minute. */
+/** Why a worker is kicked: `wakeAt` (ms) when the added job is delayed and due within the sweeper's tick. */
 export interface KickHint {
   wakeAt?: number;
 }
@@ -59,6 +60,11 @@ export interface HttpOptions {
    * starts workers anyway.
    */
   kick?: HttpKick;
+  /**
+   * The sweeper's tick (ms, default 60 000; `NIMBUSQ_TICK_MS`): an add whose earliest new delayed job
+   * is due within it kicks the worker with `wakeAt`; a later one is promoted on time by a tick.
+   */
+  wakeWithinMs?: number;
   /** Options merged under each added job's own. */
   defaultJobOptions?: JobsOptions;
   /**
@@ -94,6 +100,7 @@ export interface HttpSettings {
   queues: ReadonlySet<string> | undefined;
   maxBodyBytes: number;
   kick: HttpKick | undefined;
+  wakeWithinMs: number;
   defaultJobOptions: JobsOptions | undefined;
   /** Per queue: `defaultJobOptions` with the queue's own options merged over them. */
   queueDefaultJobOptions: ReadonlyMap<string, JobsOptions>;
@@ -164,6 +171,11 @@ export function resolveHttpOptions(options: HttpOptions): HttpSettings {
     queues: options.queues && new Set(options.queues.map((name) => checkQueueName(name, "createHttpApp"))),
     maxBodyBytes,
     kick: options.kick,
+    wakeWithinMs: new Checker("createHttpApp").integer(
+      "wakeWithinMs",
+      options.wakeWithinMs ?? wakeWithinMs,
+      1000,
+    ),
     defaultJobOptions: options.defaultJobOptions,
     queueDefaultJobOptions: checkQueueDefaults(
       "createHttpApp: queueDefaultJobOptions",

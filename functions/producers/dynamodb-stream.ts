@@ -54,6 +54,7 @@ export function dynamodbStreamProducer(
       context,
       source,
       kick: options.kick,
+      wakeWithinMs: options.wakeWithinMs,
     });
     if (onRecordError === "report") return batchItemFailures(source, failures, entries.length, false);
     throwOrSkip(source, failures, entries.length, onRecordError);

@@ -13,6 +13,7 @@ import {
   ValidationError,
   wakeWithinMs,
 } from "../../core/index.ts";
+import { tickFromEnv } from "../config/tick-env.ts";
 import { errorFields, logger } from "../log.ts";
 import { setInvocationDeadline } from "../request-deadline.ts";
 import { indexedJobId } from "./job-ids.ts";
@@ -75,6 +76,8 @@ export interface EnqueueSettings<R> {
   source: string;
   /** Starts the queue's worker once jobs were added ready or due soon (see ProducerOptions.kick). */
   kick?: ((queue: string, hint?: { wakeAt?: number }) => Promise<void>) | undefined;
+  /** The sweeper's tick (ms): a delayed job due within it gets a kick with `wakeAt` (ProducerOptions). */
+  wakeWithinMs?: number | undefined;
 }
 
 /** Jobs per addBulk call, so that a failed call names the records it carried (core also splits at 1,000). */
@@ -101,6 +104,7 @@ export async function enqueueRecords<R>(
 
   let ready = false;
   let dueSoon: number | undefined;
+  const within = settings.wakeWithinMs ?? tickFromEnv(undefined, settings.source) ?? wakeWithinMs;
   let call: { index: number; jobs: BulkJob[] }[] = [];
   let callSize = 0;
   const flush = async () => {
@@ -116,7 +120,7 @@ export async function enqueueRecords<R>(
       // A delayed job due before the sweeper's next tick: the kicked worker waits for it.
       for (const job of added) {
         const due = job.timestamp + job.delay;
-        if (job.delay > 0 && due <= Date.now() + wakeWithinMs) dueSoon = Math.min(dueSoon ?? due, due);
+        if (job.delay > 0 && due <= Date.now() + within) dueSoon = Math.min(dueSoon ?? due, due);
       }
       let at = 0;
       for (const { index, jobs } of records) {

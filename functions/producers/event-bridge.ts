@@ -56,6 +56,7 @@ export function eventBridgeProducer<TDetailType extends string = string, TDetail
       context,
       source,
       kick: options.kick,
+      wakeWithinMs: options.wakeWithinMs,
     });
     throwOrSkip(source, outcome.failures, entries.length, options.onRecordError ?? "throw");
     return { jobIds: outcome.jobIds.flat() };

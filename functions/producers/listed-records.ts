@@ -30,6 +30,7 @@ export function listedRecordsHandler<E, R>(
       context,
       source,
       kick: options.kick,
+      wakeWithinMs: options.wakeWithinMs,
     });
     const invalidRecords = throwOrSkip(
       source,

@@ -27,10 +27,16 @@ export interface ProducerOptions<R> {
   /** Overrides the id derived from the record's identity; used as given. */
   jobId?: (record: R) => string;
   /**
+   * The sweeper's tick (ms; default `NIMBUSQ_TICK_MS`, else 60 000): a delayed job due within it gets
+   * a kick with `wakeAt`; a later one is promoted on time by a tick.
+   */
+  wakeWithinMs?: number;
+  /**
    * Starts the queue's worker once an event added jobs ready, instead of at the sweeper's next pass —
-   * or, when it added only delayed jobs, the earliest due within a minute, with `{ wakeAt }` so the
-   * worker waits for it: e.g. `workerKickFromEnv(process.env)`, which skips the invoke when the queue
-   * already has its `maxWorkers` running. Off when left out.
+   * or, when it added only delayed jobs, the earliest due within the sweeper's tick, with `{ wakeAt }`
+   * so the worker waits for it: e.g. `workerKickFromEnv(process.env)`, which skips the invoke when the
+   * queue already has its `maxWorkers` running, and hands an event's lone job to the invocation it
+   * starts. Off when left out.
    */
   kick?: ((queue: string, hint?: { wakeAt?: number }) => Promise<void>) & {
     /** A kick that offers it (workerKickFromEnv's): an event's lone job goes to the invocation it starts. */

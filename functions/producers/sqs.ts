@@ -44,6 +44,7 @@ export function sqsProducer(
       context,
       source,
       kick: options.kick,
+      wakeWithinMs: options.wakeWithinMs,
     });
     return batchItemFailures(source, failures, entries.length, true);
   };

@@ -173,6 +173,8 @@ async function startParts(options: LocalStackOptions, started: (() => Promise<vo
     queueDefaultJobOptions: Object.fromEntries(demoQueues.map((q) => [q.name, q.defaultJobOptions])),
     // As deployed: no invoke when the queue already has its maxWorkers running.
     kick: cappedWorkerKick(sweptQueues, lambda.invoke, () => ({ redis }), { reason: "kick" }),
+    // The sweeper's tick: a delayed job due before the next one gets a kick with its due time.
+    wakeWithinMs: tickMs,
   });
   const board = createBoard(target, {
     queues: demoQueues.map((q) => q.name),

@@ -96,6 +96,18 @@ describe("POST /queues/:queue/jobs", () => {
     expect(logged.map((entry) => entry.message)).toEqual([expect.stringContaining('queue "mail" failed')]);
   });
 
+  it("kicks for a delayed job due within the sweeper's tick (wakeWithinMs, NIMBUSQ_TICK_MS), not later ones", async () => {
+    const kicked: unknown[] = [];
+    const { call } = makeApi({
+      wakeWithinMs: 5000,
+      kick: async (queue, hint) => void kicked.push(hint ? [queue, hint] : queue),
+    });
+    await call("POST", "/queues/mail/jobs", { json: { name: "soon", opts: { delay: 3000 } } });
+    await call("POST", "/queues/mail/jobs", { json: { name: "after-the-tick", opts: { delay: 10_000 } } });
+    expect(kicked).toEqual([["mail", { wakeAt: expect.any(Number) }]]);
+    expect(() => makeApi({ wakeWithinMs: 10 })).toThrow(/wakeWithinMs/);
+  });
+
   it("adds 1,000 jobs in one request", async () => {
     const { call, prefix } = makeApi();
     const jobs = Array.from({ length: 1000 }, (_, n) => ({ name: "bulk", data: { n } }));

@@ -137,3 +137,23 @@ describe("metricsEveryFromEnv", () => {
     );
   });
 });
+
+describe("NIMBUSQ_TICK_MS, the sweeper's tick for every function", () => {
+  const sweeperEnv = { NIMBUSQ_WORKERS: "mail:mail-worker" };
+  it("sets the sweeper's tickMs and the HTTP API's wake window", () => {
+    expect(sweeperOptionsFromEnv({ ...sweeperEnv, NIMBUSQ_TICK_MS: "30000" }).tickMs).toBe(30_000);
+    const http = httpOptionsFromEnv({ ...redisEnv, NIMBUSQ_API_TOKENS: "t", NIMBUSQ_TICK_MS: "30000" });
+    expect(http.wakeWithinMs).toBe(30_000);
+    expect(httpOptionsFromEnv({ ...redisEnv, NIMBUSQ_API_TOKENS: "t" }).wakeWithinMs).toBeUndefined();
+  });
+
+  it("refuses a value that is no whole number of at least 1000 ms, or a second way to set it", () => {
+    for (const bad of ["1m", "500", "-1", "60000.5"]) {
+      expect(
+        validationError(() => sweeperOptionsFromEnv({ ...sweeperEnv, NIMBUSQ_TICK_MS: bad })).field,
+      ).toBe("NIMBUSQ_TICK_MS");
+    }
+    const both = { ...sweeperEnv, NIMBUSQ_TICK_MS: "30000", NIMBUSQ_SWEEPER_CONFIG: '{"tickMs":20000}' };
+    expect(validationError(() => sweeperOptionsFromEnv(both)).field).toBe("NIMBUSQ_TICK_MS");
+  });
+});
