@@ -24,6 +24,7 @@ KEYS
   replayGuard  nimbusq's replay guard for this call
   finishCounts  {P}nq:counts: jobs completed and failed by nimbusq workers (the sweeper's metrics read and reset it)
   attention  <prefix>:nq:due, the sweeper's attention index: a call that acks or leases notes the queue
+  workers  {P}nq:workers, the worker registry: `unregister` leaves it
 KEYS repeated declared
   key  a key the call may touch beyond the fixed ones (declared, never indexed)
 ARGV
@@ -41,6 +42,8 @@ ARGV
   maxLenEvents  the events stream's approximate cap (MAXLEN ~)
   events  which events to write: 2 all, 1 final only (completed, failed, retries-exhausted), 0 none
   prunes  "" (pruning is ackPromoteAndLease's)
+  unregister  the invocation's registry id when this may be its drain's last call, else "": removed
+    when the call leaves nothing ready, leased or delayed (the drain then ends)
 ARGV repeated jobs
   id  job id
   token  the lock token the job was leased with

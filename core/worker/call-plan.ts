@@ -121,7 +121,7 @@ export function ackOrder<T>(items: T[], entryOf: (item: T) => AckEntry | undefin
 /** A call's request: what the pipeline decided, plus the worker's settings. */
 export function cycleRequest(
   settings: PipelineSettings,
-  call: Pick<CycleRequest, "token" | "count" | "candidates" | "open" | "prunes" | "entries">,
+  call: Pick<CycleRequest, "token" | "count" | "candidates" | "open" | "prunes" | "entries" | "unregister">,
 ): CycleRequest {
   return {
     ...call,

@@ -26,6 +26,7 @@ import {
   queueKeyPrefix,
   queueKeys,
   replayGuardKey,
+  workerRegistryKey,
 } from "../redis/keys.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import { runScript } from "../redis/scripts.ts";
@@ -61,6 +62,8 @@ export interface CycleRequest {
   maxLenEvents: number;
   events: EventsLevel;
   entries: AckEntry[];
+  /** The invocation's registry id, when this may be the drain's last call (lua/includes/cycleJobs.lua). */
+  unregister?: string;
 }
 
 export interface CycleResult {
@@ -78,6 +81,8 @@ export interface CycleResult {
   codes: number[];
   peeked: string[];
   jobs: ActiveJob[];
+  /** The call took the invocation out of the registry (`unregister`: nothing ready, leased or delayed). */
+  unregistered: boolean;
 }
 
 export async function cycle(context: QueueContext, request: CycleRequest): Promise<CycleResult> {
@@ -89,6 +94,7 @@ export async function cycle(context: QueueContext, request: CycleRequest): Promi
     ...keys,
     replayGuard: replayGuardKey(prefix, queueName, request.token),
     attention: attentionKey(prefix),
+    workers: workerRegistryKey(prefix, queueName),
   };
   const args = {
     prefix: queuePrefix,
@@ -105,6 +111,7 @@ export async function cycle(context: QueueContext, request: CycleRequest): Promi
     maxLenEvents: request.maxLenEvents,
     events: levelCode[request.events],
     prunes: request.open ? request.prunes : "",
+    unregister: request.unregister ?? "",
     jobs: request.entries.map(compactEntry),
   };
   // Both scripts are the include cycleJobs: their replies have one shape.
@@ -154,6 +161,9 @@ function parseCycleReply(
     codes,
     peeked: reply.peeked,
     jobs,
+    // The script's own rule (lua/includes/cycleJobs.lua): nothing peeked, leased or delayed.
+    unregistered:
+      !!request.unregister && reply.peeked.length === 0 && reply.jobs.length === 0 && reply.nextDue === 0,
   };
 }
 

@@ -21,6 +21,8 @@ export interface InvocationOptions {
   wakeAt?: number;
   /** The job the add that started this invocation leased to it: its first drain runs it at once. */
   handedOver?: HandedOverJob;
+  /** Set by drainInvocation: each drain's last call may take the invocation out of the registry. */
+  unregister?: () => string | undefined;
   signal?: AbortSignal;
   /**
    * Registers the invocation (its id, live until `until`) for the sweeper's count of running workers
@@ -80,21 +82,27 @@ export async function drainInvocation(
   const selfRegister = () =>
     trackWorkerInvocation(port, prefix, queueName, id, register.until, settings).catch(register.onError);
   let registered: Promise<void> | undefined;
+  // Its last call may take it out of the registry once the registration has landed (a removal that
+  // overtook the registration would leave it registered until `until`).
+  let landed = !!handedOver;
+  const registerNow = () => {
+    registered = selfRegister().then(() => {
+      landed = true;
+    });
+  };
   const timer = handedOver
-    ? setTimeout(
-        () => {
-          registered = selfRegister();
-        },
-        Math.max(0, handedOver.lockedAt + handedOver.leaseMs / 2 - clock()),
-      )
+    ? setTimeout(registerNow, Math.max(0, handedOver.lockedAt + handedOver.leaseMs / 2 - clock()))
     : undefined;
-  if (!handedOver) registered = selfRegister();
+  if (!handedOver) registerNow();
+  const unregister = () => (landed ? id : undefined);
+  let summary: DrainSummary | undefined;
   try {
-    return await drainUntilDeadline(worker, options, clock);
+    summary = await drainUntilDeadline(worker, { ...options, unregister }, clock);
+    return summary;
   } finally {
     clearTimeout(timer);
     await registered;
-    await trackWorkerInvocation(port, prefix, queueName, id, 0);
+    if (!summary?.unregistered) await trackWorkerInvocation(port, prefix, queueName, id, 0);
   }
 }
 
@@ -123,6 +131,7 @@ async function drainUntilDeadline(
       reserveMs: jobTimeoutMs,
       signal: options.signal,
       ...(given ? { handedOver: given } : {}),
+      ...(options.unregister ? { unregister: options.unregister } : {}),
     });
   };
   let summary = await drain();

@@ -2,8 +2,7 @@
  * One drain as a streaming pipeline: up to `concurrency` attempts run at once and a freed slot takes
  * the next leased job at once; finished jobs are acked in small groups by the same call that leases
  * more (one or two such calls in flight); every job held — queued, running, or finished and not yet
- * acked — has its lease extended until its ack lands. The policy (when to call, what to lease) lives
- * here; the Worker settles the rest once (WorkerSetup).
+ * acked — has its lease extended until its ack lands. The policy lives here; the rest is WorkerSetup's.
  */
 import { RateLimitError } from "../errors.ts";
 import type { AckEntry } from "../job/ack-entry.ts";
@@ -39,9 +38,9 @@ export class Pipeline {
   private firstCall = true;
   private readonly prunes = new PruneSchedule();
   private inFlight = 0;
-  /** Calls sent, and the latest whose answer has been applied: an older answer never overrides it. */
+  /** Calls sent; an answer older than the one applied never overrides it. */
   private sent = 0;
-  private applied = 0;
+  private applied = 0; // the latest sent call whose answer was applied
   /** Candidates handed to calls in flight: no other call gets them. */
   private readonly assigned = new Set<string>();
   private stopReason: StopReason | undefined;
@@ -56,7 +55,6 @@ export class Pipeline {
   private readonly deadline: number;
   private readonly reserveMs: number;
   private rateLimitedUntil = 0;
-
   private readonly settings: PipelineSettings;
   private readonly attemptOptions: AttemptOptions;
 
@@ -247,6 +245,7 @@ export class Pipeline {
       open,
       prunes: this.prunes.text(),
       entries: entries.map((held) => held.decision?.entry as AckEntry),
+      unregister: last ? this.options.unregister?.() : undefined,
     });
     return { request, acked: entries };
   }
@@ -276,6 +275,7 @@ export class Pipeline {
       this.jobs.acking.delete(held);
       if (ackAnswered(this.setup, held, result.codes[i] ?? 0, this.summary)) this.jobs.done.push(held);
     }
+    if (result.unregistered) this.summary.unregistered = true;
     if (sequence > this.applied) {
       this.applied = sequence;
       this.readyLeft = result.readyLeft;

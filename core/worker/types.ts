@@ -103,6 +103,11 @@ export interface DrainOptions {
    * and the drain's first call acks them (and finds what else is ready) instead of leasing first.
    */
   handedOver?: HandedOverJob[];
+  /**
+   * The invocation's registry id once its registration has landed: the drain's last call takes it out
+   * of the registry when it leaves nothing to do (DrainSummary.unregistered), saving a call.
+   */
+  unregister?: () => string | undefined;
 }
 
 export type StopReason = "empty" | "deadline" | "paused" | "rate-limited" | "aborted";
@@ -118,6 +123,8 @@ export interface DrainSummary {
   stoppedBecause: StopReason;
   /** When more work is due (ms): the earliest delayed job, or when the rate limit ends. */
   nextDueAt?: number;
+  /** Its last call took the invocation out of the worker registry (DrainOptions.unregister). */
+  unregistered?: boolean;
 }
 
 export interface WorkerEvents {

@@ -103,6 +103,10 @@ local function cycleJobs(open)
     and redis.call("LLEN", q.active) == 0 then
     redis.call("XADD", q.events, "*", "event", "drained")
   end
+  -- The drain's last call: with nothing ready, leased or delayed, the invocation leaves the registry.
+  if ARGV[ARG.unregister] ~= "" and #peek == 0 and #leased == 0 and nextDue == 0 then
+    redis.call("ZREM", KEYS[KEY.workers], ARGV[ARG.unregister])
+  end
   out[#out + 1] = #peek
   for _, id in ipairs(peek) do out[#out + 1] = id end
   for _, item in ipairs(hashes) do out[#out + 1] = item end

@@ -117,14 +117,17 @@ function jobsOf(start: number, length: number, opts?: object) {
 }
 
 /** How the jobs are added: all at once (backlog) or B at a time (arrivals). */
-function addChunks(pattern: Pattern, jobs: number, batch: number): [number, number][] {
-  return pattern === "backlog" ? [[0, jobs]] : chunks(jobs, batch);
+/** A backlog is added at once, or `perCall` jobs an addBulk (each then processed before the next). */
+function addChunks(pattern: Pattern, jobs: number, batch: number, perCall = jobs): [number, number][] {
+  return pattern === "backlog" ? chunks(jobs, perCall) : chunks(jobs, batch);
 }
 
 interface NimbusqSpec {
   pattern: Pattern;
   /** Jobs per arrival (arrivals pattern). */
   arrive: number;
+  /** Backlog: jobs per addBulk (default all at once). */
+  perCall?: number;
   /** Absent: the Worker's default. */
   batchSize?: number;
   concurrency?: number;
@@ -146,7 +149,7 @@ async function nimbusqRun(env: BenchEnv, spec: NimbusqSpec): Promise<NimbusqCoun
     ...(spec.concurrency !== undefined ? { concurrency: spec.concurrency } : {}),
     ...level,
   } as ConstructorParameters<typeof Worker>[2]);
-  const setting = `batchSize ${worker.batchSize}${spec.batchSize === undefined ? " (default)" : ""}, concurrency ${worker.concurrency}${spec.concurrency === undefined ? " (default)" : ""}${spec.events ? `, events "${spec.events}"` : ""}`;
+  const setting = `batchSize ${worker.batchSize}${spec.batchSize === undefined ? " (default)" : ""}, concurrency ${worker.concurrency}${spec.concurrency === undefined ? " (default)" : ""}${spec.events ? `, events "${spec.events}"` : ""}${spec.perCall !== undefined && spec.perCall < jobs ? `, added ${spec.perCall} per addBulk` : ""}`;
   // Loads every script (EVALSHA → NOSCRIPT → EVAL) outside the window.
   await queue.add("warm", {}, failing ? failingOptions : undefined);
   for (let i = 0; i < 4; i++) {
@@ -157,7 +160,7 @@ async function nimbusqRun(env: BenchEnv, spec: NimbusqSpec): Promise<NimbusqCoun
   const window = await openWindow(env);
   let addBilled = 0;
   let finished = 0;
-  for (const [start, length] of addChunks(pattern, jobs, spec.arrive)) {
+  for (const [start, length] of addChunks(pattern, jobs, spec.arrive, spec.perCall)) {
     const before = env.metered.stats().billed;
     const opts = failing ? failingOptions : undefined;
     if (length === 1) await queue.add("n", { n: start }, opts);
@@ -190,6 +193,7 @@ async function bullmqRun(
   concurrency: number,
   jobs: number,
   failing: boolean,
+  perCall?: number,
 ) {
   const name = unique(`bq-${failing ? "fail" : "ok"}-${concurrency}`);
   const queue = new BullQueue(name, { connection: env.connection });
@@ -213,7 +217,7 @@ async function bullmqRun(
     if (!(await waitUntil(() => finished >= 1, 10_000))) throw new Error("BullMQ warm-up job did not finish");
     await sleep(500);
     const before = await billedTotal(env.direct);
-    for (const [start, length] of addChunks(pattern, jobs, arrive)) {
+    for (const [start, length] of addChunks(pattern, jobs, arrive, perCall)) {
       const opts = failing ? failingOptions : undefined;
       if (length === 1) await queue.add("n", { n: start }, opts);
       else await queue.addBulk(jobsOf(start, length, opts));
@@ -297,6 +301,7 @@ async function invocationOverhead(env: BenchEnv): Promise<number> {
 /** The worker-engine issue's cases, and the Upstash ceiling they imply. */
 async function issueCases(env: BenchEnv): Promise<{ rows: IssueCostRow[]; ceiling: UpstashCeiling }> {
   const backlogJobs = env.quick ? 100 : 2000;
+  const oneCall = Math.min(backlogJobs, 1000);
   const trickleJobs = env.quick ? 10 : 200;
   const specs: {
     case: IssueCase;
@@ -315,7 +320,16 @@ async function issueCases(env: BenchEnv): Promise<{ rows: IssueCostRow[]; ceilin
     },
     {
       case: "backlog-c50",
-      nimbusq: { pattern: "backlog", arrive: backlogJobs, batchSize: 50, concurrency: 50, jobs: backlogJobs },
+      // Added 1,000 at a time: one atomic addJobs call each. A single addBulk of more than 1,000 small
+      // jobs is staged (all or nothing over several calls) at 2 more billed commands a job.
+      nimbusq: {
+        pattern: "backlog",
+        arrive: backlogJobs,
+        perCall: oneCall,
+        batchSize: 50,
+        concurrency: 50,
+        jobs: backlogJobs,
+      },
       bullmq: { pattern: "backlog", concurrency: 50 },
     },
     {
@@ -323,6 +337,7 @@ async function issueCases(env: BenchEnv): Promise<{ rows: IssueCostRow[]; ceilin
       nimbusq: {
         pattern: "backlog",
         arrive: backlogJobs,
+        perCall: oneCall,
         batchSize: 50,
         concurrency: 50,
         events: "final",
@@ -342,6 +357,7 @@ async function issueCases(env: BenchEnv): Promise<{ rows: IssueCostRow[]; ceilin
           spec.bullmq.concurrency,
           spec.nimbusq.jobs,
           false,
+          spec.nimbusq.perCall,
         )
       : { billedPerJob: previous?.bullmq.billedPerJob ?? Number.NaN };
     const concurrency = spec.bullmq?.concurrency ?? 50;

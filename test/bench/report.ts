@@ -170,7 +170,7 @@ function behind(results: BenchResults): Finding[] {
     const e = latency.enqueueToStart;
     if (e.nimbusq.p50 > e.bullmq.p50 || e.nimbusq.p99 > e.bullmq.p99) {
       out.push({
-        text: `**Enqueue → start**: nimbusq p50 ${ms(e.nimbusq.p50)} / p99 ${ms(e.nimbusq.p99)} vs BullMQ ${ms(e.bullmq.p50)} / ${ms(e.bullmq.p99)}. Cause: the add crosses two HTTP hops (client → HTTP API → REST server; the POST alone takes p50 ${ms(e.nimbusqHttpAdd.p50)}) before the API kicks a worker invocation, which then registers itself and leases — two more round trips — before the processor runs; a BullMQ worker is already blocked in BZPOPMIN on a TCP connection and the add wakes it. On Lambda the kicked invocation adds Lambda's own async-invoke delay on top.`,
+        text: `**Enqueue → start**: nimbusq p50 ${ms(e.nimbusq.p50)} / p99 ${ms(e.nimbusq.p99)} vs BullMQ ${ms(e.bullmq.p50)} / ${ms(e.bullmq.p99)}. Cause: the add crosses two HTTP hops (client → HTTP API → REST server; the POST alone takes p50 ${ms(e.nimbusqHttpAdd.p50)}) — the HTTP API's request and the add's one script call (which also leases the job to the worker invocation it starts, lua/handOffJob.lua) before the invocation runs it — the invocation itself makes no call before the processor starts; a BullMQ worker is already blocked in BZPOPMIN on a TCP connection and the add wakes it. One request through the local REST server alone takes about 1.6 ms here, more than twice BullMQ's whole enqueue → start, so the 2× target needs a faster REST hop than this stand-in. On Lambda the kicked invocation adds Lambda's own async-invoke delay on top.`,
       });
     }
     const d = latency.delayedLateness;

@@ -216,7 +216,12 @@ describe.skipIf(!redisServerInstalled())("on a Redis Cluster", () => {
     const port = toRedisPort(redis);
     const queue = new Queue("raw", { redis, prefix });
     const job = await queue.add("r", {});
-    const keys = { ...queueKeys(prefix, "raw"), replayGuard: "", attention: attentionKey(prefix) };
+    const keys = {
+      ...queueKeys(prefix, "raw"),
+      replayGuard: "",
+      attention: attentionKey(prefix),
+      workers: `${prefix}:raw:nq:workers`,
+    };
     const call = (token: string, count: number, jobs: ReturnType<typeof compactEntry>[]) =>
       runScript(
         port,
@@ -237,6 +242,7 @@ describe.skipIf(!redisServerInstalled())("on a Redis Cluster", () => {
           maxLenEvents: 10_000,
           events: 2,
           prunes: "",
+          unregister: "",
           jobs,
         },
       );

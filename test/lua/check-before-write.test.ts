@@ -27,6 +27,7 @@ function workerCall(prefix: string, token: string, count: number, jobs: ReturnTy
       ...queueKeys(prefix, "q"),
       replayGuard: replayGuardKey(prefix, "q", `${token}-${count}`),
       attention: attentionKey(prefix),
+      workers: `${prefix}:q:nq:workers`,
     },
     {
       prefix: queueKeyPrefix(prefix, "q"),
@@ -43,6 +44,7 @@ function workerCall(prefix: string, token: string, count: number, jobs: ReturnTy
       maxLenEvents: 10_000,
       events: 2,
       prunes: "",
+      unregister: "",
       jobs,
     },
   );
@@ -104,6 +106,7 @@ describe("scripts check before their first write", () => {
       ...queueKeys(prefix, "q"),
       replayGuard: replayGuardKey(prefix, "q", "x"),
       attention: attentionKey(prefix),
+      workers: `${prefix}:q:nq:workers`,
     };
     const args = {
       prefix: queueKeyPrefix(prefix, "q"),
@@ -120,6 +123,7 @@ describe("scripts check before their first write", () => {
       maxLenEvents: 10_000,
       events: 2,
       prunes: "",
+      unregister: "",
       jobs: [],
     };
     await expect(runScript(port, ackPromoteAndLease, keys, args)).rejects.toThrow(

@@ -68,6 +68,7 @@ describe("declared keys", () => {
           ...keys,
           replayGuard: replayGuardKey(prefix, "q", `t:${declared.length}`),
           attention: attentionKey(prefix),
+          workers: `${prefix}:q:nq:workers`,
           declared,
         },
         {
@@ -85,6 +86,7 @@ describe("declared keys", () => {
           maxLenEvents: 10_000,
           events: 2,
           prunes: "",
+          unregister: "",
           jobs: [
             { id: "1", token: "t:1", outcome: "completed", value: "null", attemptsMade: "1", extra: "" },
           ],

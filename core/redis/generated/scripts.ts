@@ -350,6 +350,9 @@ const include_cycleJobs_10 = `local function cycleJobs(open)
     and redis.call("LLEN", q.active) == 0 then
     redis.call("XADD", q.events, "*", "event", "drained")
   end
+  if ARGV[ARG.unregister] ~= "" and #peek == 0 and #leased == 0 and nextDue == 0 then
+    redis.call("ZREM", KEYS[KEY.workers], ARGV[ARG.unregister])
+  end
   out[#out + 1] = #peek
   for _, id in ipairs(peek) do out[#out + 1] = id end
   for _, item in ipairs(hashes) do out[#out + 1] = item end
@@ -1650,6 +1653,8 @@ export interface AckAndLeaseKeys {
   finishCounts: string;
   /** <prefix>:nq:due, the sweeper's attention index: a call that acks or leases notes the queue */
   attention: string;
+  /** {P}nq:workers, the worker registry: `unregister` leaves it */
+  workers: string;
   declared: readonly AckAndLeaseKeysDeclaredItem[];
 }
 
@@ -1697,6 +1702,8 @@ export interface AckAndLeaseArgs {
   events: string | number;
   /** "" (pruning is ackPromoteAndLease's) */
   prunes: string | number;
+  /** the invocation's registry id when this may be its drain's last call, else "": removed when the call leaves nothing ready, leased or delayed (the drain then ends) */
+  unregister: string | number;
   jobs: readonly AckAndLeaseArgsJobsItem[];
 }
 
@@ -1711,21 +1718,21 @@ export interface AckAndLeaseArgs {
  */
 export const ackAndLease: ScriptDef<AckAndLeaseKeys, AckAndLeaseArgs> = {
   name: "ackAndLease",
-  sha1: "42f3ebff96d094c78910f64d216e300b1d5dbb3e",
+  sha1: "735fc556ffc2540f5d663d8e3b7e6d3b7f15b6c6",
   keyLocking: true,
-  keys: { fixed: ["meta","wait","active","prioritized","priorityCounter","delayed","completed","failed","stalled","limiter","marker","events","replayGuard","finishCounts","attention"], group: { name: "declared", fields: ["key"] } },
-  argv: { fixed: ["prefix","leaseToken","now","leaseMs","count","peek","candidates","limiterMax","limiterDuration","workerName","guardTtl","maxLenEvents","events","prunes"], group: { name: "jobs", fields: ["id","token","outcome","value","attemptsMade","extra"] } },
+  keys: { fixed: ["meta","wait","active","prioritized","priorityCounter","delayed","completed","failed","stalled","limiter","marker","events","replayGuard","finishCounts","attention","workers"], group: { name: "declared", fields: ["key"] } },
+  argv: { fixed: ["prefix","leaseToken","now","leaseMs","count","peek","candidates","limiterMax","limiterDuration","workerName","guardTtl","maxLenEvents","events","prunes","unregister"], group: { name: "jobs", fields: ["id","token","outcome","value","attemptsMade","extra"] } },
   source: /* @__PURE__ */ [
     `#!lua flags=allow-key-locking
 -- nimbusq:ackAndLease (generated from lua/ackAndLease.lua; do not edit)
-local KEY = { meta = 1, wait = 2, active = 3, prioritized = 4, priorityCounter = 5, delayed = 6, completed = 7, failed = 8, stalled = 9, limiter = 10, marker = 11, events = 12, replayGuard = 13, finishCounts = 14, attention = 15 }
-local KEY_GROUP = { first = 16, size = 1, key = 0 }
-local KEY_GROUP_COUNT = (#KEYS - 15) / 1
-local function groupKey(i, offset) return KEYS[16 + (i - 1) * 1 + offset] end
-local ARG = { prefix = 1, leaseToken = 2, now = 3, leaseMs = 4, count = 5, peek = 6, candidates = 7, limiterMax = 8, limiterDuration = 9, workerName = 10, guardTtl = 11, maxLenEvents = 12, events = 13, prunes = 14 }
-local ARG_GROUP = { first = 15, size = 6, id = 0, token = 1, outcome = 2, value = 3, attemptsMade = 4, extra = 5 }
-local ARG_GROUP_COUNT = (#ARGV - 14) / 6
-local function groupArg(i, offset) return ARGV[15 + (i - 1) * 6 + offset] end
+local KEY = { meta = 1, wait = 2, active = 3, prioritized = 4, priorityCounter = 5, delayed = 6, completed = 7, failed = 8, stalled = 9, limiter = 10, marker = 11, events = 12, replayGuard = 13, finishCounts = 14, attention = 15, workers = 16 }
+local KEY_GROUP = { first = 17, size = 1, key = 0 }
+local KEY_GROUP_COUNT = (#KEYS - 16) / 1
+local function groupKey(i, offset) return KEYS[17 + (i - 1) * 1 + offset] end
+local ARG = { prefix = 1, leaseToken = 2, now = 3, leaseMs = 4, count = 5, peek = 6, candidates = 7, limiterMax = 8, limiterDuration = 9, workerName = 10, guardTtl = 11, maxLenEvents = 12, events = 13, prunes = 14, unregister = 15 }
+local ARG_GROUP = { first = 16, size = 6, id = 0, token = 1, outcome = 2, value = 3, attemptsMade = 4, extra = 5 }
+local ARG_GROUP_COUNT = (#ARGV - 15) / 6
+local function groupArg(i, offset) return ARGV[16 + (i - 1) * 6 + offset] end
 `,
     include_cycleJobs_0,
     include_checkIntegerArgs_0,
@@ -1836,6 +1843,8 @@ export interface AckPromoteAndLeaseKeys {
   finishCounts: string;
   /** <prefix>:nq:due, the sweeper's attention index: a call that acks or leases notes the queue */
   attention: string;
+  /** {P}nq:workers, the worker registry: `unregister` leaves it */
+  workers: string;
 }
 
 export interface AckPromoteAndLeaseArgsJobsItem {
@@ -1882,6 +1891,8 @@ export interface AckPromoteAndLeaseArgs {
   events: string | number;
   /** finished sets to prune: "target|keepCount|keepAge|keepLimit;…" */
   prunes: string | number;
+  /** the invocation's registry id when this may be its drain's last call, else "": removed when the call leaves nothing ready, leased or delayed (the drain then ends) */
+  unregister: string | number;
   jobs: readonly AckPromoteAndLeaseArgsJobsItem[];
 }
 
@@ -1896,17 +1907,17 @@ export interface AckPromoteAndLeaseArgs {
  */
 export const ackPromoteAndLease: ScriptDef<AckPromoteAndLeaseKeys, AckPromoteAndLeaseArgs> = {
   name: "ackPromoteAndLease",
-  sha1: "e1a71d05566a8a91fe03f83a7b54235275211e15",
+  sha1: "6c09d785b6e2f300877851bd5b6b03b50f3e50aa",
   keyLocking: false,
-  keys: { fixed: ["meta","wait","active","prioritized","priorityCounter","delayed","completed","failed","stalled","limiter","marker","events","replayGuard","finishCounts","attention"] },
-  argv: { fixed: ["prefix","leaseToken","now","leaseMs","count","peek","candidates","limiterMax","limiterDuration","workerName","guardTtl","maxLenEvents","events","prunes"], group: { name: "jobs", fields: ["id","token","outcome","value","attemptsMade","extra"] } },
+  keys: { fixed: ["meta","wait","active","prioritized","priorityCounter","delayed","completed","failed","stalled","limiter","marker","events","replayGuard","finishCounts","attention","workers"] },
+  argv: { fixed: ["prefix","leaseToken","now","leaseMs","count","peek","candidates","limiterMax","limiterDuration","workerName","guardTtl","maxLenEvents","events","prunes","unregister"], group: { name: "jobs", fields: ["id","token","outcome","value","attemptsMade","extra"] } },
   source: /* @__PURE__ */ [
     `-- nimbusq:ackPromoteAndLease (generated from lua/ackPromoteAndLease.lua; do not edit)
-local KEY = { meta = 1, wait = 2, active = 3, prioritized = 4, priorityCounter = 5, delayed = 6, completed = 7, failed = 8, stalled = 9, limiter = 10, marker = 11, events = 12, replayGuard = 13, finishCounts = 14, attention = 15 }
-local ARG = { prefix = 1, leaseToken = 2, now = 3, leaseMs = 4, count = 5, peek = 6, candidates = 7, limiterMax = 8, limiterDuration = 9, workerName = 10, guardTtl = 11, maxLenEvents = 12, events = 13, prunes = 14 }
-local ARG_GROUP = { first = 15, size = 6, id = 0, token = 1, outcome = 2, value = 3, attemptsMade = 4, extra = 5 }
-local ARG_GROUP_COUNT = (#ARGV - 14) / 6
-local function groupArg(i, offset) return ARGV[15 + (i - 1) * 6 + offset] end
+local KEY = { meta = 1, wait = 2, active = 3, prioritized = 4, priorityCounter = 5, delayed = 6, completed = 7, failed = 8, stalled = 9, limiter = 10, marker = 11, events = 12, replayGuard = 13, finishCounts = 14, attention = 15, workers = 16 }
+local ARG = { prefix = 1, leaseToken = 2, now = 3, leaseMs = 4, count = 5, peek = 6, candidates = 7, limiterMax = 8, limiterDuration = 9, workerName = 10, guardTtl = 11, maxLenEvents = 12, events = 13, prunes = 14, unregister = 15 }
+local ARG_GROUP = { first = 16, size = 6, id = 0, token = 1, outcome = 2, value = 3, attemptsMade = 4, extra = 5 }
+local ARG_GROUP_COUNT = (#ARGV - 15) / 6
+local function groupArg(i, offset) return ARGV[16 + (i - 1) * 6 + offset] end
 `,
     include_cycleJobs_0,
     include_checkIntegerArgs_0,
