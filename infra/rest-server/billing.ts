@@ -27,6 +27,12 @@ export interface RestStats {
   /** Runs of scripts flagged `allow-key-locking` that Redis executed. */
   keyLockingCalls: number;
   /**
+   * Runs of scripts without `allow-key-locking`: Upstash runs them under its global lock, and only they
+   * may touch keys not in KEYS (read from disk under that lock) — the script calls that can reach
+   * undeclared keys. EVAL and EVALSHA that ran (not NOSCRIPT).
+   */
+  globalLockCalls: number;
+  /**
    * Declared-keys refusals (undeclared key, unverifiable or database-wide command) found in the replies
    * of flagged scripts, nested ones included; a refusal a script swallows with `pcall` is not seen.
    */
@@ -78,6 +84,7 @@ export class UsageMeter {
   private commands = 0;
   private scriptCalls = 0;
   private keyLockingCalls = 0;
+  private globalLockCalls = 0;
   private keyViolations = 0;
   private upstashRefusals = 0;
   private byCommand = new Map<string, number>();
@@ -95,8 +102,9 @@ export class UsageMeter {
   }
 
   /** Counts what `ScriptRewrites.settle` found in one request's replies. */
-  countScripts(found: { calls: number; violations: number; refusals: number }): void {
+  countScripts(found: { calls: number; unflagged: number; violations: number; refusals: number }): void {
     this.keyLockingCalls += found.calls;
+    this.globalLockCalls += found.unflagged;
     this.keyViolations += found.violations;
     this.upstashRefusals += found.refusals;
   }
@@ -169,6 +177,7 @@ export class UsageMeter {
       scriptCalls: this.scriptCalls,
       billed: this.commands + this.scriptCalls,
       keyLockingCalls: this.keyLockingCalls,
+      globalLockCalls: this.globalLockCalls,
       keyViolations: this.keyViolations,
       upstashRefusals: this.upstashRefusals,
       byCommand: Object.fromEntries(this.byCommand),
@@ -180,6 +189,7 @@ export class UsageMeter {
     this.commands = 0;
     this.scriptCalls = 0;
     this.keyLockingCalls = 0;
+    this.globalLockCalls = 0;
     this.keyViolations = 0;
     this.upstashRefusals = 0;
     this.byCommand = new Map();

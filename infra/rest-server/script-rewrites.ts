@@ -46,6 +46,8 @@ export interface Settled {
   readonly replies: RespReply[];
   /** Flagged script runs Redis executed. */
   readonly calls: number;
+  /** Unflagged script runs Redis executed (Upstash runs them under its global lock). */
+  readonly unflagged: number;
   /** Replies carrying a declared-keys refusal. */
   readonly violations: number;
   /** Replies carrying an Upstash-mode refusal of a 7.0-only form. */
@@ -62,6 +64,7 @@ export interface RewriteOptions {
 }
 
 const PLAIN: Step = { kind: "plain" };
+const RUN_COMMANDS = new Set(["eval", "evalsha", "eval_ro", "evalsha_ro"]);
 /** Not hexadecimal, so no loaded script has it: Redis answers NOSCRIPT. */
 const UNKNOWN_SHA = "nimbusq-upstash-mode-unknown-script-sha!";
 
@@ -170,12 +173,16 @@ export class ScriptRewrites {
     retry: ((command: Command) => Promise<RespReply>) | null,
   ): Promise<Settled> {
     let calls = 0;
+    let unflagged = 0;
     let violations = 0;
     let refusals = 0;
     const settled: RespReply[] = [];
     for (const [index, original] of replies.entries()) {
       const step = plan.steps[index] ?? PLAIN;
       let reply = original;
+      const noScript = original.kind === "error" && original.text.startsWith("NOSCRIPT");
+      if (step.kind === "plain" && RUN_COMMANDS.has(plan.commands[index]?.name ?? "") && !noScript)
+        unflagged += 1;
       if (step.kind === "load") {
         if (reply.kind === "bulk") reply = { kind: "bulk", bytes: Buffer.from(step.script.clientSha) };
       } else if (step.kind === "run") {
@@ -183,6 +190,7 @@ export class ScriptRewrites {
         if (lost && step.retry && retry && replies.length === 1) reply = await retry(step.retry);
         const ran = reply.kind !== "error" || !reply.text.startsWith("NOSCRIPT");
         if (ran && step.script.flagged) calls += 1;
+        if (ran && !step.script.flagged) unflagged += 1;
         if (reply.kind === "error") {
           reply = { kind: "error", text: reply.text.replaceAll(step.script.redisSha, step.script.clientSha) };
         }
@@ -191,6 +199,6 @@ export class ScriptRewrites {
       }
       settled.push(reply);
     }
-    return { replies: settled, calls, violations, refusals };
+    return { replies: settled, calls, unflagged, violations, refusals };
   }
 }

@@ -35,6 +35,11 @@ export interface NimbusqCounts {
   requestsPerJob: number;
   /** The same window counted by redis-server's INFO commandstats (INFO itself left out). */
   crossCheckPerJob: number;
+  /**
+   * Script calls Upstash runs under its global lock (no allow-key-locking: the ones that may read keys
+   * not in KEYS), per job. Absent in results from before it was counted.
+   */
+  globalLockPerJob?: number;
 }
 
 export interface CostRow {
@@ -97,6 +102,8 @@ interface Window {
   billed: number;
   requests: number;
   crossCheck: number;
+  /** Script runs without allow-key-locking (RestStats.globalLockCalls). */
+  globalLock: number;
 }
 
 /** Opens a window on both counters; `close` reads what happened since. */
@@ -107,7 +114,12 @@ async function openWindow(env: BenchEnv): Promise<{ close(): Promise<Window> }> 
     close: async () => {
       const stats = env.metered.stats();
       const crossCheck = (await billedTotal(env.direct)) - before;
-      return { billed: stats.billed, requests: stats.requests, crossCheck };
+      return {
+        billed: stats.billed,
+        requests: stats.requests,
+        crossCheck,
+        globalLock: stats.globalLockCalls,
+      };
     },
   };
 }
@@ -116,8 +128,10 @@ function jobsOf(start: number, length: number, opts?: object) {
   return Array.from({ length }, (_, i) => ({ name: "n", data: { n: start + i }, ...(opts ? { opts } : {}) }));
 }
 
-/** How the jobs are added: all at once (backlog) or B at a time (arrivals). */
-/** A backlog is added at once, or `perCall` jobs an addBulk (each then processed before the next). */
+/**
+ * How the jobs are added: all at once (backlog; or `perCall` jobs an addBulk, each processed before
+ * the next) or B at a time (arrivals).
+ */
 function addChunks(pattern: Pattern, jobs: number, batch: number, perCall = jobs): [number, number][] {
   return pattern === "backlog" ? chunks(jobs, perCall) : chunks(jobs, batch);
 }
@@ -182,6 +196,7 @@ async function nimbusqRun(env: BenchEnv, spec: NimbusqSpec): Promise<NimbusqCoun
     addPerJob: round(addBilled / jobs, 3),
     requestsPerJob: round(counted.requests / jobs, 3),
     crossCheckPerJob: round(counted.crossCheck / jobs, 3),
+    globalLockPerJob: round(counted.globalLock / jobs, 4),
   };
 }
 

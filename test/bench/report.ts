@@ -442,7 +442,7 @@ function issueCostSection(c: CostResult): string {
   return [
     "### The worker-engine cases (no-op processor)",
     "",
-    "nimbusq with the settings each case names — the Worker's default `batchSize` where none is named — next to one BullMQ Worker on the same jobs. **Trickle**: one `add`, then one `Worker.drain` until the job is done (as a kicked serverless invocation runs), the next job only after that; BullMQ's Worker (concurrency 1) is running and idle between jobs. The worker invocation's own registration (below) is not in these figures. BullMQ has no events level: its all-events figure stands next to the `final` row.",
+    "nimbusq with the settings each case names — the Worker's default `batchSize` where none is named — next to one BullMQ Worker on the same jobs. **Trickle**: one `add`, then one `Worker.drain` until the job is done (as a kicked serverless invocation runs), the next job only after that; BullMQ's Worker (concurrency 1) is running and idle between jobs. The worker invocation's own registration (below) is not in these figures. BullMQ has no events level: its all-events figure stands next to the `final` row. **Global-lock script calls**: script runs without `allow-key-locking`, which Upstash runs under its global lock and which alone may touch keys not in KEYS (read from disk under that lock); the REST server counts them (`globalLockCalls`). In a backlog they are the add and a drain's first call; the calls in between declare their keys.",
     "",
     table(
       [
@@ -453,6 +453,7 @@ function issueCostSection(c: CostResult): string {
         "of which the add",
         "nimbusq by INFO (cross-check)",
         "HTTP requests per job",
+        "global-lock script calls per job",
         "BullMQ per job",
         "nimbusq / BullMQ",
         "target",
@@ -467,6 +468,7 @@ function issueCostSection(c: CostResult): string {
           num(row.nimbusq.addPerJob),
           num(row.nimbusq.crossCheckPerJob),
           num(row.nimbusq.requestsPerJob, 3),
+          num(row.nimbusq.globalLockPerJob, 4),
           `${num(row.bullmq.billedPerJob)} (${row.bullmqSetting.replace(/ \(.*\)$/, "")})`,
           ratio(row.nimbusq.billedPerJob, row.bullmq.billedPerJob),
           `≤ ${num(target)}: ${row.nimbusq.billedPerJob <= target ? "met" : "**missed**"}`,

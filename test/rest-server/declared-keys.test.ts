@@ -85,6 +85,14 @@ describe("declared-keys mode", () => {
     expect(await stack.direct.script("EXISTS", sha1(MANY_COMMANDS))).toEqual([0]);
   });
 
+  it("counts the script runs Upstash would hold its global lock for: unflagged EVAL and EVALSHA that ran", async () => {
+    const plain = "return redis.call('GET', KEYS[1])";
+    await redis.eval(plain, ["dk:plain"], []);
+    await redis.evalsha(sha1(plain), ["dk:plain"], []);
+    await redis.eval(MANY_COMMANDS, keysFor("dk:lock", 9), ["v1"]);
+    expect(stack.rest.stats()).toMatchObject({ globalLockCalls: 2, keyLockingCalls: 1 });
+  });
+
   it("refuses a key built in the script that is not in KEYS, and counts it", async () => {
     const failure = redis.eval(BUILT_KEY, ["dk:built"], ["child"]);
     await expect(failure).rejects.toThrow(`${DYNAMIC}dk:built:child`);

@@ -119,6 +119,9 @@ describe("a lone job handed over to the invocation its add starts", () => {
         billed,
         requests: 2,
       });
+      // Under Upstash's key locks: the ack declares every key it touches (refused nothing); only the
+      // add, which numbers the job inside the script, runs under the global lock.
+      expect(stack.rest.stats()).toMatchObject({ keyLockingCalls: 1, keyViolations: 0, globalLockCalls: 1 });
       const job = await new Queue("mail", { redis: stack.redis, prefix }).getJob(body.id);
       expect(await job?.getState()).toBe("completed");
       expect({
