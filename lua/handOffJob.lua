@@ -9,7 +9,9 @@ running worker until the lease ends. Otherwise the job is added to wait as addJo
 Handed over only when the queue is not paused, has no global concurrency, no rate limit (meta max,
 a limiter key, or workers that registered a limiter), fewer running workers than `maxWorkers`, and
 (unless lifo) nothing in wait ahead of it. A custom id that exists is a duplicate (BullMQ's add
-answers the existing job). Unflagged: the job's keys come from the id INCR'd here.
+answers the existing job). Unflagged: the job's keys come from the ids reserved here (INCRBY of a
+block: the first id is this job's, the caller keeps the rest for handOffJobDeclared, which declares its
+keys); with a custom id nothing is reserved.
 
 KEYS
   replayGuard  nimbusq's replay guard for this call, <prefix>:nq-req:<queue>:<token>
@@ -28,7 +30,8 @@ ARGV
   maxLenEvents  the events stream's approximate cap (MAXLEN ~)
   now  the caller's clock (epoch ms)
   events  which events to write: 2 all, 1 final only or 0 none (both write no add events)
-  customId  the custom job id (opts.jobId), or "" for the next counter value
+  customId  the custom job id (opts.jobId), or "" to reserve a block of ids and take its first
+  reserve  how many ids to reserve (at least 1) when customId is ""
   name  job name
   data  job data as JSON text
   opts  job options as JSON text, BullMQ's short keys
@@ -44,6 +47,7 @@ REPLY  a replayed call writes nothing and answers the first call's reply
   handed  int  1 handed over (active, locked with token), 0 added to wait
   running  int  worker invocations running before this call (registrations not lapsed)
   leaseMs  int  the handed-over lease (ms), 0 when not handed over
+  reservedLast  int  the last id of the block reserved by this call, 0 for none
 CODES
   idInFlight  -31  the custom id is held by a staged add that has not committed
 EVENTS
@@ -51,61 +55,15 @@ EVENTS
   0 none.
 ]]
 -- @include checkIntegerArgs
--- @include noteAttention
+-- @include handOffNew
 
-checkIntegerArgs("handOffJob", { "guardTtl", "maxLenEvents", "now", "events", "timestamp", "maxWorkers", "leaseMs" })
+checkIntegerArgs("handOffJob", { "guardTtl", "maxLenEvents", "now", "events", "timestamp", "maxWorkers", "leaseMs", "reserve" })
 local replayed = redis.call("GET", KEYS[KEY.replayGuard])
-if replayed then
-  local id, outcome, handed, running, lease = string.match(replayed, "^(.*)|(%d)|(%d)|(%d+)|(%d+)$")
-  return { id, tonumber(outcome), tonumber(handed), tonumber(running), tonumber(lease) }
-end
-local now = tonumber(ARGV[ARG.now])
-local prefix = string.sub(KEYS[KEY.idCounter], 1, -3)
-local level = tonumber(ARGV[ARG.events])
-local events, maxLen = KEYS[KEY.events], ARGV[ARG.maxLenEvents]
-local id = ARGV[ARG.customId]
-local running = redis.call("ZCOUNT", KEYS[KEY.workers], "(" .. now, "+inf")
+if replayed then return replayedHandOff(replayed) end
+local id, last = ARGV[ARG.customId], 0
 if id == "" then
-  id = string.format("%d", redis.call("INCR", KEYS[KEY.idCounter]))
-elseif redis.call("EXISTS", prefix .. id) == 1 then
-  -- Only a staged add's hash carries a TTL: its job is not added until that add commits.
-  if redis.call("PTTL", prefix .. id) > 0 then return { id, -31, 0, running, 0 } end
-  if level >= 2 then
-    redis.call("XADD", events, "MAXLEN", "~", maxLen, "*", "event", "duplicated", "jobId", id)
-  end
-  return { id, 2, 0, running, 0 }
+  local reserve = math.max(1, tonumber(ARGV[ARG.reserve]))
+  last = redis.call("INCRBY", KEYS[KEY.idCounter], reserve)
+  id = string.format("%d", last - reserve + 1)
 end
-local key = prefix .. id
-local meta = redis.call("HMGET", KEYS[KEY.meta], "paused", "concurrency", "max", "nq:limited", "nq:leaseMs")
-local lifo = ARGV[ARG.lifo] == "1"
-local handed = not meta[1] and not meta[2] and not meta[3] and meta[4] ~= "1"
-  and running < tonumber(ARGV[ARG.maxWorkers])
-if handed then handed = redis.call("EXISTS", KEYS[KEY.limiter]) == 0 end
-if handed and not lifo then handed = redis.call("LLEN", KEYS[KEY.wait]) == 0 end
-
-local lease = handed and (tonumber(meta[5]) or tonumber(ARGV[ARG.leaseMs])) or 0
-local fields = { "name", ARGV[ARG.name], "data", ARGV[ARG.data], "opts", ARGV[ARG.opts],
-  "timestamp", ARGV[ARG.timestamp], "delay", 0, "priority", 0 }
-if handed then
-  for _, v in ipairs({ "processedOn", now, "ats", 1, "nq:ho", 1 }) do fields[#fields + 1] = v end
-end
-redis.call("HSET", key, unpack(fields))
-if level >= 2 then
-  redis.call("XADD", events, "*", "event", "added", "jobId", id, "name", ARGV[ARG.name])
-  redis.call("XADD", events, "MAXLEN", "~", maxLen, "*", "event", "waiting", "jobId", id)
-end
-if handed then
-  redis.call("LPUSH", KEYS[KEY.active], id)
-  redis.call("SET", key .. ":lock", ARGV[ARG.token], "PX", lease)
-  redis.call("SADD", KEYS[KEY.stalled], id)
-  if level >= 2 then redis.call("XADD", events, "*", "event", "active", "jobId", id, "prev", "waiting") end
-  redis.call("ZADD", KEYS[KEY.workers], now + lease, ARGV[ARG.invocation])
-  noteAttention(KEYS[KEY.attention], prefix, now + lease)
-else
-  redis.call(lifo and "RPUSH" or "LPUSH", KEYS[KEY.wait], id)
-  redis.call("ZADD", KEYS[KEY.marker], 0, "0")
-  noteAttention(KEYS[KEY.attention], prefix, now)
-end
-local reply = { id, 1, handed and 1 or 0, running, lease }
-redis.call("SET", KEYS[KEY.replayGuard], table.concat(reply, "|"), "PX", ARGV[ARG.guardTtl])
-return reply
+return handOffNew(id, string.sub(KEYS[KEY.idCounter], 1, -3) .. id, ARGV[ARG.customId] ~= "", last)

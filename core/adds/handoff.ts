@@ -8,8 +8,13 @@
  */
 import { type HandedOverJob, handoffBytes, maxHandoffBytes } from "../job/handed-over.ts";
 import { encodeOptions } from "../redis/codec.ts";
-import { decodeHandOffJob, handOffJob } from "../redis/generated/scripts.ts";
-import { attentionKey, queueKeys, replayGuardKey, workerRegistryKey } from "../redis/keys.ts";
+import {
+  decodeHandOffJob,
+  decodeHandOffJobDeclared,
+  handOffJob,
+  handOffJobDeclared,
+} from "../redis/generated/scripts.ts";
+import { attentionKey, queueKeyPrefix, queueKeys, replayGuardKey, workerRegistryKey } from "../redis/keys.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
 import { runScript } from "../redis/scripts.ts";
 import { Checker } from "../validate.ts";
@@ -77,52 +82,92 @@ export function canHandOff(job: NewJob, now: number): boolean {
   return handoffBytes(probe) + handoffOverheadBytes <= maxHandoffBytes;
 }
 
-/** Adds a job that passed `canHandOff`, handing it over when a worker may take it now. One script call. */
+/** Ids a process reserved ahead, per Redis client and queue (`{P}id` block, next to last). */
+export type IdBlocks = Map<string, { next: number; last: number }>;
+
+const blocksByClient = new WeakMap<object, IdBlocks>();
+
+/** The reserved-id blocks of one Redis client (a warm container keeps its block between requests). */
+export function idBlocksFor(client: object): IdBlocks {
+  let blocks = blocksByClient.get(client);
+  if (!blocks) {
+    blocks = new Map();
+    blocksByClient.set(client, blocks);
+  }
+  return blocks;
+}
+
+/** Ids reserved per block: a lone add with none left reserves this many in its own call. */
+export const idBlockSize = 50;
+
+/** The next reserved id of the queue, or undefined when the block is used up. */
+function takeReserved(blocks: IdBlocks, queue: string): string | undefined {
+  const block = blocks.get(queue);
+  if (!block || block.next > block.last) return undefined;
+  block.next += 1;
+  return String(block.next - 1);
+}
+
+/**
+ * Adds a job that passed `canHandOff`, handing it over when a worker may take it now: one script call.
+ * With an id known beforehand (custom, or reserved by an earlier call) it runs under Upstash's key
+ * locks (handOffJobDeclared); otherwise handOffJob reserves a block of ids, takes the first, and the
+ * rest serve this process's next lone adds.
+ */
 export async function writeHandoff(
   port: RedisPort,
   job: NewJob,
   settings: WriteSettings,
   target: HandoffTarget,
+  blocks: IdBlocks = new Map(),
 ): Promise<HandoffResult> {
   const invocation = crypto.randomUUID();
   const token = `${invocation}:0`;
   const fields = handedFields(job, settings.now);
   const keys = queueKeys(job.prefix, job.queueName);
-  const reply = decodeHandOffJob(
-    await runScript(
-      port,
-      handOffJob,
-      {
-        replayGuard: replayGuardKey(job.prefix, job.queueName, invocation),
-        attention: attentionKey(job.prefix),
-        idCounter: keys.idCounter,
-        meta: keys.meta,
-        limiter: keys.limiter,
-        workers: workerRegistryKey(job.prefix, job.queueName),
-        wait: keys.wait,
-        active: keys.active,
-        stalled: keys.stalled,
-        marker: keys.marker,
-        events: keys.events,
-      },
-      {
-        guardTtl: settings.guardTtlMs,
-        maxLenEvents: settings.maxLenEvents,
-        now: settings.now,
-        events: eventsLevel(settings.events),
-        customId: job.customId,
-        name: job.name,
-        data: job.dataText,
-        opts: fields[5] as string,
-        timestamp: job.timestamp,
-        lifo: job.placement === "lifo" ? "1" : "",
-        token,
-        invocation,
-        maxWorkers: target.maxWorkers,
-        leaseMs: target.leaseMs ?? defaultHandoffLeaseMs,
-      },
-    ),
-  );
+  const queue = queueKeyPrefix(job.prefix, job.queueName);
+  const fixedKeys = {
+    replayGuard: replayGuardKey(job.prefix, job.queueName, invocation),
+    attention: attentionKey(job.prefix),
+    idCounter: keys.idCounter,
+    meta: keys.meta,
+    limiter: keys.limiter,
+    workers: workerRegistryKey(job.prefix, job.queueName),
+    wait: keys.wait,
+    active: keys.active,
+    stalled: keys.stalled,
+    marker: keys.marker,
+    events: keys.events,
+  };
+  const args = {
+    guardTtl: settings.guardTtlMs,
+    maxLenEvents: settings.maxLenEvents,
+    now: settings.now,
+    events: eventsLevel(settings.events),
+    name: job.name,
+    data: job.dataText,
+    opts: fields[5] as string,
+    timestamp: job.timestamp,
+    lifo: job.placement === "lifo" ? "1" : "",
+    token,
+    invocation,
+    maxWorkers: target.maxWorkers,
+    leaseMs: target.leaseMs ?? defaultHandoffLeaseMs,
+  };
+  const known = job.customId || takeReserved(blocks, queue);
+  const reply = known
+    ? decodeHandOffJobDeclared(
+        await runScript(
+          port,
+          handOffJobDeclared,
+          { ...fixedKeys, job: queue + known, lock: `${queue + known}:lock` },
+          { ...args, id: known, custom: job.customId ? "1" : "" },
+        ),
+      )
+    : decodeHandOffJob(
+        await runScript(port, handOffJob, fixedKeys, { ...args, customId: "", reserve: idBlockSize }),
+      );
+  if (reply.reservedLast > 0) blocks.set(queue, { next: Number(reply.id) + 1, last: reply.reservedLast });
   if (reply.outcome < 0) throw addError(reply.outcome, job);
   const outcome: AddOutcome = { id: reply.id, outcome: reply.outcome === 2 ? "duplicated" : "created" };
   if (reply.handed !== 1) return { outcome, running: reply.running };
@@ -139,8 +184,9 @@ export async function addHandingOver(
   job: NewJob,
   settings: WriteSettings,
   target: HandoffTarget,
+  blocks?: IdBlocks,
 ): Promise<AddOutcome[]> {
-  const result = await writeHandoff(port, job, settings, target);
+  const result = await writeHandoff(port, job, settings, target, blocks);
   if (result.outcome.outcome === "duplicated") return [result.outcome];
   if (result.handed) await target.start({ queue: job.queueName, reason: "handoff", handoff: result.handed });
   else if (result.running < target.maxWorkers) await target.start({ queue: job.queueName, reason: "kick" });

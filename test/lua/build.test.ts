@@ -62,11 +62,11 @@ describe("the Lua build", () => {
     }
   });
 
-  it("flags the worker's hot path for Upstash's key-based locking, and nothing that builds keys it cannot know", () => {
+  it("flags the per-job paths for Upstash's key-based locking (worker calls, the lone add with a known id), and nothing that builds keys it cannot know", () => {
     const flagged = buildAllScripts("lua")
       .filter((script) => script.source.startsWith("#!lua flags=allow-key-locking\n"))
       .map((script) => script.header.name);
-    expect(flagged).toEqual(["ackAndLease", "extendLeases"]);
+    expect(flagged).toEqual(["ackAndLease", "extendLeases", "handOffJobDeclared"]);
   });
 
   it("runs the read-only scripts whose keys are all declared under no-writes with key locking", () => {

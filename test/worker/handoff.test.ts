@@ -7,6 +7,7 @@
 import { Queue as BullQueue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  createRedis,
   createSweeper,
   type HandoffRequest,
   type JobsOptions,
@@ -101,14 +102,18 @@ function loopSweeper(prefix: string, queues: SweptQueue[]) {
 
 describe("a lone job handed over to the invocation its add starts", () => {
   for (const [events, billed] of [
-    ["all", 35],
-    ["final", 30],
+    ["all", 34],
+    ["final", 29],
   ] as const) {
     it(`costs ${billed} billed commands and 2 requests over the HTTP API with events ${events} (was 48 / 43 and 5)`, async () => {
       const prefix = uniquePrefix("ho");
       const api = deployment(prefix, events);
-      await api.post(); // loads the scripts
-      await api.settled();
+      // Loads the scripts: the first add reserves a block of ids (handOffJob), the next ones use it
+      // (handOffJobDeclared, under key locks).
+      for (let i = 0; i < 2; i++) {
+        await api.post();
+        await api.settled();
+      }
       stack.rest.resetStats();
       const { status, body } = await api.post();
       await api.settled();
@@ -119,9 +124,9 @@ describe("a lone job handed over to the invocation its add starts", () => {
         billed,
         requests: 2,
       });
-      // Under Upstash's key locks: the ack declares every key it touches (refused nothing); only the
-      // add, which numbers the job inside the script, runs under the global lock.
-      expect(stack.rest.stats()).toMatchObject({ keyLockingCalls: 1, keyViolations: 0, globalLockCalls: 1 });
+      // Both calls run under Upstash's key locks and were refused nothing: the add takes an id reserved
+      // by an earlier add, so it declares the job's keys; the ack declares every key it touches.
+      expect(stack.rest.stats()).toMatchObject({ keyLockingCalls: 2, keyViolations: 0, globalLockCalls: 0 });
       const job = await new Queue("mail", { redis: stack.redis, prefix }).getJob(body.id);
       expect(await job?.getState()).toBe("completed");
       expect({
@@ -174,6 +179,39 @@ describe("a lone job handed over to the invocation its add starts", () => {
     } finally {
       await bull.close();
     }
+  });
+});
+
+describe("ids reserved in blocks", () => {
+  it("a block of 50 serves the next lone adds under key locks; another writer's ids come after it", async () => {
+    const prefix = uniquePrefix("ho");
+    const { queue } = recordingQueue(prefix, 30_000, 1000);
+    const first = await queue.add("a", {});
+    expect(first.id).toBe("1");
+    expect(await stack.direct.get(`${prefix}:mail:id`)).toBe("50");
+    const connection = { host: stack.redisServer.host, port: stack.redisServer.port };
+    const bull = new BullQueue("mail", { connection, prefix });
+    try {
+      expect((await bull.add("from-bullmq", {})).id).toBe("51");
+    } finally {
+      await bull.close();
+    }
+    stack.rest.resetStats();
+    const ids = [];
+    for (let i = 0; i < 49; i++) ids.push((await queue.add("b", {})).id);
+    expect(ids).toEqual(Array.from({ length: 49 }, (_, i) => String(i + 2)));
+    expect(stack.rest.stats()).toMatchObject({ globalLockCalls: 0, keyViolations: 0, keyLockingCalls: 49 });
+    // Used up: the next lone add reserves the next block, past BullMQ's id.
+    expect((await queue.add("c", {})).id).toBe("52");
+    expect(await stack.direct.get(`${prefix}:mail:id`)).toBe("101");
+    // Another client (another container) has its own block.
+    const other = new Queue("mail", {
+      redis: createRedis({ url: stack.rest.url, token: stack.rest.token }),
+      prefix,
+      handoff: { maxWorkers: 1000, start: async () => {} },
+    });
+    expect((await other.add("d", {})).id).toBe("102");
+    expect((await queue.add("e", {})).id).toBe("53");
   });
 });
 

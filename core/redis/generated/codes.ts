@@ -100,6 +100,14 @@ export const handOffJobCodes = {
 
 export type HandOffJobCode = (typeof handOffJobCodes)[keyof typeof handOffJobCodes];
 
+/** handOffJobDeclared's return codes (CODES in lua/handOffJobDeclared.lua). */
+export const handOffJobDeclaredCodes = {
+  /** the custom id is held by a staged add that has not committed */
+  idInFlight: -31,
+} as const;
+
+export type HandOffJobDeclaredCode = (typeof handOffJobDeclaredCodes)[keyof typeof handOffJobDeclaredCodes];
+
 /** moveToWaitingChildren's return codes (CODES in lua/moveToWaitingChildren.lua). */
 export const moveToWaitingChildrenCodes = {
   /** the lock is gone */
@@ -228,6 +236,6 @@ export const scriptCodes = {
   jobLocked: -20,
   /** answered by commitStagedJobs, sealStagedJobs */
   stagingGone: -30,
-  /** answered by addJobs, handOffJob, stageJobs */
+  /** answered by addJobs, handOffJob, handOffJobDeclared, stageJobs */
   idInFlight: -31,
 } as const;

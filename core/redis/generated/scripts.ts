@@ -628,6 +628,61 @@ local function flushStagedChunk(keys, queues, out, ttl)
 end
 `;
 
+const include_handOffNew_0 = `-- include handOffNew
+`;
+
+const include_handOffNew_1 = `local function handOffNew(id, key, custom, last)
+  local now = tonumber(ARGV[ARG.now])
+  local prefix = string.sub(KEYS[KEY.idCounter], 1, -3)
+  local level = tonumber(ARGV[ARG.events])
+  local events, maxLen = KEYS[KEY.events], ARGV[ARG.maxLenEvents]
+  local running = redis.call("ZCOUNT", KEYS[KEY.workers], "(" .. now, "+inf")
+  if custom and redis.call("EXISTS", key) == 1 then
+    if redis.call("PTTL", key) > 0 then return { id, -31, 0, running, 0, 0 } end
+    if level >= 2 then
+      redis.call("XADD", events, "MAXLEN", "~", maxLen, "*", "event", "duplicated", "jobId", id)
+    end
+    return { id, 2, 0, running, 0, 0 }
+  end
+  local meta = redis.call("HMGET", KEYS[KEY.meta], "paused", "concurrency", "max", "nq:limited", "nq:leaseMs")
+  local lifo = ARGV[ARG.lifo] == "1"
+  local handed = not meta[1] and not meta[2] and not meta[3] and meta[4] ~= "1"
+    and running < tonumber(ARGV[ARG.maxWorkers])
+  if handed then handed = redis.call("EXISTS", KEYS[KEY.limiter]) == 0 end
+  if handed and not lifo then handed = redis.call("LLEN", KEYS[KEY.wait]) == 0 end
+  local lease = handed and (tonumber(meta[5]) or tonumber(ARGV[ARG.leaseMs])) or 0
+  local fields = { "name", ARGV[ARG.name], "data", ARGV[ARG.data], "opts", ARGV[ARG.opts],
+    "timestamp", ARGV[ARG.timestamp], "delay", 0, "priority", 0 }
+  if handed then
+    for _, v in ipairs({ "processedOn", now, "ats", 1, "nq:ho", 1 }) do fields[#fields + 1] = v end
+  end
+  redis.call("HSET", key, unpack(fields))
+  if level >= 2 then
+    redis.call("XADD", events, "*", "event", "added", "jobId", id, "name", ARGV[ARG.name])
+    redis.call("XADD", events, "MAXLEN", "~", maxLen, "*", "event", "waiting", "jobId", id)
+  end
+  if handed then
+    redis.call("LPUSH", KEYS[KEY.active], id)
+    redis.call("SET", key .. ":lock", ARGV[ARG.token], "PX", lease)
+    redis.call("SADD", KEYS[KEY.stalled], id)
+    if level >= 2 then redis.call("XADD", events, "*", "event", "active", "jobId", id, "prev", "waiting") end
+    redis.call("ZADD", KEYS[KEY.workers], now + lease, ARGV[ARG.invocation])
+    noteAttention(KEYS[KEY.attention], prefix, now + lease)
+  else
+    redis.call(lifo and "RPUSH" or "LPUSH", KEYS[KEY.wait], id)
+    redis.call("ZADD", KEYS[KEY.marker], 0, "0")
+    noteAttention(KEYS[KEY.attention], prefix, now)
+  end
+  local reply = { id, 1, handed and 1 or 0, running, lease, last }
+  redis.call("SET", KEYS[KEY.replayGuard], table.concat(reply, "|"), "PX", ARGV[ARG.guardTtl])
+  return reply
+end
+local function replayedHandOff(text)
+  local id, outcome, handed, running, lease, last = string.match(text, "^(.*)|(%d)|(%d)|(%d+)|(%d+)|(%d+)$")
+  return { id, tonumber(outcome), tonumber(handed), tonumber(running), tonumber(lease), tonumber(last) }
+end
+`;
+
 const include_hashTagOf_0 = `-- include hashTagOf
 local function hashTagOf(keyPrefix)
   local open = string.find(keyPrefix, "{", 1, true)
@@ -3893,8 +3948,10 @@ export interface HandOffJobArgs {
   now: string | number;
   /** which events to write: 2 all, 1 final only or 0 none (both write no add events) */
   events: string | number;
-  /** the custom job id (opts.jobId), or "" for the next counter value */
+  /** the custom job id (opts.jobId), or "" to reserve a block of ids and take its first */
   customId: string | number;
+  /** how many ids to reserve (at least 1) when customId is "" */
+  reserve: string | number;
   /** job name */
   name: string | number;
   /** job data as JSON text */
@@ -3916,7 +3973,7 @@ export interface HandOffJobArgs {
 }
 
 /**
- * Adds one job for a caller about to start a worker invocation (Queue's `handoff`: the HTTP API's and the producers' single adds with a worker function to kick) and, when a worker may start it at once, leases it to that invocation in the same call: the job goes straight to active with its lock (token, lease), processedOn and ats = 1 as a lease writes them, `nq:ho` marking the lease as handed over (the stalled check then moves it back without counting a stall), and its id in the stalled snapshot, so the first check after the lease lapses recovers it; the invocation is registered as a running worker until the lease ends. Otherwise the job is added to wait as addJobs adds it. Handed over only when the queue is not paused, has no global concurrency, no rate limit (meta max, a limiter key, or workers that registered a limiter), fewer running workers than `maxWorkers`, and (unless lifo) nothing in wait ahead of it. A custom id that exists is a duplicate (BullMQ's add answers the existing job). Unflagged: the job's keys come from the id INCR'd here.
+ * Adds one job for a caller about to start a worker invocation (Queue's `handoff`: the HTTP API's and the producers' single adds with a worker function to kick) and, when a worker may start it at once, leases it to that invocation in the same call: the job goes straight to active with its lock (token, lease), processedOn and ats = 1 as a lease writes them, `nq:ho` marking the lease as handed over (the stalled check then moves it back without counting a stall), and its id in the stalled snapshot, so the first check after the lease lapses recovers it; the invocation is registered as a running worker until the lease ends. Otherwise the job is added to wait as addJobs adds it. Handed over only when the queue is not paused, has no global concurrency, no rate limit (meta max, a limiter key, or workers that registered a limiter), fewer running workers than `maxWorkers`, and (unless lifo) nothing in wait ahead of it. A custom id that exists is a duplicate (BullMQ's add answers the existing job). Unflagged: the job's keys come from the ids reserved here (INCRBY of a block: the first id is this job's, the caller keeps the rest for handOffJobDeclared, which declares its keys); with a custom id nothing is reserved.
  *
  * Reply: see decodeHandOffJob.
  *
@@ -3925,71 +3982,29 @@ export interface HandOffJobArgs {
  */
 export const handOffJob: ScriptDef<HandOffJobKeys, HandOffJobArgs> = {
   name: "handOffJob",
-  sha1: "057d5174af9a7c33328f62142b70d10becac0f7f",
+  sha1: "1ea1ac8b88b2169254f68e90efff9eb23f7bdd58",
   keyLocking: false,
   keys: { fixed: ["replayGuard","attention","idCounter","meta","limiter","workers","wait","active","stalled","marker","events"] },
-  argv: { fixed: ["guardTtl","maxLenEvents","now","events","customId","name","data","opts","timestamp","lifo","token","invocation","maxWorkers","leaseMs"] },
+  argv: { fixed: ["guardTtl","maxLenEvents","now","events","customId","reserve","name","data","opts","timestamp","lifo","token","invocation","maxWorkers","leaseMs"] },
   source: /* @__PURE__ */ [
     `-- nimbusq:handOffJob (generated from lua/handOffJob.lua; do not edit)
 local KEY = { replayGuard = 1, attention = 2, idCounter = 3, meta = 4, limiter = 5, workers = 6, wait = 7, active = 8, stalled = 9, marker = 10, events = 11 }
-local ARG = { guardTtl = 1, maxLenEvents = 2, now = 3, events = 4, customId = 5, name = 6, data = 7, opts = 8, timestamp = 9, lifo = 10, token = 11, invocation = 12, maxWorkers = 13, leaseMs = 14 }
+local ARG = { guardTtl = 1, maxLenEvents = 2, now = 3, events = 4, customId = 5, reserve = 6, name = 7, data = 8, opts = 9, timestamp = 10, lifo = 11, token = 12, invocation = 13, maxWorkers = 14, leaseMs = 15 }
 `,
     include_checkIntegerArgs_0,
+    include_handOffNew_0,
     include_noteAttention_0,
-    `checkIntegerArgs("handOffJob", { "guardTtl", "maxLenEvents", "now", "events", "timestamp", "maxWorkers", "leaseMs" })
+    include_handOffNew_1,
+    `checkIntegerArgs("handOffJob", { "guardTtl", "maxLenEvents", "now", "events", "timestamp", "maxWorkers", "leaseMs", "reserve" })
 local replayed = redis.call("GET", KEYS[KEY.replayGuard])
-if replayed then
-  local id, outcome, handed, running, lease = string.match(replayed, "^(.*)|(%d)|(%d)|(%d+)|(%d+)$")
-  return { id, tonumber(outcome), tonumber(handed), tonumber(running), tonumber(lease) }
-end
-local now = tonumber(ARGV[ARG.now])
-local prefix = string.sub(KEYS[KEY.idCounter], 1, -3)
-local level = tonumber(ARGV[ARG.events])
-local events, maxLen = KEYS[KEY.events], ARGV[ARG.maxLenEvents]
-local id = ARGV[ARG.customId]
-local running = redis.call("ZCOUNT", KEYS[KEY.workers], "(" .. now, "+inf")
+if replayed then return replayedHandOff(replayed) end
+local id, last = ARGV[ARG.customId], 0
 if id == "" then
-  id = string.format("%d", redis.call("INCR", KEYS[KEY.idCounter]))
-elseif redis.call("EXISTS", prefix .. id) == 1 then
-  if redis.call("PTTL", prefix .. id) > 0 then return { id, -31, 0, running, 0 } end
-  if level >= 2 then
-    redis.call("XADD", events, "MAXLEN", "~", maxLen, "*", "event", "duplicated", "jobId", id)
-  end
-  return { id, 2, 0, running, 0 }
+  local reserve = math.max(1, tonumber(ARGV[ARG.reserve]))
+  last = redis.call("INCRBY", KEYS[KEY.idCounter], reserve)
+  id = string.format("%d", last - reserve + 1)
 end
-local key = prefix .. id
-local meta = redis.call("HMGET", KEYS[KEY.meta], "paused", "concurrency", "max", "nq:limited", "nq:leaseMs")
-local lifo = ARGV[ARG.lifo] == "1"
-local handed = not meta[1] and not meta[2] and not meta[3] and meta[4] ~= "1"
-  and running < tonumber(ARGV[ARG.maxWorkers])
-if handed then handed = redis.call("EXISTS", KEYS[KEY.limiter]) == 0 end
-if handed and not lifo then handed = redis.call("LLEN", KEYS[KEY.wait]) == 0 end
-local lease = handed and (tonumber(meta[5]) or tonumber(ARGV[ARG.leaseMs])) or 0
-local fields = { "name", ARGV[ARG.name], "data", ARGV[ARG.data], "opts", ARGV[ARG.opts],
-  "timestamp", ARGV[ARG.timestamp], "delay", 0, "priority", 0 }
-if handed then
-  for _, v in ipairs({ "processedOn", now, "ats", 1, "nq:ho", 1 }) do fields[#fields + 1] = v end
-end
-redis.call("HSET", key, unpack(fields))
-if level >= 2 then
-  redis.call("XADD", events, "*", "event", "added", "jobId", id, "name", ARGV[ARG.name])
-  redis.call("XADD", events, "MAXLEN", "~", maxLen, "*", "event", "waiting", "jobId", id)
-end
-if handed then
-  redis.call("LPUSH", KEYS[KEY.active], id)
-  redis.call("SET", key .. ":lock", ARGV[ARG.token], "PX", lease)
-  redis.call("SADD", KEYS[KEY.stalled], id)
-  if level >= 2 then redis.call("XADD", events, "*", "event", "active", "jobId", id, "prev", "waiting") end
-  redis.call("ZADD", KEYS[KEY.workers], now + lease, ARGV[ARG.invocation])
-  noteAttention(KEYS[KEY.attention], prefix, now + lease)
-else
-  redis.call(lifo and "RPUSH" or "LPUSH", KEYS[KEY.wait], id)
-  redis.call("ZADD", KEYS[KEY.marker], 0, "0")
-  noteAttention(KEYS[KEY.attention], prefix, now)
-end
-local reply = { id, 1, handed and 1 or 0, running, lease }
-redis.call("SET", KEYS[KEY.replayGuard], table.concat(reply, "|"), "PX", ARGV[ARG.guardTtl])
-return reply
+return handOffNew(id, string.sub(KEYS[KEY.idCounter], 1, -3) .. id, ARGV[ARG.customId] ~= "", last)
 `,
   ].join(""),
 };
@@ -4007,9 +4022,11 @@ export type HandOffJobReply =
     running: number;
     /** the handed-over lease (ms), 0 when not handed over */
     leaseMs: number;
+    /** the last id of the block reserved by this call, 0 for none */
+    reservedLast: number;
   };
 
-const handOffJobReply: ReplySpec = { script: "handOffJob", codes: [-31], forms: [{"fields":[{"name":"id","type":"string"},{"name":"outcome","type":"int"},{"name":"handed","type":"int"},{"name":"running","type":"int"},{"name":"leaseMs","type":"int"}]}] };
+const handOffJobReply: ReplySpec = { script: "handOffJob", codes: [-31], forms: [{"fields":[{"name":"id","type":"string"},{"name":"outcome","type":"int"},{"name":"handed","type":"int"},{"name":"running","type":"int"},{"name":"leaseMs","type":"int"},{"name":"reservedLast","type":"int"}]}] };
 
 /**
  * Checks handOffJob's reply against the REPLY of lua/handOffJob.lua and names its parts;
@@ -4017,6 +4034,127 @@ const handOffJobReply: ReplySpec = { script: "handOffJob", codes: [-31], forms: 
  */
 export function decodeHandOffJob(reply: unknown): HandOffJobReply {
   return decodeReply(handOffJobReply, reply) as HandOffJobReply;
+}
+
+export interface HandOffJobDeclaredKeys {
+  /** nimbusq's replay guard for this call, <prefix>:nq-req:<queue>:<token> */
+  replayGuard: string;
+  /** <prefix>:nq:due, the sweeper's attention index */
+  attention: string;
+  /** {P}id: only its name is read (the queue key prefix); nothing is reserved here */
+  idCounter: string;
+  /** {P}meta */
+  meta: string;
+  /** {P}limiter */
+  limiter: string;
+  /** {P}nq:workers */
+  workers: string;
+  /** {P}wait */
+  wait: string;
+  /** {P}active */
+  active: string;
+  /** {P}stalled */
+  stalled: string;
+  /** {P}marker */
+  marker: string;
+  /** {P}events */
+  events: string;
+  /** the job's hash, {P}<id> */
+  job: string;
+  /** its lock, {P}<id>:lock */
+  lock: string;
+}
+
+export interface HandOffJobDeclaredArgs {
+  /** how long the replay guard lives (ms) */
+  guardTtl: string | number;
+  /** the events stream's approximate cap (MAXLEN ~) */
+  maxLenEvents: string | number;
+  /** the caller's clock (epoch ms) */
+  now: string | number;
+  /** which events to write: 2 all, 1 final only or 0 none (both write no add events) */
+  events: string | number;
+  /** the job's id: a custom one, or one handOffJob reserved */
+  id: string | number;
+  /** "1" when the id is a custom one (it may exist), else "" */
+  custom: string | number;
+  /** job name */
+  name: string | number;
+  /** job data as JSON text */
+  data: string | number;
+  /** job options as JSON text, BullMQ's short keys */
+  opts: string | number;
+  /** creation time (ms) */
+  timestamp: string | number;
+  /** "1" to put the job at the front of wait (opts.lifo), else "" */
+  lifo: string | number;
+  /** the lock token of a handed-over job */
+  token: string | number;
+  /** the id the invocation registers under */
+  invocation: string | number;
+  /** most running worker invocations: at this many the job waits */
+  maxWorkers: string | number;
+  /** the lease when no worker has registered one (meta nq:leaseMs) */
+  leaseMs: string | number;
+}
+
+/**
+ * handOffJob (see its header) for a job whose id is known before the call — a custom id, or one of a block handOffJob reserved — under Upstash's key-based locking: every key it touches is in KEYS, the job's hash and lock among them, and it reserves nothing.
+ *
+ * Reply: see decodeHandOffJobDeclared.
+ *
+ * Events: with events 2: added, waiting, and active prev waiting when handed over, or duplicated; with 1 or
+ * 0 none.
+ */
+export const handOffJobDeclared: ScriptDef<HandOffJobDeclaredKeys, HandOffJobDeclaredArgs> = {
+  name: "handOffJobDeclared",
+  sha1: "30e8e42c7cf1554bcf5bd6b99f57fb73a248427b",
+  keyLocking: true,
+  keys: { fixed: ["replayGuard","attention","idCounter","meta","limiter","workers","wait","active","stalled","marker","events","job","lock"] },
+  argv: { fixed: ["guardTtl","maxLenEvents","now","events","id","custom","name","data","opts","timestamp","lifo","token","invocation","maxWorkers","leaseMs"] },
+  source: /* @__PURE__ */ [
+    `#!lua flags=allow-key-locking
+-- nimbusq:handOffJobDeclared (generated from lua/handOffJobDeclared.lua; do not edit)
+local KEY = { replayGuard = 1, attention = 2, idCounter = 3, meta = 4, limiter = 5, workers = 6, wait = 7, active = 8, stalled = 9, marker = 10, events = 11, job = 12, lock = 13 }
+local ARG = { guardTtl = 1, maxLenEvents = 2, now = 3, events = 4, id = 5, custom = 6, name = 7, data = 8, opts = 9, timestamp = 10, lifo = 11, token = 12, invocation = 13, maxWorkers = 14, leaseMs = 15 }
+`,
+    include_checkIntegerArgs_0,
+    include_handOffNew_0,
+    include_noteAttention_0,
+    include_handOffNew_1,
+    `checkIntegerArgs("handOffJobDeclared", { "guardTtl", "maxLenEvents", "now", "events", "timestamp", "maxWorkers", "leaseMs" })
+local replayed = redis.call("GET", KEYS[KEY.replayGuard])
+if replayed then return replayedHandOff(replayed) end
+return handOffNew(ARGV[ARG.id], KEYS[KEY.job], ARGV[ARG.custom] == "1", 0)
+`,
+  ].join(""),
+};
+
+export type HandOffJobDeclaredReply =
+  /** a replayed call writes nothing and answers the first call's reply */
+  | {
+    /** the job's id */
+    id: string;
+    /** 1 created, 2 duplicated (the custom id exists: nothing written), or a code (CODES) */
+    outcome: number;
+    /** 1 handed over (active, locked with token), 0 added to wait */
+    handed: number;
+    /** worker invocations running before this call (registrations not lapsed) */
+    running: number;
+    /** the handed-over lease (ms), 0 when not handed over */
+    leaseMs: number;
+    /** always 0 */
+    reservedLast: number;
+  };
+
+const handOffJobDeclaredReply: ReplySpec = { script: "handOffJobDeclared", codes: [-31], forms: [{"fields":[{"name":"id","type":"string"},{"name":"outcome","type":"int"},{"name":"handed","type":"int"},{"name":"running","type":"int"},{"name":"leaseMs","type":"int"},{"name":"reservedLast","type":"int"}]}] };
+
+/**
+ * Checks handOffJobDeclared's reply against the REPLY of lua/handOffJobDeclared.lua and names its parts;
+ * UnexpectedReplyError (naming what did not fit, never the values) when it fits no form.
+ */
+export function decodeHandOffJobDeclared(reply: unknown): HandOffJobDeclaredReply {
+  return decodeReply(handOffJobDeclaredReply, reply) as HandOffJobDeclaredReply;
 }
 
 export interface MoveJobsToWaitKeys {
