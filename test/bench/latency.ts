@@ -30,6 +30,7 @@ import {
   unique,
   waitUntil,
 } from "./common.ts";
+import { runWakeLateness, type WakeLateness, wakePaths } from "./wake-lateness.ts";
 
 export interface Distribution {
   samples: number;
@@ -64,6 +65,8 @@ export interface LatencyResult {
     nimbusqBilledPerJob: number;
     bullmqBilledPerJob: number;
   };
+  /** Delayed jobs through each producer path into an idle deployment (test/bench/wake-lateness.ts). */
+  wakeLateness?: WakeLateness[];
 }
 
 export function distribution(samples: number[]): Distribution {
@@ -77,9 +80,9 @@ export function distribution(samples: number[]): Distribution {
   };
 }
 
-type BenchProcessor = (job: ActiveJob) => Promise<unknown>;
+export type BenchProcessor = (job: ActiveJob) => Promise<unknown>;
 
-interface BenchStack {
+export interface BenchStack {
   apiUrl: string;
   apiToken: string;
   lambda: LocalLambda;
@@ -90,7 +93,7 @@ interface BenchStack {
   stop(): Promise<void>;
 }
 
-async function startStack(
+export async function startStack(
   env: BenchEnv,
   queue: string,
   prefix: string,
@@ -393,7 +396,14 @@ export async function runLatency(env: BenchEnv): Promise<LatencyResult> {
       `latency: delayed round ${r + 1}: nimbusq p99 ${quantile(nimbusq.lateness, 0.99)} ms, BullMQ p99 ${quantile(bullmq.lateness, 0.99)} ms`,
     );
   }
+  const wakeLateness: WakeLateness[] = [];
+  for (const path of wakePaths) {
+    const measured = await runWakeLateness(env, path, quick ? 5 : 20);
+    wakeLateness.push(measured);
+    env.log(`latency: delayed via ${path} into an idle deployment: p99 ${measured.lateness.p99} ms`);
+  }
   return {
+    wakeLateness,
     enqueueToStart: {
       nimbusq: distribution(ours),
       nimbusqHttpAdd: distribution(posts),

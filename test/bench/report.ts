@@ -9,10 +9,11 @@ import { type Group, type Panel, renderChart } from "./chart.ts";
 import type { CostResult, CostRow, IssueCase, IssueCostRow } from "./cost.ts";
 import { assumptions, type CostModel, costModel } from "./cost-model.ts";
 import { withHandKeptSections } from "./hand-kept.ts";
-import type { Distribution } from "./latency.ts";
+import type { Distribution, LatencyResult } from "./latency.ts";
 import type { BenchResults, SectionName, SectionOutcome } from "./results-types.ts";
 import type { NetworkProfile, ThroughputCase, ThroughputResult } from "./throughput.ts";
 import { type ProcessorKind, processorLabels } from "./throughput-shared.ts";
+import type { WakePath } from "./wake-lateness.ts";
 
 export interface ReportPaths {
   json: string;
@@ -41,6 +42,12 @@ export const issueTargets = {
     number
   >,
   ratio: { loopback: 1.0, delayed: 1.5 } as Record<NetworkProfile, number>,
+};
+
+const wakePathLabels: Record<WakePath, string> = {
+  "queue-wake": "`Queue.add` with `wake`",
+  http: "the HTTP API",
+  producer: "an SQS producer",
 };
 
 const issueCaseLabels: Record<IssueCase, string> = {
@@ -346,6 +353,16 @@ function headline(r: BenchResults): string {
       `${ratio(d.nimbusq.p50, d.bullmq.p50)} / ${ratio(d.nimbusq.p99, d.bullmq.p99)}`,
       `p99 ≤ 1 s: ${d.nimbusq.p99 <= 1000 ? "met" : "**missed**"}`,
     ]);
+    const wake = latency.wakeLateness ?? [];
+    if (wake.length > 0) {
+      rows.push([
+        `Delayed-job lateness p99 into an idle deployment (no sweeper tick), via ${wake.map((w) => wakePathLabels[w.path]).join(" / ")}`,
+        wake.map((w) => ms(w.lateness.p99)).join(" / "),
+        "",
+        "",
+        `p99 ≤ 1 s: ${wake.every((w) => w.lateness.p99 <= 1000) ? "met" : "**missed**"}`,
+      ]);
+    }
   }
   const cold = s.coldstart?.result;
   if (cold) {
@@ -677,7 +694,7 @@ function latencySection(r: BenchResults): string {
       ],
     ),
     "",
-    `Worker invocations per job in this test: ${num(e.nimbusqInvocationsPerJob)} (one kick per add). Every command Redis ran per job in these runs (INFO commandstats; nimbusq's whole path: the add, the kicked invocation registering and unregistering itself, the lease, the ack): nimbusq **${num(e.nimbusqBilledPerJob)}**, BullMQ **${num(e.bullmqBilledPerJob)}**.`,
+    `Worker invocations per job in this test: ${num(e.nimbusqInvocationsPerJob)} (one kick per add). Every command Redis ran per job in these runs (INFO commandstats; nimbusq's whole path: the add, which leases the job to the invocation it starts, and the invocation's ack): nimbusq **${num(e.nimbusqBilledPerJob)}**, BullMQ **${num(e.bullmqBilledPerJob)}**.`,
     "",
     `### Delayed jobs: lateness (${num(d.jobs)} jobs due over ${num(d.spanMs / 1000)} s, ${d.rounds} rounds)`,
     "",
@@ -692,7 +709,24 @@ function latencySection(r: BenchResults): string {
     ),
     "",
     `nimbusq used ${num(d.nimbusqWorkerInvocations)} worker invocation(s) and ${num(d.nimbusqSweeperPasses)} sweeper passes per round. Every command Redis ran per job, add to completion (INFO commandstats): nimbusq **${num(d.nimbusqBilledPerJob)}**, BullMQ **${num(d.bullmqBilledPerJob)}**.`,
+    ...wakeSection(l.wakeLateness ?? []),
   ].join("\n");
+}
+
+/** Delayed jobs through each producer path into an idle deployment (test/bench/wake-lateness.ts). */
+function wakeSection(wake: NonNullable<LatencyResult["wakeLateness"]>): string[] {
+  if (wake.length === 0) return [];
+  return [
+    "",
+    `### Delayed jobs into an idle deployment, through each producer path (${wake[0]?.jobs} jobs each, due ${num((wake[0]?.delayMs ?? 0) / 1000)} s after their add)`,
+    "",
+    "No sweeper tick runs (in production the next is up to a minute away): a job is on time only because its add woke the worker with `wakeAt` — `Queue`'s `wake` hook, the HTTP API's kick, an SQS producer's kick. Lateness is the processor's start minus the due time.",
+    "",
+    table(
+      ["", "samples", "p50", "p99", "max", "mean"],
+      wake.map((w) => distributionRow(wakePathLabels[w.path], w.lateness)),
+    ),
+  ];
 }
 
 function coldStartSection(r: BenchResults): string {
