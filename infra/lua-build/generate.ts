@@ -130,10 +130,29 @@ function docComment(text: string, indent = ""): string {
   return `${indent}/**\n${lines.map((line) => `${indent} *${line ? ` ${line}` : ""}`).join("\n")}\n${indent} */`;
 }
 
-function shape(typeName: string, section: HeaderSection, valueType: string): string {
-  const field = (item: { name: string; doc: string }) =>
-    `${item.doc ? `  /** ${item.doc.replaceAll("*/", "*\\/")} */\n` : ""}  ${item.name}: ${valueType};`;
-  const parts = section.fixed.map(field);
+/**
+ * The ARGV a script checks with `checkIntegerArgs` (in its own text or an include's): they take a
+ * number in TypeScript, so text meant for them fails to compile instead of failing the call.
+ */
+export function integerArgs(source: string): Set<string> {
+  const names = new Set<string>();
+  for (const call of source.matchAll(/checkIntegerArgs\(\s*"[^"]*"\s*,\s*\{([^}]*)\}/g)) {
+    for (const name of (call[1] ?? "").matchAll(/"([A-Za-z][A-Za-z0-9]*)"/g)) names.add(name[1] as string);
+  }
+  return names;
+}
+
+/** An interface of a section's fields: the fixed ones typed by `valueType`, a group's items by `groupType`. */
+function shape(
+  typeName: string,
+  section: HeaderSection,
+  valueType: (name: string) => string,
+  groupValueType = valueType,
+): string {
+  const fieldOf = (type: (name: string) => string) => (item: { name: string; doc: string }) =>
+    `${item.doc ? `  /** ${item.doc.replaceAll("*/", "*\\/")} */\n` : ""}  ${item.name}: ${type(item.name)};`;
+  const field = fieldOf(groupValueType);
+  const parts = section.fixed.map(fieldOf(valueType));
   let groupType = "";
   if (section.group) {
     const groupName = `${typeName}${pascal(section.group.name)}Item`;
@@ -205,8 +224,18 @@ export function generateModule(scripts: BuiltScript[]): string {
   for (const script of scripts) {
     const { header, source, sha1 } = script;
     const base = pascal(header.name);
-    out.push(shape(`${base}Keys`, header.keys, "string"), "");
-    out.push(shape(`${base}Args`, header.argv, "string | number"), "");
+    const integers = integerArgs(source);
+    out.push(
+      shape(`${base}Keys`, header.keys, () => "string"),
+      "",
+    );
+    // An argument the script checks with checkIntegerArgs takes a number; the others take text or a
+    // number (Redis receives text either way). A group's items are checked per item (isNumberText).
+    const argType = (name: string) => (integers.has(name) ? "number" : "string | number");
+    out.push(
+      shape(`${base}Args`, header.argv, argType, () => "string | number"),
+      "",
+    );
     const returns = header.returns ? `\n\nReturns: ${header.returns}` : "";
     out.push(
       docComment(`${header.purpose}\n\nReply: see decode${base}.${returns}\n\nEvents: ${header.events}`),

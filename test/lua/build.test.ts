@@ -1,11 +1,13 @@
 import { readFileSync } from "node:fs";
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import type { AckAndLeaseArgs } from "../../core/redis/generated/scripts.ts";
 import {
   buildAllScripts,
   generateCodesModule,
   generatedCodesPath,
   generatedModulePath,
   generateModule,
+  integerArgs,
 } from "../../infra/lua-build/generate.ts";
 import { HeaderError, parseHeader } from "../../infra/lua-build/header.ts";
 import { filesEndingWith } from "../support/source-files.ts";
@@ -82,6 +84,19 @@ describe("the Lua build", () => {
       "getMetrics",
       "readAttention",
     ]);
+  });
+});
+
+describe("integerArgs", () => {
+  it("finds the arguments a script (and its includes) check with checkIntegerArgs: they are typed number", () => {
+    const source = [
+      'checkIntegerArgs("demo", { "now", "leaseMs" })',
+      'local function f() checkIntegerArgs("inner", {\n  "count",\n  "peek" }) end',
+      "local x = ARGV[ARG.name]",
+    ].join("\n");
+    expect([...integerArgs(source)].sort()).toEqual(["count", "leaseMs", "now", "peek"]);
+    expectTypeOf<AckAndLeaseArgs["leaseToken"]>().toEqualTypeOf<string | number>();
+    expectTypeOf<AckAndLeaseArgs["now"]>().toEqualTypeOf<number>();
   });
 });
 

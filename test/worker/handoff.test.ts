@@ -77,6 +77,22 @@ function recordingQueue(prefix: string, leaseMs = 1000, maxWorkers = 10) {
   return { queue, requests };
 }
 
+/** The queue's worker handler, counting the jobs its processor ran. */
+function countingWorker(prefix: string) {
+  let runs = 0;
+  const handler = workerHandler({
+    queue: "mail",
+    processor: async () => ++runs,
+    redis: stack.redis,
+    prefix,
+    output: () => {},
+  });
+  return { handler, runs: () => runs };
+}
+
+/** An invocation with room for a job (the default jobTimeoutMs 30 s plus its margin). */
+const longContext = () => lambdaContext({ remainingMs: 60_000 });
+
 function loopSweeper(prefix: string, queues: SweptQueue[]) {
   const started: string[] = [];
   const sweeper = createSweeper(
@@ -236,19 +252,9 @@ describe("when the invocation is lost or late", () => {
     });
     const entries = await stack.direct.xrange(`${prefix}:mail:events`, "-", "+");
     expect(entries.map(([, f]) => f[1])).not.toContain("stalled");
-    let runs = 0;
-    const handler = workerHandler({
-      queue: "mail",
-      processor: async () => ++runs,
-      redis: stack.redis,
-      prefix,
-      output: () => {},
-    });
-    const summary = await handler(
-      { queue: "mail", reason: "sweeper" },
-      lambdaContext({ remainingMs: 60_000 }),
-    );
-    expect({ completed: summary.completed, runs }).toEqual({ completed: 1, runs: 1 });
+    const { handler, runs } = countingWorker(prefix);
+    const summary = await handler({ queue: "mail", reason: "sweeper" }, longContext());
+    expect({ completed: summary.completed, runs: runs() }).toEqual({ completed: 1, runs: 1 });
     const done = await queue.getJob(job.id as string);
     expect({
       started: done?.attemptsStarted,
@@ -269,19 +275,11 @@ describe("when the invocation is lost or late", () => {
     await queue.add("send", {});
     await new Promise((resolve) => setTimeout(resolve, 1100));
     expect((await sweeper.tick()).stalled).toBe(1);
-    let runs = 0;
-    const handler = workerHandler({
-      queue: "mail",
-      processor: async () => ++runs,
-      redis: stack.redis,
-      prefix,
-      output: () => {},
-    });
-    const context = () => lambdaContext({ remainingMs: 60_000 });
-    expect((await handler({ queue: "mail", reason: "sweeper" }, context())).completed).toBe(1);
+    const { handler, runs } = countingWorker(prefix);
+    expect((await handler({ queue: "mail", reason: "sweeper" }, longContext())).completed).toBe(1);
     // The handed-over invocation arrives now, with its lapsed lease.
-    const late = await handler(requests[0] as WorkerEvent, context());
-    expect({ completed: late.completed, lost: late.lostLeases, runs }).toEqual({
+    const late = await handler(requests[0] as WorkerEvent, longContext());
+    expect({ completed: late.completed, lost: late.lostLeases, runs: runs() }).toEqual({
       completed: 0,
       lost: 1,
       runs: 1,

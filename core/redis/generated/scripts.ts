@@ -1599,7 +1599,7 @@ export interface AbortStagedJobsKeys {
 
 export interface AbortStagedJobsArgs {
   /** most job hashes this step deletes */
-  count: string | number;
+  count: number;
 }
 
 /**
@@ -1734,13 +1734,13 @@ export interface AckAndLeaseArgs {
   /** the lock token of the jobs this call leases */
   leaseToken: string | number;
   /** the caller's clock (ms): finishedOn, processedOn */
-  now: string | number;
+  now: number;
   /** lock time-to-live (ms) */
-  leaseMs: string | number;
+  leaseMs: number;
   /** most jobs to lease (0: ack only) */
-  count: string | number;
+  count: number;
   /** how many of the next ready ids to return */
-  peek: string | number;
+  peek: number;
   /** the ids the previous call peeked (encodeIds); only these are leased */
   candidates: string | number;
   /** the worker's limiter max, 0 for none (meta.max wins) */
@@ -1750,11 +1750,11 @@ export interface AckAndLeaseArgs {
   /** written as `pb` when not "" */
   workerName: string | number;
   /** how long the replay guard lives (ms) */
-  guardTtl: string | number;
+  guardTtl: number;
   /** the events stream's approximate cap (MAXLEN ~) */
-  maxLenEvents: string | number;
+  maxLenEvents: number;
   /** which events to write: 2 all, 1 final only (completed, failed, retries-exhausted), 0 none */
-  events: string | number;
+  events: number;
   /** "" (pruning is ackPromoteAndLease's) */
   prunes: string | number;
   /** the invocation's registry id when this may be its drain's last call, else "": removed when the call leaves nothing ready, leased or delayed (the drain then ends) */
@@ -1923,13 +1923,13 @@ export interface AckPromoteAndLeaseArgs {
   /** the lock token of the jobs this call leases */
   leaseToken: string | number;
   /** the caller's clock (ms): finishedOn, processedOn */
-  now: string | number;
+  now: number;
   /** lock time-to-live (ms) */
-  leaseMs: string | number;
+  leaseMs: number;
   /** most jobs to lease (0: ack only) */
-  count: string | number;
+  count: number;
   /** how many of the next ready ids to return */
-  peek: string | number;
+  peek: number;
   /** ignored ("") */
   candidates: string | number;
   /** the worker's limiter max, 0 for none (meta.max wins) */
@@ -1939,11 +1939,11 @@ export interface AckPromoteAndLeaseArgs {
   /** written as `pb` when not "" */
   workerName: string | number;
   /** how long the replay guard lives (ms) */
-  guardTtl: string | number;
+  guardTtl: number;
   /** the events stream's approximate cap (MAXLEN ~) */
-  maxLenEvents: string | number;
+  maxLenEvents: number;
   /** which events to write: 2 all, 1 final only (completed, failed, retries-exhausted), 0 none */
-  events: string | number;
+  events: number;
   /** finished sets to prune: "target|keepCount|keepAge|keepLimit;…" */
   prunes: string | number;
   /** the invocation's registry id when this may be its drain's last call, else "": removed when the call leaves nothing ready, leased or delayed (the drain then ends) */
@@ -2096,9 +2096,9 @@ export interface AddIterationsArgs {
   /** the queue key prefix {P} */
   prefix: string | number;
   /** the caller's clock (ms) */
-  now: string | number;
+  now: number;
   /** the events stream's approximate cap (MAXLEN ~) */
-  maxLenEvents: string | number;
+  maxLenEvents: number;
   iterations: readonly AddIterationsArgsIterationsItem[];
 }
 
@@ -2270,13 +2270,13 @@ export interface AddJobsArgsJobsItem {
 
 export interface AddJobsArgs {
   /** how long the replay guard lives (ms) */
-  guardTtl: string | number;
+  guardTtl: number;
   /** the events stream's approximate cap (MAXLEN ~), BullMQ's default is 10000 */
-  maxLenEvents: string | number;
+  maxLenEvents: number;
   /** the caller's clock (epoch ms) */
-  now: string | number;
+  now: number;
   /** which events to write: 2 all (BullMQ's), 1 final only or 0 none (both write no add events) */
-  events: string | number;
+  events: number;
   jobs: readonly AddJobsArgsJobsItem[];
 }
 
@@ -2490,11 +2490,11 @@ export interface ChangeDelayArgs {
   /** the job id */
   jobId: string | number;
   /** the new delay (ms from now) */
-  delay: string | number;
+  delay: number;
   /** the caller's clock (ms) */
-  now: string | number;
+  now: number;
   /** how long the replay guard lives (ms) */
-  guardTtl: string | number;
+  guardTtl: number;
 }
 
 /**
@@ -2587,11 +2587,11 @@ export interface ChangePriorityArgs {
   /** the job id */
   jobId: string | number;
   /** the new priority, 0 for none */
-  priority: string | number;
+  priority: number;
   /** "1" to put the job ahead of its peers */
   lifo: string | number;
   /** how long the replay guard lives (ms) */
-  guardTtl: string | number;
+  guardTtl: number;
 }
 
 /**
@@ -2689,23 +2689,23 @@ export interface CleanJobsArgs {
   /** the latest time (ms) a deleted job may have; "" to delete whatever the time (drain) */
   cutoff: string | number;
   /** entries earlier steps looked at and kept, skipped from the oldest end */
-  offset: string | number;
+  offset: number;
   /** most entries this step reads */
-  take: string | number;
+  take: number;
   /** units of work after which the step stops */
-  budget: string | number;
+  budget: number;
   /** units a step that deletes may spend, a list's walk included */
-  cap: string | number;
+  cap: number;
   /** most jobs this step deletes, 0 for no limit but `take` */
-  limit: string | number;
+  limit: number;
   /** jobs earlier steps of this clean deleted */
-  total: string | number;
+  total: number;
   /** "1" to write `cleaned {count}` when this step finishes the clean */
   emit: string | number;
   /** "1" to answer the deleted ids, "" for their number only */
   listIds: string | number;
   /** how long the replay guard lives (ms) */
-  guardTtl: string | number;
+  guardTtl: number;
 }
 
 /**
@@ -2923,19 +2923,19 @@ export interface CommitStagedJobsArgsDeferredItem {
 
 export interface CommitStagedJobsArgs {
   /** how long the replay guard lives (ms) */
-  guardTtl: string | number;
+  guardTtl: number;
   /** the caller's clock (epoch ms) */
-  now: string | number;
+  now: number;
   /** the events stream's approximate cap (MAXLEN ~) */
-  maxLenEvents: string | number;
+  maxLenEvents: number;
   /** which events to write: 2 all (BullMQ's), 1 final only or 0 none */
-  events: string | number;
+  events: number;
   /** how many stageJobs calls the add made */
-  chunks: string | number;
+  chunks: number;
   /** index into stagedKeys (0-based) from which this call persists; sealStagedJobs did the rest */
-  persistFrom: string | number;
+  persistFrom: number;
   /** the same for stagedCustomKeys */
-  persistCustomFrom: string | number;
+  persistCustomFrom: number;
   deferred: readonly CommitStagedJobsArgsDeferredItem[];
 }
 
@@ -3941,17 +3941,17 @@ export interface HandOffJobKeys {
 
 export interface HandOffJobArgs {
   /** how long the replay guard lives (ms) */
-  guardTtl: string | number;
+  guardTtl: number;
   /** the events stream's approximate cap (MAXLEN ~) */
-  maxLenEvents: string | number;
+  maxLenEvents: number;
   /** the caller's clock (epoch ms) */
-  now: string | number;
+  now: number;
   /** which events to write: 2 all, 1 final only or 0 none (both write no add events) */
-  events: string | number;
+  events: number;
   /** the custom job id (opts.jobId), or "" to reserve a block of ids and take its first */
   customId: string | number;
   /** how many ids to reserve (at least 1) when customId is "" */
-  reserve: string | number;
+  reserve: number;
   /** job name */
   name: string | number;
   /** job data as JSON text */
@@ -3959,7 +3959,7 @@ export interface HandOffJobArgs {
   /** job options as JSON text, BullMQ's short keys */
   opts: string | number;
   /** creation time (ms) */
-  timestamp: string | number;
+  timestamp: number;
   /** "1" to put the job at the front of wait (opts.lifo), else "" */
   lifo: string | number;
   /** the lock token of a handed-over job */
@@ -3967,9 +3967,9 @@ export interface HandOffJobArgs {
   /** the id the invocation registers under */
   invocation: string | number;
   /** most running worker invocations: at this many the job waits */
-  maxWorkers: string | number;
+  maxWorkers: number;
   /** the lease when no worker has registered one (meta nq:leaseMs) */
-  leaseMs: string | number;
+  leaseMs: number;
 }
 
 /**
@@ -4067,13 +4067,13 @@ export interface HandOffJobDeclaredKeys {
 
 export interface HandOffJobDeclaredArgs {
   /** how long the replay guard lives (ms) */
-  guardTtl: string | number;
+  guardTtl: number;
   /** the events stream's approximate cap (MAXLEN ~) */
-  maxLenEvents: string | number;
+  maxLenEvents: number;
   /** the caller's clock (epoch ms) */
-  now: string | number;
+  now: number;
   /** which events to write: 2 all, 1 final only or 0 none (both write no add events) */
-  events: string | number;
+  events: number;
   /** the job's id: a custom one, or one handOffJob reserved */
   id: string | number;
   /** "1" when the id is a custom one (it may exist), else "" */
@@ -4085,7 +4085,7 @@ export interface HandOffJobDeclaredArgs {
   /** job options as JSON text, BullMQ's short keys */
   opts: string | number;
   /** creation time (ms) */
-  timestamp: string | number;
+  timestamp: number;
   /** "1" to put the job at the front of wait (opts.lifo), else "" */
   lifo: string | number;
   /** the lock token of a handed-over job */
@@ -4093,9 +4093,9 @@ export interface HandOffJobDeclaredArgs {
   /** the id the invocation registers under */
   invocation: string | number;
   /** most running worker invocations: at this many the job waits */
-  maxWorkers: string | number;
+  maxWorkers: number;
   /** the lease when no worker has registered one (meta nq:leaseMs) */
-  leaseMs: string | number;
+  leaseMs: number;
 }
 
 /**
@@ -4290,7 +4290,7 @@ export interface MoveToWaitingChildrenArgs {
   /** the lock token the job was leased with */
   token: string | number;
   /** the caller's clock (ms) */
-  now: string | number;
+  now: number;
   /** a child key to wait for specifically, or "" */
   child: string | number;
 }
@@ -4717,9 +4717,9 @@ export interface PublishAddEventsArgsJobsItem {
 
 export interface PublishAddEventsArgs {
   /** how long the replay guard lives (ms) */
-  guardTtl: string | number;
+  guardTtl: number;
   /** the events stream's approximate cap (MAXLEN ~) */
-  maxLenEvents: string | number;
+  maxLenEvents: number;
   jobs: readonly PublishAddEventsArgsJobsItem[];
 }
 
@@ -5041,11 +5041,11 @@ export interface RecoverStalledArgs {
   /** the queue key prefix {P} */
   prefix: string | number;
   /** the caller's clock (ms) */
-  now: string | number;
+  now: number;
   /** how often the check may run (ms) */
-  stalledInterval: string | number;
+  stalledInterval: number;
   /** stalls allowed before the job is failed */
-  maxStalledCount: string | number;
+  maxStalledCount: number;
 }
 
 /**
@@ -5160,11 +5160,11 @@ export interface RedriveDeadLettersArgs {
   /** wait, failed or completed: the structure's state name (the `removed` event's prev) */
   state: string | number;
   /** the caller's clock (ms), the new jobs' timestamp */
-  now: string | number;
+  now: number;
   /** how long the replay guard lives (ms) */
-  guardTtl: string | number;
+  guardTtl: number;
   /** both streams' approximate cap (MAXLEN ~) */
-  maxLenEvents: string | number;
+  maxLenEvents: number;
   letters: readonly RedriveDeadLettersArgsLettersItem[];
 }
 
@@ -5591,11 +5591,11 @@ export interface SealStagedJobsKeys {
 
 export interface SealStagedJobsArgs {
   /** first index into stagedKeys (0-based) */
-  from: string | number;
+  from: number;
   /** last index into stagedKeys (inclusive) */
-  to: string | number;
+  to: number;
   /** how long the replay guard lives (ms) */
-  guardTtl: string | number;
+  guardTtl: number;
 }
 
 /**
@@ -5799,7 +5799,7 @@ export interface StageJobsArgsJobsItem {
 
 export interface StageJobsArgs {
   /** how long the staged keys and this call's replay guard live (ms) */
-  ttl: string | number;
+  ttl: number;
   jobs: readonly StageJobsArgsJobsItem[];
 }
 
@@ -5960,21 +5960,21 @@ export interface SweepQueuesArgs {
   /** the sweeper invocation's lock token */
   token: string | number;
   /** how long the lock lives without renewal (ms) */
-  lockTtl: string | number;
+  lockTtl: number;
   /** the caller's clock (ms) */
-  now: string | number;
+  now: number;
   /** BullMQ's stalled-check interval (ms) */
-  stalledInterval: string | number;
+  stalledInterval: number;
   /** stalls allowed before a job is failed */
-  maxStalledCount: string | number;
+  maxStalledCount: number;
   /** most delayed jobs promoted per queue and pass */
-  promoteLimit: string | number;
+  promoteLimit: number;
   /** most events read per queue to forward, 0 to forward none */
-  eventBatch: string | number;
+  eventBatch: number;
   /** how far back (ms) schedulers due are checked for a missing iteration */
-  schedulerLookback: string | number;
+  schedulerLookback: number;
   /** how soon (ms) a queue with jobs waiting is looked at again (its workers may have been lost) */
-  recheck: string | number;
+  recheck: number;
   names: readonly SweepQueuesArgsNamesItem[];
 }
 
@@ -6124,13 +6124,13 @@ export interface TrackWorkerArgs {
   /** the invocation's id */
   invocation: string | number;
   /** when the registration lapses if never removed (ms), 0 to remove it now */
-  expiresAt: string | number;
+  expiresAt: number;
   /** the worker's batch size, recorded with a registration (0 records none) */
-  batchSize: string | number;
+  batchSize: number;
   /** the worker's concurrency, recorded with it */
-  concurrency: string | number;
+  concurrency: number;
   /** the worker's lease (ms), recorded with it: handOffJob leases for as long */
-  leaseMs: string | number;
+  leaseMs: number;
   /** "1" when the worker has a rate limiter (handOffJob then hands nothing over), else "0" */
   limited: string | number;
 }
@@ -6423,7 +6423,7 @@ export interface UpsertJobSchedulerArgs {
   /** the scheduler id escaped for a JSON string */
   idJson: string | number;
   /** the caller's clock (ms) */
-  now: string | number;
+  now: number;
   /** a cron schedule's first run (ms), "" for an `every` schedule */
   nextMillis: string | number;
   /** the interval (ms), or "" */
@@ -6449,11 +6449,11 @@ export interface UpsertJobSchedulerArgs {
   /** the iteration's opts JSON without jobId, delay and its closing brace */
   optsHead: string | number;
   /** the iterations' priority, 0 for none */
-  priority: string | number;
+  priority: number;
   /** "1" when the iterations are lifo */
   lifo: string | number;
   /** the events stream's approximate cap (MAXLEN ~) */
-  maxLenEvents: string | number;
+  maxLenEvents: number;
 }
 
 /**
