@@ -32,6 +32,7 @@ ARGV
   events  which events to write: 2 all, 1 final only or 0 none (both write no add events)
   customId  the custom job id (opts.jobId), or "" to reserve a block of ids and take its first
   reserve  how many ids to reserve (at least 1) when customId is ""
+  idEpoch  ignored ("")
   name  job name
   data  job data as JSON text
   opts  job options as JSON text, BullMQ's short keys
@@ -48,8 +49,10 @@ REPLY  a replayed call writes nothing and answers the first call's reply
   running  int  worker invocations running before this call (registrations not lapsed)
   leaseMs  int  the handed-over lease (ms), 0 when not handed over
   reservedLast  int  the last id of the block reserved by this call, 0 for none
+  idEpoch  string  the queue's id epoch (meta nq:idEpoch, set by the first reservation), "" for none
 CODES
   idInFlight  -31  the custom id is held by a staged add that has not committed
+  staleIds  -32  (handOffJobDeclared) the reserved id's block predates the queue's id epoch
 EVENTS
   with events 2: added, waiting, and active prev waiting when handed over, or duplicated; with 1 or
   0 none.
@@ -60,10 +63,16 @@ EVENTS
 checkIntegerArgs("handOffJob", { "guardTtl", "maxLenEvents", "now", "events", "timestamp", "maxWorkers", "leaseMs", "reserve" })
 local replayed = redis.call("GET", KEYS[KEY.replayGuard])
 if replayed then return replayedHandOff(replayed) end
-local id, last = ARGV[ARG.customId], 0
+local id, last, epoch = ARGV[ARG.customId], 0, ""
 if id == "" then
   local reserve = math.max(1, tonumber(ARGV[ARG.reserve]))
   last = redis.call("INCRBY", KEYS[KEY.idCounter], reserve)
   id = string.format("%d", last - reserve + 1)
+  -- The queue's id epoch: a block is good while meta still holds it (obliterate deletes both).
+  epoch = redis.call("HGET", KEYS[KEY.meta], "nq:idEpoch")
+  if not epoch then
+    epoch = ARGV[ARG.token]
+    redis.call("HSET", KEYS[KEY.meta], "nq:idEpoch", epoch)
+  end
 end
-return handOffNew(id, string.sub(KEYS[KEY.idCounter], 1, -3) .. id, ARGV[ARG.customId] ~= "", last)
+return handOffNew(id, string.sub(KEYS[KEY.idCounter], 1, -3) .. id, ARGV[ARG.customId] ~= "", last, epoch)

@@ -25,6 +25,7 @@ ARGV
   events  which events to write: 2 all, 1 final only or 0 none (both write no add events)
   id  the job's id: a custom one, or one handOffJob reserved
   custom  "1" when the id is a custom one (it may exist), else ""
+  idEpoch  the epoch handOffJob answered with the reserved id's block ("" with a custom id)
   name  job name
   data  job data as JSON text
   opts  job options as JSON text, BullMQ's short keys
@@ -41,8 +42,11 @@ REPLY  a replayed call writes nothing and answers the first call's reply
   running  int  worker invocations running before this call (registrations not lapsed)
   leaseMs  int  the handed-over lease (ms), 0 when not handed over
   reservedLast  int  always 0
+  idEpoch  string  always ""
 CODES
   idInFlight  -31  the custom id is held by a staged add that has not committed
+  staleIds  -32  the reserved id's block predates the queue's id epoch (an obliterate since): nothing
+    is written; reserve a new block
 EVENTS
   with events 2: added, waiting, and active prev waiting when handed over, or duplicated; with 1 or
   0 none.
@@ -53,4 +57,4 @@ EVENTS
 checkIntegerArgs("handOffJobDeclared", { "guardTtl", "maxLenEvents", "now", "events", "timestamp", "maxWorkers", "leaseMs" })
 local replayed = redis.call("GET", KEYS[KEY.replayGuard])
 if replayed then return replayedHandOff(replayed) end
-return handOffNew(ARGV[ARG.id], KEYS[KEY.job], ARGV[ARG.custom] == "1", 0)
+return handOffNew(ARGV[ARG.id], KEYS[KEY.job], ARGV[ARG.custom] == "1", 0, "")

@@ -13,7 +13,7 @@ ARGV
   expiresAt  when the registration lapses if never removed (ms), 0 to remove it now
   batchSize  the worker's batch size, recorded with a registration (0 records none)
   concurrency  the worker's concurrency, recorded with it
-  leaseMs  the worker's lease (ms), recorded with it: handOffJob leases for as long
+  leaseMs  the worker's lease (ms), recorded with it when above 0: handOffJob leases for as long
   limited  "1" when the worker has a rate limiter (handOffJob then hands nothing over), else "0"
 REPLY
   registered  int  1
@@ -26,9 +26,11 @@ local expiresAt = tonumber(ARGV[ARG.expiresAt])
 if expiresAt > 0 then
   redis.call("ZADD", KEYS[KEY.workers], expiresAt, ARGV[ARG.invocation])
   if tonumber(ARGV[ARG.batchSize]) > 0 then
+    -- A lease of 0 is no lease to hand over for: nq:leaseMs is only recorded when there is one.
+    local lease = tonumber(ARGV[ARG.leaseMs]) > 0 and { "nq:leaseMs", ARGV[ARG.leaseMs] } or {}
     redis.call("HSET", KEYS[KEY.meta], "nq:batchSize", ARGV[ARG.batchSize],
-      "nq:concurrency", ARGV[ARG.concurrency], "nq:leaseMs", ARGV[ARG.leaseMs],
-      "nq:limited", ARGV[ARG.limited] == "1" and "1" or "0")
+      "nq:concurrency", ARGV[ARG.concurrency], "nq:limited", ARGV[ARG.limited] == "1" and "1" or "0",
+      unpack(lease))
   end
 else
   redis.call("ZREM", KEYS[KEY.workers], ARGV[ARG.invocation])

@@ -13,6 +13,7 @@ import {
   decodeHandOffJobDeclared,
   handOffJob,
   handOffJobDeclared,
+  handOffJobDeclaredCodes,
 } from "../redis/generated/scripts.ts";
 import { attentionKey, queueKeyPrefix, queueKeys, replayGuardKey, workerRegistryKey } from "../redis/keys.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
@@ -83,7 +84,7 @@ export function canHandOff(job: NewJob, now: number): boolean {
 }
 
 /** Ids a process reserved ahead, per Redis client and queue (`{P}id` block, next to last). */
-export type IdBlocks = Map<string, { next: number; last: number }>;
+export type IdBlocks = Map<string, { next: number; last: number; epoch: string }>;
 
 const blocksByClient = new WeakMap<object, IdBlocks>();
 
@@ -100,12 +101,12 @@ export function idBlocksFor(client: object): IdBlocks {
 /** Ids reserved per block: a lone add with none left reserves this many in its own call. */
 export const idBlockSize = 50;
 
-/** The next reserved id of the queue, or undefined when the block is used up. */
-function takeReserved(blocks: IdBlocks, queue: string): string | undefined {
+/** The next reserved id of the queue and its block's epoch, or undefined when the block is used up. */
+function takeReserved(blocks: IdBlocks, queue: string): { id: string; epoch: string } | undefined {
   const block = blocks.get(queue);
   if (!block || block.next > block.last) return undefined;
   block.next += 1;
-  return String(block.next - 1);
+  return { id: String(block.next - 1), epoch: block.epoch };
 }
 
 /**
@@ -154,20 +155,29 @@ export async function writeHandoff(
     maxWorkers: target.maxWorkers,
     leaseMs: target.leaseMs ?? defaultHandoffLeaseMs,
   };
-  const known = job.customId || takeReserved(blocks, queue);
-  const reply = known
+  const reserve = () =>
+    runScript(port, handOffJob, fixedKeys, { ...args, customId: "", reserve: idBlockSize, idEpoch: "" }).then(
+      decodeHandOffJob,
+    );
+  const reserved = job.customId ? undefined : takeReserved(blocks, queue);
+  const known = job.customId || reserved?.id;
+  let reply = known
     ? decodeHandOffJobDeclared(
         await runScript(
           port,
           handOffJobDeclared,
           { ...fixedKeys, job: queue + known, lock: `${queue + known}:lock` },
-          { ...args, id: known, custom: job.customId ? "1" : "" },
+          { ...args, id: known, custom: job.customId ? "1" : "", idEpoch: reserved?.epoch ?? "" },
         ),
       )
-    : decodeHandOffJob(
-        await runScript(port, handOffJob, fixedKeys, { ...args, customId: "", reserve: idBlockSize }),
-      );
-  if (reply.reservedLast > 0) blocks.set(queue, { next: Number(reply.id) + 1, last: reply.reservedLast });
+    : await reserve();
+  // The block predates an obliterate of the queue (its id counter restarted): reserve a new one.
+  if (reply.outcome === handOffJobDeclaredCodes.staleIds) {
+    blocks.delete(queue);
+    reply = await reserve();
+  }
+  if (reply.reservedLast > 0)
+    blocks.set(queue, { next: Number(reply.id) + 1, last: reply.reservedLast, epoch: reply.idEpoch });
   if (reply.outcome < 0) throw addError(reply.outcome, job);
   const outcome: AddOutcome = { id: reply.id, outcome: reply.outcome === 2 ? "duplicated" : "created" };
   if (reply.handed !== 1) return { outcome, running: reply.running };

@@ -85,7 +85,12 @@ export async function drainInvocation(
   // Its last call may take it out of the registry once the registration has landed (a removal that
   // overtook the registration would leave it registered until `until`).
   let landed = !!handedOver;
+  // A handed-over invocation's own registration (its half-lease timer) may race its last ack: while
+  // it is in flight no call carries `unregister`, and once it was sent the removal is always sent.
+  let reRegistered = false;
   const registerNow = () => {
+    landed = false;
+    reRegistered = !!handedOver;
     registered = selfRegister().then(() => {
       landed = true;
     });
@@ -102,7 +107,7 @@ export async function drainInvocation(
   } finally {
     clearTimeout(timer);
     await registered;
-    if (!summary?.unregistered) await trackWorkerInvocation(port, prefix, queueName, id, 0);
+    if (!summary?.unregistered || reRegistered) await trackWorkerInvocation(port, prefix, queueName, id, 0);
   }
 }
 

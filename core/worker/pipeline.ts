@@ -245,7 +245,7 @@ export class Pipeline {
       open,
       prunes: this.prunes.text(),
       entries: entries.map((held) => held.decision?.entry as AckEntry),
-      unregister: last ? this.options.unregister?.() : undefined,
+      unregister: last && this.inFlight === 0 ? this.options.unregister?.() : undefined,
     });
     return { request, acked: entries };
   }

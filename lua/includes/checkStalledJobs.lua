@@ -19,10 +19,11 @@ local function checkStalledJobs(q, now, stalledInterval, maxStalledCount)
       redis.call("LREM", q.active, 1, id)
     elseif redis.call("EXISTS", jobKey .. ":lock") == 0 and redis.call("LREM", q.active, 1, id) > 0 then
       -- Read and set rather than HINCRBY, which would fail on a stc that is no integer after the LREM.
-      local fields = redis.call("HMGET", jobKey, "stc", "rjk", "nq:ho", "ats")
-      -- A lease handed over by handOffJob whose invocation never came (lost, throttled, late): the
-      -- job never started, so no stall is counted and the attempt it was leased for is undone.
-      local lostHandoff = fields[3] == "1" and fields[4] == "1"
+      local fields = redis.call("HMGET", jobKey, "stc", "rjk", "nq:ho", "processedOn")
+      -- A lease handed over by handOffJob (nq:ho = its processedOn; a later lease writes its own)
+      -- whose invocation never came (lost, throttled, late): the job never started, so no stall is
+      -- counted and the attempt it was leased for is undone.
+      local lostHandoff = fields[3] ~= false and fields[3] == fields[4]
       if lostHandoff then
         redis.call("HDEL", jobKey, "nq:ho", "ats", "processedOn")
       else

@@ -1,35 +1,47 @@
 -- The part of handOffJob and handOffJobDeclared once the job's id and hash key are known (`custom`:
--- the id was given, so it may exist; `last`: the last id of a block reserved by this call, or 0): a
--- custom id that exists is a duplicate (or held by a staged add); otherwise the job is written and,
--- when a worker may take it now, handed over — see handOffJob's header. Writes the replay guard and
--- returns the reply.
+-- the id was given, so it may exist; `last`, `epoch`: the block reserved by this call, or 0 and ""; a
+-- reserved id must carry the queue's current id epoch in ARGV idEpoch, else the block predates an
+-- obliterate and is refused): a custom id that exists is a duplicate (or held by a staged add);
+-- otherwise the job is written and, when a worker may take it now, handed over — see handOffJob's
+-- header. Writes the replay guard and returns the reply.
 -- @include noteAttention
-local function handOffNew(id, key, custom, last)
+local function handOffNew(id, key, custom, last, epoch)
   local now = tonumber(ARGV[ARG.now])
   local prefix = string.sub(KEYS[KEY.idCounter], 1, -3)
   local level = tonumber(ARGV[ARG.events])
   local events, maxLen = KEYS[KEY.events], ARGV[ARG.maxLenEvents]
   local running = redis.call("ZCOUNT", KEYS[KEY.workers], "(" .. now, "+inf")
+  local function answer(reply)
+    redis.call("SET", KEYS[KEY.replayGuard], table.concat(reply, "|"), "PX", ARGV[ARG.guardTtl])
+    return reply
+  end
   if custom and redis.call("EXISTS", key) == 1 then
     -- Only a staged add's hash carries a TTL: its job is not added until that add commits.
-    if redis.call("PTTL", key) > 0 then return { id, -31, 0, running, 0, 0 } end
+    if redis.call("PTTL", key) > 0 then return { id, -31, 0, running, 0, 0, "" } end
     if level >= 2 then
       redis.call("XADD", events, "MAXLEN", "~", maxLen, "*", "event", "duplicated", "jobId", id)
     end
-    return { id, 2, 0, running, 0, 0 }
+    return answer({ id, 2, 0, running, 0, 0, "" })
   end
-  local meta = redis.call("HMGET", KEYS[KEY.meta], "paused", "concurrency", "max", "nq:limited", "nq:leaseMs")
+  local meta = redis.call("HMGET", KEYS[KEY.meta], "paused", "concurrency", "max", "nq:limited", "nq:leaseMs",
+    "nq:idEpoch")
+  if not custom and last == 0 and meta[6] ~= ARGV[ARG.idEpoch] then return { id, -32, 0, running, 0, 0, "" } end
   local lifo = ARGV[ARG.lifo] == "1"
   local handed = not meta[1] and not meta[2] and not meta[3] and meta[4] ~= "1"
     and running < tonumber(ARGV[ARG.maxWorkers])
   if handed then handed = redis.call("EXISTS", KEYS[KEY.limiter]) == 0 end
   if handed and not lifo then handed = redis.call("LLEN", KEYS[KEY.wait]) == 0 end
 
-  local lease = handed and (tonumber(meta[5]) or tonumber(ARGV[ARG.leaseMs])) or 0
+  local lease = 0
+  if handed then
+    lease = tonumber(meta[5]) or 0
+    if lease < 1000 then lease = tonumber(ARGV[ARG.leaseMs]) end
+  end
   local fields = { "name", ARGV[ARG.name], "data", ARGV[ARG.data], "opts", ARGV[ARG.opts],
     "timestamp", ARGV[ARG.timestamp], "delay", 0, "priority", 0 }
   if handed then
-    for _, v in ipairs({ "processedOn", now, "ats", 1, "nq:ho", 1 }) do fields[#fields + 1] = v end
+    -- nq:ho = this lease's processedOn: a later lease writes its own, so only this one matches.
+    for _, v in ipairs({ "processedOn", now, "ats", 1, "nq:ho", now }) do fields[#fields + 1] = v end
   end
   redis.call("HSET", key, unpack(fields))
   if level >= 2 then
@@ -48,13 +60,12 @@ local function handOffNew(id, key, custom, last)
     redis.call("ZADD", KEYS[KEY.marker], 0, "0")
     noteAttention(KEYS[KEY.attention], prefix, now)
   end
-  local reply = { id, 1, handed and 1 or 0, running, lease, last }
-  redis.call("SET", KEYS[KEY.replayGuard], table.concat(reply, "|"), "PX", ARGV[ARG.guardTtl])
-  return reply
+  return answer({ id, 1, handed and 1 or 0, running, lease, last, epoch })
 end
 
 -- A replayed call's reply, from its guard's text.
 local function replayedHandOff(text)
-  local id, outcome, handed, running, lease, last = string.match(text, "^(.*)|(%d)|(%d)|(%d+)|(%d+)|(%d+)$")
-  return { id, tonumber(outcome), tonumber(handed), tonumber(running), tonumber(lease), tonumber(last) }
+  local id, outcome, handed, running, lease, last, epoch =
+    string.match(text, "^(.*)|(%d)|(%d)|(%d+)|(%d+)|(%d+)|([^|]*)$")
+  return { id, tonumber(outcome), tonumber(handed), tonumber(running), tonumber(lease), tonumber(last), epoch }
 end

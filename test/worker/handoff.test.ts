@@ -13,6 +13,7 @@ import {
   type JobsOptions,
   Queue,
   type SweptQueue,
+  toRedisPort,
 } from "../../core/index.ts";
 import type { Invoke } from "../../functions/aws/lambda-invoker.ts";
 import { cappedWorkerKick } from "../../functions/config/workers-env.ts";
@@ -20,6 +21,7 @@ import { createHttpApp } from "../../functions/http/index.ts";
 import { type WorkerEvent, workerHandler } from "../../functions/worker.ts";
 import { lambdaContext } from "../support/aws-events.ts";
 import { type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
+import { leaseBatch } from "../support/worker-calls.ts";
 
 let stack: PrivateStack;
 beforeAll(async () => {
@@ -228,6 +230,55 @@ describe("ids reserved in blocks", () => {
     });
     expect((await other.add("d", {})).id).toBe("102");
     expect((await queue.add("e", {})).id).toBe("53");
+  });
+});
+
+describe("after the review: what must not go wrong around a handoff", () => {
+  it("an obliterate restarts the id counter: a block reserved before it is refused, a new one reserved", async () => {
+    const prefix = uniquePrefix("ho");
+    const { queue } = recordingQueue(prefix, 30_000, 1000);
+    expect((await queue.add("a", {})).id).toBe("1");
+    const epoch = await stack.direct.hget(`${prefix}:mail:meta`, "nq:idEpoch");
+    await queue.obliterate({ force: true });
+    // The block still holds 2..50; the counter starts again at 1, so those ids would be reused.
+    expect((await queue.add("b", {})).id).toBe("1");
+    expect(await stack.direct.hget(`${prefix}:mail:meta`, "nq:idEpoch")).not.toBe(epoch);
+    expect((await queue.add("c", {})).id).toBe("2");
+  });
+
+  it("a later lease of a job once handed over counts its stall (nq:ho matches only its own lease)", async () => {
+    const prefix = uniquePrefix("ho");
+    const { queue, requests } = recordingQueue(prefix, 30_000, 1000);
+    const job = await queue.add("a", {});
+    const { handler } = countingWorker(prefix);
+    // Its invocation runs it: the finished job keeps the nq:ho of its handed lease.
+    expect((await handler(requests[0] as WorkerEvent, longContext())).completed).toBe(1);
+    expect(await stack.direct.hget(`${prefix}:mail:${job.id}`, "nq:ho")).not.toBeNull();
+    // Retried with its attempts reset, the next lease writes ats 1 again; when it lapses, that is a
+    // real stall, counted.
+    await (await queue.getJob(job.id as string))?.retry("completed", { resetAttemptsStarted: true });
+    const context = { port: toRedisPort(stack.redis), prefix, queueName: "mail", clock: Date.now };
+    const leased = await leaseBatch(context, {
+      token: "dies",
+      count: 1,
+      leaseMs: 1000,
+      limiterMax: 0,
+      limiterDuration: 0,
+      workerName: "",
+    });
+    expect(leased.jobs).toHaveLength(1);
+    const sweeper = loopSweeper(prefix, [{ name: "mail", workerFunction: "mail-worker" }]);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await sweeper.tick()).stalled).toBe(1);
+    expect(await stack.direct.hget(`${prefix}:mail:${job.id}`, "stc")).toBe("1");
+  });
+
+  it("a worker lease of 0 in meta is no lease: the handoff takes its own", async () => {
+    const prefix = uniquePrefix("ho");
+    await stack.direct.hset(`${prefix}:mail:meta`, "nq:leaseMs", "0");
+    const { queue } = recordingQueue(prefix, 20_000, 1000);
+    const job = await queue.add("a", {});
+    expect(await stack.direct.pttl(`${prefix}:mail:${job.id}:lock`)).toBeGreaterThan(19_000);
   });
 });
 

@@ -96,6 +96,8 @@ export type GetRateLimitTtlCode = (typeof getRateLimitTtlCodes)[keyof typeof get
 export const handOffJobCodes = {
   /** the custom id is held by a staged add that has not committed */
   idInFlight: -31,
+  /** (handOffJobDeclared) the reserved id's block predates the queue's id epoch */
+  staleIds: -32,
 } as const;
 
 export type HandOffJobCode = (typeof handOffJobCodes)[keyof typeof handOffJobCodes];
@@ -104,6 +106,8 @@ export type HandOffJobCode = (typeof handOffJobCodes)[keyof typeof handOffJobCod
 export const handOffJobDeclaredCodes = {
   /** the custom id is held by a staged add that has not committed */
   idInFlight: -31,
+  /** the reserved id's block predates the queue's id epoch (an obliterate since): nothing is written; reserve a new block */
+  staleIds: -32,
 } as const;
 
 export type HandOffJobDeclaredCode = (typeof handOffJobDeclaredCodes)[keyof typeof handOffJobDeclaredCodes];
@@ -238,4 +242,6 @@ export const scriptCodes = {
   stagingGone: -30,
   /** answered by addJobs, handOffJob, handOffJobDeclared, stageJobs */
   idInFlight: -31,
+  /** answered by handOffJob, handOffJobDeclared */
+  staleIds: -32,
 } as const;

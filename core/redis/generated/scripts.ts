@@ -214,8 +214,8 @@ const include_checkStalledJobs_2 = `local function checkStalledJobs(q, now, stal
     if string.sub(id, 1, 2) == "0:" then
       redis.call("LREM", q.active, 1, id)
     elseif redis.call("EXISTS", jobKey .. ":lock") == 0 and redis.call("LREM", q.active, 1, id) > 0 then
-      local fields = redis.call("HMGET", jobKey, "stc", "rjk", "nq:ho", "ats")
-      local lostHandoff = fields[3] == "1" and fields[4] == "1"
+      local fields = redis.call("HMGET", jobKey, "stc", "rjk", "nq:ho", "processedOn")
+      local lostHandoff = fields[3] ~= false and fields[3] == fields[4]
       if lostHandoff then
         redis.call("HDEL", jobKey, "nq:ho", "ats", "processedOn")
       else
@@ -631,30 +631,40 @@ end
 const include_handOffNew_0 = `-- include handOffNew
 `;
 
-const include_handOffNew_1 = `local function handOffNew(id, key, custom, last)
+const include_handOffNew_1 = `local function handOffNew(id, key, custom, last, epoch)
   local now = tonumber(ARGV[ARG.now])
   local prefix = string.sub(KEYS[KEY.idCounter], 1, -3)
   local level = tonumber(ARGV[ARG.events])
   local events, maxLen = KEYS[KEY.events], ARGV[ARG.maxLenEvents]
   local running = redis.call("ZCOUNT", KEYS[KEY.workers], "(" .. now, "+inf")
+  local function answer(reply)
+    redis.call("SET", KEYS[KEY.replayGuard], table.concat(reply, "|"), "PX", ARGV[ARG.guardTtl])
+    return reply
+  end
   if custom and redis.call("EXISTS", key) == 1 then
-    if redis.call("PTTL", key) > 0 then return { id, -31, 0, running, 0, 0 } end
+    if redis.call("PTTL", key) > 0 then return { id, -31, 0, running, 0, 0, "" } end
     if level >= 2 then
       redis.call("XADD", events, "MAXLEN", "~", maxLen, "*", "event", "duplicated", "jobId", id)
     end
-    return { id, 2, 0, running, 0, 0 }
+    return answer({ id, 2, 0, running, 0, 0, "" })
   end
-  local meta = redis.call("HMGET", KEYS[KEY.meta], "paused", "concurrency", "max", "nq:limited", "nq:leaseMs")
+  local meta = redis.call("HMGET", KEYS[KEY.meta], "paused", "concurrency", "max", "nq:limited", "nq:leaseMs",
+    "nq:idEpoch")
+  if not custom and last == 0 and meta[6] ~= ARGV[ARG.idEpoch] then return { id, -32, 0, running, 0, 0, "" } end
   local lifo = ARGV[ARG.lifo] == "1"
   local handed = not meta[1] and not meta[2] and not meta[3] and meta[4] ~= "1"
     and running < tonumber(ARGV[ARG.maxWorkers])
   if handed then handed = redis.call("EXISTS", KEYS[KEY.limiter]) == 0 end
   if handed and not lifo then handed = redis.call("LLEN", KEYS[KEY.wait]) == 0 end
-  local lease = handed and (tonumber(meta[5]) or tonumber(ARGV[ARG.leaseMs])) or 0
+  local lease = 0
+  if handed then
+    lease = tonumber(meta[5]) or 0
+    if lease < 1000 then lease = tonumber(ARGV[ARG.leaseMs]) end
+  end
   local fields = { "name", ARGV[ARG.name], "data", ARGV[ARG.data], "opts", ARGV[ARG.opts],
     "timestamp", ARGV[ARG.timestamp], "delay", 0, "priority", 0 }
   if handed then
-    for _, v in ipairs({ "processedOn", now, "ats", 1, "nq:ho", 1 }) do fields[#fields + 1] = v end
+    for _, v in ipairs({ "processedOn", now, "ats", 1, "nq:ho", now }) do fields[#fields + 1] = v end
   end
   redis.call("HSET", key, unpack(fields))
   if level >= 2 then
@@ -673,13 +683,12 @@ const include_handOffNew_1 = `local function handOffNew(id, key, custom, last)
     redis.call("ZADD", KEYS[KEY.marker], 0, "0")
     noteAttention(KEYS[KEY.attention], prefix, now)
   end
-  local reply = { id, 1, handed and 1 or 0, running, lease, last }
-  redis.call("SET", KEYS[KEY.replayGuard], table.concat(reply, "|"), "PX", ARGV[ARG.guardTtl])
-  return reply
+  return answer({ id, 1, handed and 1 or 0, running, lease, last, epoch })
 end
 local function replayedHandOff(text)
-  local id, outcome, handed, running, lease, last = string.match(text, "^(.*)|(%d)|(%d)|(%d+)|(%d+)|(%d+)$")
-  return { id, tonumber(outcome), tonumber(handed), tonumber(running), tonumber(lease), tonumber(last) }
+  local id, outcome, handed, running, lease, last, epoch =
+    string.match(text, "^(.*)|(%d)|(%d)|(%d+)|(%d+)|(%d+)|([^|]*)$")
+  return { id, tonumber(outcome), tonumber(handed), tonumber(running), tonumber(lease), tonumber(last), epoch }
 end
 `;
 
@@ -3952,6 +3961,8 @@ export interface HandOffJobArgs {
   customId: string | number;
   /** how many ids to reserve (at least 1) when customId is "" */
   reserve: number;
+  /** ignored ("") */
+  idEpoch: string | number;
   /** job name */
   name: string | number;
   /** job data as JSON text */
@@ -3982,14 +3993,14 @@ export interface HandOffJobArgs {
  */
 export const handOffJob: ScriptDef<HandOffJobKeys, HandOffJobArgs> = {
   name: "handOffJob",
-  sha1: "1ea1ac8b88b2169254f68e90efff9eb23f7bdd58",
+  sha1: "4852537694ec3c21f839c960ae039cbe80b4595b",
   keyLocking: false,
   keys: { fixed: ["replayGuard","attention","idCounter","meta","limiter","workers","wait","active","stalled","marker","events"] },
-  argv: { fixed: ["guardTtl","maxLenEvents","now","events","customId","reserve","name","data","opts","timestamp","lifo","token","invocation","maxWorkers","leaseMs"] },
+  argv: { fixed: ["guardTtl","maxLenEvents","now","events","customId","reserve","idEpoch","name","data","opts","timestamp","lifo","token","invocation","maxWorkers","leaseMs"] },
   source: /* @__PURE__ */ [
     `-- nimbusq:handOffJob (generated from lua/handOffJob.lua; do not edit)
 local KEY = { replayGuard = 1, attention = 2, idCounter = 3, meta = 4, limiter = 5, workers = 6, wait = 7, active = 8, stalled = 9, marker = 10, events = 11 }
-local ARG = { guardTtl = 1, maxLenEvents = 2, now = 3, events = 4, customId = 5, reserve = 6, name = 7, data = 8, opts = 9, timestamp = 10, lifo = 11, token = 12, invocation = 13, maxWorkers = 14, leaseMs = 15 }
+local ARG = { guardTtl = 1, maxLenEvents = 2, now = 3, events = 4, customId = 5, reserve = 6, idEpoch = 7, name = 8, data = 9, opts = 10, timestamp = 11, lifo = 12, token = 13, invocation = 14, maxWorkers = 15, leaseMs = 16 }
 `,
     include_checkIntegerArgs_0,
     include_handOffNew_0,
@@ -3998,13 +4009,18 @@ local ARG = { guardTtl = 1, maxLenEvents = 2, now = 3, events = 4, customId = 5,
     `checkIntegerArgs("handOffJob", { "guardTtl", "maxLenEvents", "now", "events", "timestamp", "maxWorkers", "leaseMs", "reserve" })
 local replayed = redis.call("GET", KEYS[KEY.replayGuard])
 if replayed then return replayedHandOff(replayed) end
-local id, last = ARGV[ARG.customId], 0
+local id, last, epoch = ARGV[ARG.customId], 0, ""
 if id == "" then
   local reserve = math.max(1, tonumber(ARGV[ARG.reserve]))
   last = redis.call("INCRBY", KEYS[KEY.idCounter], reserve)
   id = string.format("%d", last - reserve + 1)
+  epoch = redis.call("HGET", KEYS[KEY.meta], "nq:idEpoch")
+  if not epoch then
+    epoch = ARGV[ARG.token]
+    redis.call("HSET", KEYS[KEY.meta], "nq:idEpoch", epoch)
+  end
 end
-return handOffNew(id, string.sub(KEYS[KEY.idCounter], 1, -3) .. id, ARGV[ARG.customId] ~= "", last)
+return handOffNew(id, string.sub(KEYS[KEY.idCounter], 1, -3) .. id, ARGV[ARG.customId] ~= "", last, epoch)
 `,
   ].join(""),
 };
@@ -4024,9 +4040,11 @@ export type HandOffJobReply =
     leaseMs: number;
     /** the last id of the block reserved by this call, 0 for none */
     reservedLast: number;
+    /** the queue's id epoch (meta nq:idEpoch, set by the first reservation), "" for none */
+    idEpoch: string;
   };
 
-const handOffJobReply: ReplySpec = { script: "handOffJob", codes: [-31], forms: [{"fields":[{"name":"id","type":"string"},{"name":"outcome","type":"int"},{"name":"handed","type":"int"},{"name":"running","type":"int"},{"name":"leaseMs","type":"int"},{"name":"reservedLast","type":"int"}]}] };
+const handOffJobReply: ReplySpec = { script: "handOffJob", codes: [-31,-32], forms: [{"fields":[{"name":"id","type":"string"},{"name":"outcome","type":"int"},{"name":"handed","type":"int"},{"name":"running","type":"int"},{"name":"leaseMs","type":"int"},{"name":"reservedLast","type":"int"},{"name":"idEpoch","type":"string"}]}] };
 
 /**
  * Checks handOffJob's reply against the REPLY of lua/handOffJob.lua and names its parts;
@@ -4078,6 +4096,8 @@ export interface HandOffJobDeclaredArgs {
   id: string | number;
   /** "1" when the id is a custom one (it may exist), else "" */
   custom: string | number;
+  /** the epoch handOffJob answered with the reserved id's block ("" with a custom id) */
+  idEpoch: string | number;
   /** job name */
   name: string | number;
   /** job data as JSON text */
@@ -4108,15 +4128,15 @@ export interface HandOffJobDeclaredArgs {
  */
 export const handOffJobDeclared: ScriptDef<HandOffJobDeclaredKeys, HandOffJobDeclaredArgs> = {
   name: "handOffJobDeclared",
-  sha1: "30e8e42c7cf1554bcf5bd6b99f57fb73a248427b",
+  sha1: "876a81f420f81f0d040ea2b373025b8f5a2edd2b",
   keyLocking: true,
   keys: { fixed: ["replayGuard","attention","idCounter","meta","limiter","workers","wait","active","stalled","marker","events","job","lock"] },
-  argv: { fixed: ["guardTtl","maxLenEvents","now","events","id","custom","name","data","opts","timestamp","lifo","token","invocation","maxWorkers","leaseMs"] },
+  argv: { fixed: ["guardTtl","maxLenEvents","now","events","id","custom","idEpoch","name","data","opts","timestamp","lifo","token","invocation","maxWorkers","leaseMs"] },
   source: /* @__PURE__ */ [
     `#!lua flags=allow-key-locking
 -- nimbusq:handOffJobDeclared (generated from lua/handOffJobDeclared.lua; do not edit)
 local KEY = { replayGuard = 1, attention = 2, idCounter = 3, meta = 4, limiter = 5, workers = 6, wait = 7, active = 8, stalled = 9, marker = 10, events = 11, job = 12, lock = 13 }
-local ARG = { guardTtl = 1, maxLenEvents = 2, now = 3, events = 4, id = 5, custom = 6, name = 7, data = 8, opts = 9, timestamp = 10, lifo = 11, token = 12, invocation = 13, maxWorkers = 14, leaseMs = 15 }
+local ARG = { guardTtl = 1, maxLenEvents = 2, now = 3, events = 4, id = 5, custom = 6, idEpoch = 7, name = 8, data = 9, opts = 10, timestamp = 11, lifo = 12, token = 13, invocation = 14, maxWorkers = 15, leaseMs = 16 }
 `,
     include_checkIntegerArgs_0,
     include_handOffNew_0,
@@ -4125,7 +4145,7 @@ local ARG = { guardTtl = 1, maxLenEvents = 2, now = 3, events = 4, id = 5, custo
     `checkIntegerArgs("handOffJobDeclared", { "guardTtl", "maxLenEvents", "now", "events", "timestamp", "maxWorkers", "leaseMs" })
 local replayed = redis.call("GET", KEYS[KEY.replayGuard])
 if replayed then return replayedHandOff(replayed) end
-return handOffNew(ARGV[ARG.id], KEYS[KEY.job], ARGV[ARG.custom] == "1", 0)
+return handOffNew(ARGV[ARG.id], KEYS[KEY.job], ARGV[ARG.custom] == "1", 0, "")
 `,
   ].join(""),
 };
@@ -4145,9 +4165,11 @@ export type HandOffJobDeclaredReply =
     leaseMs: number;
     /** always 0 */
     reservedLast: number;
+    /** always "" */
+    idEpoch: string;
   };
 
-const handOffJobDeclaredReply: ReplySpec = { script: "handOffJobDeclared", codes: [-31], forms: [{"fields":[{"name":"id","type":"string"},{"name":"outcome","type":"int"},{"name":"handed","type":"int"},{"name":"running","type":"int"},{"name":"leaseMs","type":"int"},{"name":"reservedLast","type":"int"}]}] };
+const handOffJobDeclaredReply: ReplySpec = { script: "handOffJobDeclared", codes: [-31,-32], forms: [{"fields":[{"name":"id","type":"string"},{"name":"outcome","type":"int"},{"name":"handed","type":"int"},{"name":"running","type":"int"},{"name":"leaseMs","type":"int"},{"name":"reservedLast","type":"int"},{"name":"idEpoch","type":"string"}]}] };
 
 /**
  * Checks handOffJobDeclared's reply against the REPLY of lua/handOffJobDeclared.lua and names its parts;
@@ -5057,7 +5079,7 @@ export interface RecoverStalledArgs {
  */
 export const recoverStalled: ScriptDef<RecoverStalledKeys, RecoverStalledArgs> = {
   name: "recoverStalled",
-  sha1: "f25011cbecaaffe0876ff5b16d346049f2dad2df",
+  sha1: "42ad7c64214c2a5473227936702d794cfe93cccc",
   keyLocking: false,
   keys: { fixed: ["stalled","stalledCheck","active","wait","meta","marker","events","schedulers","attention"] },
   argv: { fixed: ["prefix","now","stalledInterval","maxStalledCount"] },
@@ -5987,7 +6009,7 @@ export interface SweepQueuesArgs {
  */
 export const sweepQueues: ScriptDef<SweepQueuesKeys, SweepQueuesArgs> = {
   name: "sweepQueues",
-  sha1: "64dfc36f4404581ba1ce52c4a6277c11945fe04f",
+  sha1: "ec70ecbd2ec51cf9cc84316f1879b92ee1154d8b",
   keyLocking: false,
   keys: { fixed: ["lock","cursors","attention"], group: { name: "queues", fields: ["meta","wait","active","prioritized","priorityCounter","delayed","marker","events","stalled","stalledCheck","schedulers","workers"] } },
   argv: { fixed: ["token","lockTtl","now","stalledInterval","maxStalledCount","promoteLimit","eventBatch","schedulerLookback","recheck"], group: { name: "names", fields: ["name"] } },
@@ -6129,7 +6151,7 @@ export interface TrackWorkerArgs {
   batchSize: number;
   /** the worker's concurrency, recorded with it */
   concurrency: number;
-  /** the worker's lease (ms), recorded with it: handOffJob leases for as long */
+  /** the worker's lease (ms), recorded with it when above 0: handOffJob leases for as long */
   leaseMs: number;
   /** "1" when the worker has a rate limiter (handOffJob then hands nothing over), else "0" */
   limited: string | number;
@@ -6144,7 +6166,7 @@ export interface TrackWorkerArgs {
  */
 export const trackWorker: ScriptDef<TrackWorkerKeys, TrackWorkerArgs> = {
   name: "trackWorker",
-  sha1: "68372cebb3b2b940270b5a2d3b136b7310a83fca",
+  sha1: "c4b37ecfc3f0d42a4b69d99b50a07758bf69213a",
   keyLocking: false,
   keys: { fixed: ["workers","meta"] },
   argv: { fixed: ["invocation","expiresAt","batchSize","concurrency","leaseMs","limited"] },
@@ -6159,9 +6181,10 @@ local expiresAt = tonumber(ARGV[ARG.expiresAt])
 if expiresAt > 0 then
   redis.call("ZADD", KEYS[KEY.workers], expiresAt, ARGV[ARG.invocation])
   if tonumber(ARGV[ARG.batchSize]) > 0 then
+    local lease = tonumber(ARGV[ARG.leaseMs]) > 0 and { "nq:leaseMs", ARGV[ARG.leaseMs] } or {}
     redis.call("HSET", KEYS[KEY.meta], "nq:batchSize", ARGV[ARG.batchSize],
-      "nq:concurrency", ARGV[ARG.concurrency], "nq:leaseMs", ARGV[ARG.leaseMs],
-      "nq:limited", ARGV[ARG.limited] == "1" and "1" or "0")
+      "nq:concurrency", ARGV[ARG.concurrency], "nq:limited", ARGV[ARG.limited] == "1" and "1" or "0",
+      unpack(lease))
   end
 else
   redis.call("ZREM", KEYS[KEY.workers], ARGV[ARG.invocation])
