@@ -11,9 +11,11 @@ import { encodeOptions } from "../redis/codec.ts";
 import {
   decodeHandOffJob,
   decodeHandOffJobDeclared,
+  decodeReleaseHandoff,
   handOffJob,
   handOffJobDeclared,
   handOffJobDeclaredCodes,
+  releaseHandoff,
 } from "../redis/generated/scripts.ts";
 import { attentionKey, queueKeyPrefix, queueKeys, replayGuardKey, workerRegistryKey } from "../redis/keys.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
@@ -28,8 +30,13 @@ export interface HandoffTarget {
   maxWorkers: number;
   /** A handed-over job's lease when no worker has registered its own (ms, default 30 000). */
   leaseMs?: number;
-  /** Starts one invocation; `handoff` is the job leased to it. Awaited; an error rejects the add (the job is added). */
+  /** Starts one invocation; `handoff` is the job leased to it. Awaited. */
   start(request: HandoffRequest): Promise<void>;
+  /**
+   * Where a failed start goes; without it the add rejects with the error. Either way the job is added:
+   * a job handed over to the invocation that could not start goes back to wait first (releaseHandoff).
+   */
+  onStartError?: (error: unknown) => void;
 }
 
 /** The start request: a worker invocation's event. */
@@ -198,9 +205,53 @@ export async function addHandingOver(
 ): Promise<AddOutcome[]> {
   const result = await writeHandoff(port, job, settings, target, blocks);
   if (result.outcome.outcome === "duplicated") return [result.outcome];
-  if (result.handed) await target.start({ queue: job.queueName, reason: "handoff", handoff: result.handed });
-  else if (result.running < target.maxWorkers) await target.start({ queue: job.queueName, reason: "kick" });
-  return [{ ...result.outcome, handoff: result.handed ? "handed" : "waiting" }];
+  const { handed } = result;
+  let started = true;
+  try {
+    if (handed) await target.start({ queue: job.queueName, reason: "handoff", handoff: handed });
+    else if (result.running < target.maxWorkers) await target.start({ queue: job.queueName, reason: "kick" });
+  } catch (error) {
+    started = false;
+    // Best effort: if even this fails, the lease lapses and the stalled check recovers the job.
+    if (handed) await releaseHandedOver(port, job, handed, settings).catch(() => undefined);
+    if (!target.onStartError) throw error;
+    target.onStartError(error);
+  }
+  return [{ ...result.outcome, handoff: handed && started ? "handed" : "waiting" }];
+}
+
+/** Puts a handed-over job whose invocation could not be started back in wait (lua/releaseHandoff.lua). */
+async function releaseHandedOver(
+  port: RedisPort,
+  job: NewJob,
+  handed: HandedOverJob,
+  settings: WriteSettings,
+): Promise<void> {
+  const keys = queueKeys(job.prefix, job.queueName);
+  const key = queueKeyPrefix(job.prefix, job.queueName) + handed.id;
+  const reply = await runScript(
+    port,
+    releaseHandoff,
+    {
+      job: key,
+      lock: `${key}:lock`,
+      active: keys.active,
+      wait: keys.wait,
+      stalled: keys.stalled,
+      workers: workerRegistryKey(job.prefix, job.queueName),
+      marker: keys.marker,
+      events: keys.events,
+      attention: attentionKey(job.prefix),
+    },
+    {
+      jobId: handed.id,
+      token: handed.token,
+      invocation: handed.invocation,
+      now: settings.now,
+      events: eventsLevel(settings.events),
+    },
+  );
+  decodeReleaseHandoff(reply);
 }
 
 /** The options as given, once their `handoff` is absent or a target. */
@@ -208,10 +259,12 @@ export function checkHandoff<T extends { handoff?: unknown }>(options: T, contex
   const given = options?.handoff as Record<string, unknown> | undefined;
   if (given === undefined) return options;
   const check = new Checker(context);
-  check.object("handoff", given, ["maxWorkers", "leaseMs", "start"]);
+  check.object("handoff", given, ["maxWorkers", "leaseMs", "start", "onStartError"]);
   check.integer("handoff.maxWorkers", given.maxWorkers, 1);
   if (given.leaseMs !== undefined) check.integer("handoff.leaseMs", given.leaseMs, 1000);
   if (typeof given.start !== "function")
     check.fail("handoff.start", "a function (request) => Promise<void>", given.start);
+  if (given.onStartError !== undefined && typeof given.onStartError !== "function")
+    check.fail("handoff.onStartError", "a function (error) => void", given.onStartError);
   return options;
 }

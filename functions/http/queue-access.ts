@@ -3,7 +3,7 @@
  * and the allow-list), the job id its path names, the job itself, and the worker kick.
  */
 import type { Context } from "hono";
-import { type HandoffRequest, type Job, type JobState, Queue, ValidationError } from "../../core/index.ts";
+import { type Job, type JobState, Queue, ValidationError } from "../../core/index.ts";
 import { checkQueueName, keyNameProblem } from "../../core/internal.ts";
 import type { AppEnv } from "./app-env.ts";
 import { errorCodes, HttpError } from "./http-errors.ts";
@@ -72,13 +72,11 @@ export function queueAccess(settings: HttpSettings): QueueAccess {
       // queues cannot grow the function's memory.
       const defaultJobOptions = settings.queueDefaultJobOptions.get(name) ?? settings.defaultJobOptions;
       const target = settings.kick?.handoffTarget?.(name);
-      // As a kick's, a failed start is logged, never answered: the sweeper recovers the job.
+      // As a kick's, a failed start is logged, never answered: the job waits for the sweeper.
       const handoff = target && {
         ...target,
-        start: (request: HandoffRequest) =>
-          target.start(request).catch((error: unknown) => {
-            settings.log(`nimbusq http: starting the worker of queue "${name}" failed`, error);
-          }),
+        onStartError: (error: unknown) =>
+          settings.log(`nimbusq http: starting the worker of queue "${name}" failed`, error),
       };
       return new Queue(name, {
         ...(handoff ? { handoff } : {}),

@@ -1,13 +1,7 @@
 /**
  * The options every producer trigger takes, and the queue they name.
  */
-import {
-  type HandoffRequest,
-  type HandoffTarget,
-  Queue,
-  type RedisPort,
-  type UpstashRedisLike,
-} from "../../core/index.ts";
+import { type HandoffTarget, Queue, type RedisPort, type UpstashRedisLike } from "../../core/index.ts";
 import { checkPrefix, checkQueueName } from "../../core/internal.ts";
 import { eventsFromEnv } from "../config/events-env.ts";
 import { redisOrEnv } from "../config/redis-env.ts";
@@ -66,15 +60,11 @@ export function queueOf(
   // Transient failures are retried within the invocation; what still fails is reported per record.
   const retry = { deadline: retryDeadline };
   const target = options.kick?.handoffTarget?.(queue);
-  // As the kick's, a failed start is logged and never fails the records: the sweeper recovers the job.
+  // As the kick's, a failed start is logged and never fails the records: the job waits for the sweeper.
   const handoff = target && {
     ...target,
-    start: (request: HandoffRequest) =>
-      target
-        .start(request)
-        .catch((error: unknown) =>
-          logger.warn(`${source}: starting the worker of queue "${queue}" failed`, errorFields(error)),
-        ),
+    onStartError: (error: unknown) =>
+      logger.warn(`${source}: starting the worker of queue "${queue}" failed`, errorFields(error)),
   };
   const settings = { prefix, events, retry, ...(handoff ? { handoff } : {}) };
   let built = redis === undefined ? undefined : new Queue(queue, { redis, ...settings });

@@ -273,6 +273,41 @@ describe("after the review: what must not go wrong around a handoff", () => {
     expect(await stack.direct.hget(`${prefix}:mail:${job.id}`, "stc")).toBe("1");
   });
 
+  it("an Invoke that fails puts the handed job back in wait and the invocation out of the registry", async () => {
+    const prefix = uniquePrefix("ho");
+    const failing = (onStartError?: (error: unknown) => void) =>
+      new Queue("mail", {
+        redis: stack.redis,
+        prefix,
+        handoff: {
+          maxWorkers: 10,
+          start: async () => {
+            throw new Error("Lambda said no");
+          },
+          ...(onStartError ? { onStartError } : {}),
+        },
+      });
+    await expect(failing().add("a", {})).rejects.toThrow("Lambda said no");
+    const logged: unknown[] = [];
+    const [added] = await failing((error) => logged.push(error)).addBulkWithOutcomes([
+      { name: "b", data: {} },
+    ]);
+    expect(added?.handoff).toBe("waiting");
+    expect(logged).toHaveLength(1);
+    expect(await stack.direct.lrange(`${prefix}:mail:wait`, 0, -1)).toEqual(["2", "1"]);
+    expect(await stack.direct.llen(`${prefix}:mail:active`)).toBe(0);
+    expect(await stack.direct.zcard(`${prefix}:mail:nq:workers`)).toBe(0);
+    expect(await stack.direct.exists(`${prefix}:mail:1:lock`)).toBe(0);
+    expect(await stack.direct.hmget(`${prefix}:mail:1`, "nq:ho", "ats", "processedOn")).toEqual([
+      null,
+      null,
+      null,
+    ]);
+    const { handler, runs } = countingWorker(prefix);
+    expect((await handler({ queue: "mail", reason: "sweeper" }, longContext())).completed).toBe(2);
+    expect(runs()).toBe(2);
+  });
+
   it("a worker lease of 0 in meta is no lease: the handoff takes its own", async () => {
     const prefix = uniquePrefix("ho");
     await stack.direct.hset(`${prefix}:mail:meta`, "nq:leaseMs", "0");

@@ -5286,6 +5286,96 @@ export function decodeRedriveDeadLetters(reply: unknown): RedriveDeadLettersRepl
   return decodeReply(redriveDeadLettersReply, reply) as RedriveDeadLettersReply;
 }
 
+export interface ReleaseHandoffKeys {
+  /** the job's hash, {P}<id> */
+  job: string;
+  /** its lock, {P}<id>:lock */
+  lock: string;
+  /** {P}active */
+  active: string;
+  /** {P}wait */
+  wait: string;
+  /** {P}stalled */
+  stalled: string;
+  /** {P}nq:workers */
+  workers: string;
+  /** {P}marker */
+  marker: string;
+  /** {P}events */
+  events: string;
+  /** <prefix>:nq:due, the sweeper's attention index */
+  attention: string;
+}
+
+export interface ReleaseHandoffArgs {
+  /** the job's id */
+  jobId: string | number;
+  /** the handed-over lock token */
+  token: string | number;
+  /** the invocation's registry id */
+  invocation: string | number;
+  /** the caller's clock (ms) */
+  now: number;
+  /** which events to write: 2 all (waiting prev active), 1 or 0 none */
+  events: number;
+}
+
+/**
+ * Undoes a handoff whose worker invocation could not be started (the Invoke failed): while the job's lock still holds the handed-over token, the job goes back to the front of wait with its lease's processedOn/ats/nq:ho removed, and the invocation leaves the worker registry; the queue is noted for the sweeper's next pass, which starts a worker. A lock that changed (the job was taken since) is left alone.
+ *
+ * Reply: see decodeReleaseHandoff.
+ *
+ * Events: with events 2: waiting prev active
+ */
+export const releaseHandoff: ScriptDef<ReleaseHandoffKeys, ReleaseHandoffArgs> = {
+  name: "releaseHandoff",
+  sha1: "434985ab00cc26d7dca48597907c31cd6ffeb0bd",
+  keyLocking: true,
+  keys: { fixed: ["job","lock","active","wait","stalled","workers","marker","events","attention"] },
+  argv: { fixed: ["jobId","token","invocation","now","events"] },
+  source: /* @__PURE__ */ [
+    `#!lua flags=allow-key-locking
+-- nimbusq:releaseHandoff (generated from lua/releaseHandoff.lua; do not edit)
+local KEY = { job = 1, lock = 2, active = 3, wait = 4, stalled = 5, workers = 6, marker = 7, events = 8, attention = 9 }
+local ARG = { jobId = 1, token = 2, invocation = 3, now = 4, events = 5 }
+`,
+    include_checkIntegerArgs_0,
+    include_noteAttention_0,
+    `checkIntegerArgs("releaseHandoff", { "now", "events" })
+if redis.call("GET", KEYS[KEY.lock]) ~= ARGV[ARG.token] then return 0 end
+local id = ARGV[ARG.jobId]
+redis.call("DEL", KEYS[KEY.lock])
+redis.call("LREM", KEYS[KEY.active], -1, id)
+redis.call("HDEL", KEYS[KEY.job], "nq:ho", "ats", "processedOn")
+redis.call("SREM", KEYS[KEY.stalled], id)
+redis.call("RPUSH", KEYS[KEY.wait], id)
+redis.call("ZADD", KEYS[KEY.marker], 0, "0")
+redis.call("ZREM", KEYS[KEY.workers], ARGV[ARG.invocation])
+if tonumber(ARGV[ARG.events]) >= 2 then
+  redis.call("XADD", KEYS[KEY.events], "*", "event", "waiting", "jobId", id, "prev", "active")
+end
+noteAttention(KEYS[KEY.attention], string.sub(KEYS[KEY.job], 1, -(#id + 1)), tonumber(ARGV[ARG.now]))
+return 1
+`,
+  ].join(""),
+};
+
+export type ReleaseHandoffReply =
+  | {
+    /** 1 released, 0 the lock is no longer the handed-over one (nothing done) */
+    released: number;
+  };
+
+const releaseHandoffReply: ReplySpec = { script: "releaseHandoff", codes: [], forms: [{"fields":[{"name":"released","type":"int"}]}] };
+
+/**
+ * Checks releaseHandoff's reply against the REPLY of lua/releaseHandoff.lua and names its parts;
+ * UnexpectedReplyError (naming what did not fit, never the values) when it fits no form.
+ */
+export function decodeReleaseHandoff(reply: unknown): ReleaseHandoffReply {
+  return decodeReply(releaseHandoffReply, reply) as ReleaseHandoffReply;
+}
+
 export interface ReleaseLockKeys {
   /** the lock key */
   lock: string;
