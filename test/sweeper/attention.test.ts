@@ -8,15 +8,8 @@
  */
 import { Queue as BullQueue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createSweeper,
-  type ForwardedEvent,
-  Queue,
-  type SweeperSettings,
-  type SweptQueue,
-  toRedisPort,
-  Worker,
-} from "../../core/index.ts";
+import { Queue, type SweeperSettings, type SweptQueue, toRedisPort, Worker } from "../../core/index.ts";
+import { loopSweeper } from "../support/loop-sweeper.ts";
 import { type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
 import { leaseBatch } from "../support/worker-calls.ts";
 
@@ -26,38 +19,8 @@ beforeAll(async () => {
 });
 afterAll(() => stack.stop());
 
-const tickMs = 3000;
-
-/** A sweeper in loop mode on the real clock, its ports recording; `tick()` runs one invocation. */
-function loopSweeper(prefix: string, queues: SweptQueue[], extra: Partial<SweeperSettings> = {}) {
-  const started: string[] = [];
-  const published: ForwardedEvent[] = [];
-  const sweeper = createSweeper(
-    // Ticks here follow each other at once: each releases the lock, as local runs do.
-    {
-      queues,
-      prefix,
-      tickMs,
-      marginMs: 300,
-      minPassGapMs: 50,
-      stalledInterval: 500,
-      releaseLock: true,
-      ...extra,
-    },
-    {
-      connect: () => stack.redis,
-      startWorkers: async (queue, count) => {
-        for (let n = 0; n < count; n++) started.push(queue.name);
-      },
-      publish: async (events) => {
-        published.push(...events);
-        return { failed: [] };
-      },
-    },
-  );
-  const tick = () => sweeper.run({ token: crypto.randomUUID(), remainingMs: tickMs });
-  return { tick, started, published };
-}
+const loop = (prefix: string, queues: SweptQueue[], extra: Partial<SweeperSettings> = {}) =>
+  loopSweeper(stack.redis, prefix, queues, extra);
 
 async function inIndex(prefix: string): Promise<string[]> {
   return await stack.direct.zrange(`${prefix}:nq:due`, 0, -1);
@@ -66,7 +29,7 @@ async function inIndex(prefix: string): Promise<string[]> {
 describe("the attention index", () => {
   it("after the first pass an idle tick is one read; an add is noticed at the next tick (kick, events)", async () => {
     const prefix = uniquePrefix("att");
-    const sweeper = loopSweeper(prefix, [{ name: "mail", workerFunction: "mail-worker" }]);
+    const sweeper = loop(prefix, [{ name: "mail", workerFunction: "mail-worker" }]);
     await sweeper.tick();
     stack.rest.resetStats();
     const idle = await sweeper.tick();
@@ -88,10 +51,7 @@ describe("the attention index", () => {
 
   it("a delayed job added between ticks is promoted within a second of its due time", async () => {
     const prefix = uniquePrefix("att");
-    const sweeper = loopSweeper(
-      prefix,
-      ["later"].map((name) => ({ name })),
-    );
+    const sweeper = loop(prefix, [{ name: "later" }]);
     await sweeper.tick();
     const job = await new Queue("later", { redis: stack.redis, prefix }).add("x", {}, { delay: 1500 });
     const result = await sweeper.tick();
@@ -103,7 +63,7 @@ describe("the attention index", () => {
 
   it("a job scheduler's next run, made by the worker that ran the last, is promoted on time", async () => {
     const prefix = uniquePrefix("att");
-    const sweeper = loopSweeper(prefix, [{ name: "cron" }]);
+    const sweeper = loop(prefix, [{ name: "cron" }]);
     await sweeper.tick();
     const queue = new Queue("cron", { redis: stack.redis, prefix });
     await queue.upsertJobScheduler("every-1500", { every: 1500 });
@@ -121,7 +81,7 @@ describe("the attention index", () => {
 
   it("a lapsed lease is recovered within a tick (BullMQ's two-step stalled check)", async () => {
     const prefix = uniquePrefix("att");
-    const sweeper = loopSweeper(prefix, [{ name: "held" }]);
+    const sweeper = loop(prefix, [{ name: "held" }]);
     await sweeper.tick();
     await new Queue("held", { redis: stack.redis, prefix }).add("x", {});
     // A worker leases it for 1 s and dies.
@@ -142,7 +102,7 @@ describe("the attention index", () => {
 
   it("watch: always sweeps a queue BullMQ producers add to; the index alone would not see them", async () => {
     const prefix = uniquePrefix("att");
-    const sweeper = loopSweeper(prefix, [
+    const sweeper = loop(prefix, [
       { name: "watched", workerFunction: "w", watch: "always" },
       { name: "indexed", workerFunction: "i" },
     ]);

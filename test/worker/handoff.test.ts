@@ -8,7 +8,6 @@ import { Queue as BullQueue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createRedis,
-  createSweeper,
   type HandoffRequest,
   type JobsOptions,
   Queue,
@@ -20,6 +19,7 @@ import { cappedWorkerKick } from "../../functions/config/workers-env.ts";
 import { createHttpApp } from "../../functions/http/index.ts";
 import { type WorkerEvent, workerHandler } from "../../functions/worker.ts";
 import { lambdaContext } from "../support/aws-events.ts";
+import { loopSweeper } from "../support/loop-sweeper.ts";
 import { type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
 import { leaseBatch } from "../support/worker-calls.ts";
 
@@ -95,28 +95,7 @@ function countingWorker(prefix: string) {
 /** An invocation with room for a job (the default jobTimeoutMs 30 s plus its margin). */
 const longContext = () => lambdaContext({ remainingMs: 60_000 });
 
-function loopSweeper(prefix: string, queues: SweptQueue[]) {
-  const started: string[] = [];
-  const sweeper = createSweeper(
-    {
-      queues,
-      prefix,
-      tickMs: 3000,
-      marginMs: 300,
-      minPassGapMs: 50,
-      stalledInterval: 500,
-      releaseLock: true,
-    },
-    {
-      connect: () => stack.redis,
-      startWorkers: async (queue, count) => {
-        for (let n = 0; n < count; n++) started.push(queue.name);
-      },
-      publish: async () => ({ failed: [] }),
-    },
-  );
-  return { tick: () => sweeper.run({ token: crypto.randomUUID(), remainingMs: 3000 }), started };
-}
+const loop = (prefix: string, queues: SweptQueue[]) => loopSweeper(stack.redis, prefix, queues);
 
 describe("a lone job handed over to the invocation its add starts", () => {
   for (const [events, billed] of [
@@ -267,7 +246,7 @@ describe("after the review: what must not go wrong around a handoff", () => {
       workerName: "",
     });
     expect(leased.jobs).toHaveLength(1);
-    const sweeper = loopSweeper(prefix, [{ name: "mail", workerFunction: "mail-worker" }]);
+    const sweeper = loop(prefix, [{ name: "mail", workerFunction: "mail-worker" }]);
     await new Promise((resolve) => setTimeout(resolve, 1100));
     expect((await sweeper.tick()).stalled).toBe(1);
     expect(await stack.direct.hget(`${prefix}:mail:${job.id}`, "stc")).toBe("1");
@@ -321,7 +300,7 @@ describe("when the invocation is lost or late", () => {
   it("a lost invocation: the next tick after the lease recovers the job without counting a stall; a later worker runs it once", async () => {
     const prefix = uniquePrefix("ho");
     const { queue, requests } = recordingQueue(prefix, 1000);
-    const sweeper = loopSweeper(prefix, [{ name: "mail", workerFunction: "mail-worker" }]);
+    const sweeper = loop(prefix, [{ name: "mail", workerFunction: "mail-worker" }]);
     await sweeper.tick();
     const job = await queue.add("send", {});
     expect(requests[0]?.reason).toBe("handoff");
@@ -356,7 +335,7 @@ describe("when the invocation is lost or late", () => {
   it("a late invocation drops the job whose lease lapsed and that another worker took: it runs once", async () => {
     const prefix = uniquePrefix("ho");
     const { queue, requests } = recordingQueue(prefix, 1000);
-    const sweeper = loopSweeper(prefix, [{ name: "mail", workerFunction: "mail-worker" }]);
+    const sweeper = loop(prefix, [{ name: "mail", workerFunction: "mail-worker" }]);
     await sweeper.tick();
     await queue.add("send", {});
     await new Promise((resolve) => setTimeout(resolve, 1100));
