@@ -1,13 +1,14 @@
 --[[
 trackWorker: Registers or unregisters a running worker invocation, so the sweeper invokes only as
 many workers as the backlog needs beyond those already running. A registration also records the
-worker's batch size and concurrency in the queue's meta, where the sweep reads them (in the read of
-meta it makes anyway) to size its fan-out as the workers do, even when none is running.
+worker's settings in the queue's meta, one place for each queue fact: its batch size and concurrency
+(the sweep reads them, in the read of meta it makes anyway, to size its fan-out as the workers do),
+its lease and whether it has a limiter (for handOffJob), its events level and events stream cap.
 
 KEYS
   workers  {P}nq:workers: invocation id -> when its registration expires (ms)
-  meta  {P}meta: `nq:batchSize`, `nq:concurrency`, `nq:leaseMs`, `nq:limited`, the last registered
-    worker's settings
+  meta  {P}meta: `nq:batchSize`, `nq:concurrency`, `nq:leaseMs`, `nq:limited`, `nq:events`,
+    `opts.maxLenEvents`, the last registered worker's settings
 ARGV
   invocation  the invocation's id
   expiresAt  when the registration lapses if never removed (ms), 0 to remove it now
@@ -15,22 +16,33 @@ ARGV
   concurrency  the worker's concurrency, recorded with it
   leaseMs  the worker's lease (ms), recorded with it when above 0: handOffJob leases for as long
   limited  "1" when the worker has a rate limiter (handOffJob then hands nothing over), else "0"
+  events  the worker's events level (all | final | none), recorded as nq:events; "" records none
+  maxLenEvents  the worker's events stream cap, recorded as BullMQ's opts.maxLenEvents (the sweeper
+    trims by it); 0 records none
 REPLY
   registered  int  1
 EVENTS
   none
 ]]
 -- @include checkIntegerArgs
-checkIntegerArgs("trackWorker", { "expiresAt", "batchSize", "concurrency", "leaseMs" })
+checkIntegerArgs("trackWorker", { "expiresAt", "batchSize", "concurrency", "leaseMs", "maxLenEvents" })
 local expiresAt = tonumber(ARGV[ARG.expiresAt])
 if expiresAt > 0 then
   redis.call("ZADD", KEYS[KEY.workers], expiresAt, ARGV[ARG.invocation])
   if tonumber(ARGV[ARG.batchSize]) > 0 then
+    local fields = { "nq:batchSize", ARGV[ARG.batchSize], "nq:concurrency", ARGV[ARG.concurrency],
+      "nq:limited", ARGV[ARG.limited] == "1" and "1" or "0" }
     -- A lease of 0 is no lease to hand over for: nq:leaseMs is only recorded when there is one.
-    local lease = tonumber(ARGV[ARG.leaseMs]) > 0 and { "nq:leaseMs", ARGV[ARG.leaseMs] } or {}
-    redis.call("HSET", KEYS[KEY.meta], "nq:batchSize", ARGV[ARG.batchSize],
-      "nq:concurrency", ARGV[ARG.concurrency], "nq:limited", ARGV[ARG.limited] == "1" and "1" or "0",
-      unpack(lease))
+    if tonumber(ARGV[ARG.leaseMs]) > 0 then
+      fields[#fields + 1] = "nq:leaseMs"; fields[#fields + 1] = ARGV[ARG.leaseMs]
+    end
+    if ARGV[ARG.events] ~= "" then
+      fields[#fields + 1] = "nq:events"; fields[#fields + 1] = ARGV[ARG.events]
+    end
+    if tonumber(ARGV[ARG.maxLenEvents]) > 0 then
+      fields[#fields + 1] = "opts.maxLenEvents"; fields[#fields + 1] = ARGV[ARG.maxLenEvents]
+    end
+    redis.call("HSET", KEYS[KEY.meta], unpack(fields))
   end
 else
   redis.call("ZREM", KEYS[KEY.workers], ARGV[ARG.invocation])

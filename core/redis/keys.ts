@@ -9,8 +9,9 @@ export const queueKeySuffix = {
   idCounter: "id",
   /**
    * HASH, queue meta: `paused`, `concurrency`, `max`, `duration`, `opts.maxLenEvents`, `version`; and
-   * nimbusq's own `nq:batchSize`, `nq:concurrency`, `nq:leaseMs`, `nq:limited`, what its workers last
-   * registered (lua/trackWorker.lua),
+   * nimbusq's own `nq:batchSize`, `nq:concurrency`, `nq:leaseMs`, `nq:limited`, `nq:events` (with
+   * `opts.maxLenEvents`), what its workers last registered (lua/trackWorker.lua), `nq:idEpoch`, the
+   * epoch of the job-id blocks lone adds reserve (lua/handOffJob.lua),
    * and `nq:resuming`, set while a resume moves a legacy paused list over several calls (lua/pauseQueue.lua).
    */
   meta: "meta",

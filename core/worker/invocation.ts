@@ -63,7 +63,10 @@ export function addSummaries(a: DrainSummary, b: DrainSummary): DrainSummary {
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 export async function drainInvocation(
-  worker: Pick<Worker, "drain" | "context" | "batchSize" | "concurrency" | "leaseMs" | "limited">,
+  worker: Pick<
+    Worker,
+    "drain" | "context" | "batchSize" | "concurrency" | "leaseMs" | "limited" | "events" | "maxLenEvents"
+  >,
   options: InvocationOptions,
   clock: () => number = Date.now,
 ): Promise<DrainSummary> {
@@ -75,6 +78,8 @@ export async function drainInvocation(
     concurrency: worker.concurrency,
     leaseMs: worker.leaseMs,
     limited: worker.limited,
+    events: worker.events,
+    maxLenEvents: worker.maxLenEvents,
   };
   // A handed-over job's add registered this invocation until its lease ends: it registers itself
   // (until its own end) only if it is still running at half that time.

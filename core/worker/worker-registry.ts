@@ -15,6 +15,7 @@ import {
 import { queueKeys, workerRegistryKey } from "../redis/keys.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
 import { runScript } from "../redis/scripts.ts";
+import type { EventsLevel } from "../types.ts";
 
 /** What a worker registers for the sweeper's fan-out. */
 export interface WorkerSettings {
@@ -24,6 +25,10 @@ export interface WorkerSettings {
   leaseMs?: number;
   /** The worker has a rate limiter: no job is handed over to its invocations. */
   limited?: boolean;
+  /** The worker's events level, recorded as meta `nq:events`. */
+  events?: EventsLevel;
+  /** The worker's events stream cap, recorded as BullMQ's meta `opts.maxLenEvents`. */
+  maxLenEvents?: number;
 }
 
 /**
@@ -52,6 +57,8 @@ export async function trackWorkerInvocation(
       concurrency: settings?.concurrency ?? 0,
       leaseMs: settings?.leaseMs ?? 0,
       limited: settings?.limited ? "1" : "0",
+      events: settings?.events ?? "",
+      maxLenEvents: settings?.maxLenEvents ?? 0,
     },
   );
   decodeTrackWorker(reply);

@@ -52,6 +52,10 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
   get limited(): boolean {
     return this.options.limiter !== undefined;
   }
+  /** The events stream's cap (streams.events.maxLen, BullMQ's default 10,000). */
+  get maxLenEvents(): number {
+    return this.options.streams?.events?.maxLen ?? defaultMaxLenEvents;
+  }
   /** Which events the worker writes (the queue's events level; see WorkerOptions.events). */
   readonly events: EventsLevel;
   readonly maxRequestBytes: number;
@@ -233,7 +237,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
         limiterMax: this.options.limiter?.max ?? 0,
         limiterDuration: this.options.limiter?.duration ?? 0,
         workerName: this.options.name ?? "",
-        maxLenEvents: this.options.streams?.events?.maxLen ?? defaultMaxLenEvents,
+        maxLenEvents: this.maxLenEvents,
         events: this.events,
       },
       outcome: {

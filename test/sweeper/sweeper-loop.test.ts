@@ -97,10 +97,18 @@ describe("the fan-out", () => {
     // One invocation over the empty queue registers (with its settings) and unregisters.
     expect((await worker.run("invocation-1", 2000)).result.stoppedBecause).toBe("empty");
     expect(await stack.direct.zcard(`${prefix}:bulk:nq:workers`)).toBe(0);
-    expect(await stack.direct.hmget(`${prefix}:bulk:meta`, "nq:batchSize", "nq:concurrency")).toEqual([
-      "50",
-      "10",
-    ]);
+    // Its settings, one place per queue fact: batch size and concurrency (the fan-out), lease and
+    // limiter (the handoff), events level and the events stream's cap (BullMQ's field, the trim's).
+    const meta = await stack.direct.hmget(
+      `${prefix}:bulk:meta`,
+      "nq:batchSize",
+      "nq:concurrency",
+      "nq:leaseMs",
+      "nq:limited",
+      "nq:events",
+      "opts.maxLenEvents",
+    );
+    expect(meta).toEqual(["50", "10", "30000", "0", "all", "10000"]);
 
     await new Queue("bulk", { redis: stack.redis, prefix }).addBulk(jobs(100));
     await new Queue("plain", { redis: stack.redis, prefix }).addBulk(jobs(100));

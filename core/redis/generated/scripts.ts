@@ -6228,7 +6228,7 @@ export function decodeSweepQueues<F extends SweepQueuesReply["form"] = SweepQueu
 export interface TrackWorkerKeys {
   /** {P}nq:workers: invocation id -> when its registration expires (ms) */
   workers: string;
-  /** {P}meta: `nq:batchSize`, `nq:concurrency`, `nq:leaseMs`, `nq:limited`, the last registered worker's settings */
+  /** {P}meta: `nq:batchSize`, `nq:concurrency`, `nq:leaseMs`, `nq:limited`, `nq:events`, `opts.maxLenEvents`, the last registered worker's settings */
   meta: string;
 }
 
@@ -6245,10 +6245,14 @@ export interface TrackWorkerArgs {
   leaseMs: number;
   /** "1" when the worker has a rate limiter (handOffJob then hands nothing over), else "0" */
   limited: string | number;
+  /** the worker's events level (all | final | none), recorded as nq:events; "" records none */
+  events: string | number;
+  /** the worker's events stream cap, recorded as BullMQ's opts.maxLenEvents (the sweeper trims by it); 0 records none */
+  maxLenEvents: number;
 }
 
 /**
- * Registers or unregisters a running worker invocation, so the sweeper invokes only as many workers as the backlog needs beyond those already running. A registration also records the worker's batch size and concurrency in the queue's meta, where the sweep reads them (in the read of meta it makes anyway) to size its fan-out as the workers do, even when none is running.
+ * Registers or unregisters a running worker invocation, so the sweeper invokes only as many workers as the backlog needs beyond those already running. A registration also records the worker's settings in the queue's meta, one place for each queue fact: its batch size and concurrency (the sweep reads them, in the read of meta it makes anyway, to size its fan-out as the workers do), its lease and whether it has a limiter (for handOffJob), its events level and events stream cap.
  *
  * Reply: see decodeTrackWorker.
  *
@@ -6256,25 +6260,33 @@ export interface TrackWorkerArgs {
  */
 export const trackWorker: ScriptDef<TrackWorkerKeys, TrackWorkerArgs> = {
   name: "trackWorker",
-  sha1: "c4b37ecfc3f0d42a4b69d99b50a07758bf69213a",
+  sha1: "6fe3e55f5b54965e7da82c7ef262ea02e2b7aff5",
   keyLocking: false,
   keys: { fixed: ["workers","meta"] },
-  argv: { fixed: ["invocation","expiresAt","batchSize","concurrency","leaseMs","limited"] },
+  argv: { fixed: ["invocation","expiresAt","batchSize","concurrency","leaseMs","limited","events","maxLenEvents"] },
   source: /* @__PURE__ */ [
     `-- nimbusq:trackWorker (generated from lua/trackWorker.lua; do not edit)
 local KEY = { workers = 1, meta = 2 }
-local ARG = { invocation = 1, expiresAt = 2, batchSize = 3, concurrency = 4, leaseMs = 5, limited = 6 }
+local ARG = { invocation = 1, expiresAt = 2, batchSize = 3, concurrency = 4, leaseMs = 5, limited = 6, events = 7, maxLenEvents = 8 }
 `,
     include_checkIntegerArgs_0,
-    `checkIntegerArgs("trackWorker", { "expiresAt", "batchSize", "concurrency", "leaseMs" })
+    `checkIntegerArgs("trackWorker", { "expiresAt", "batchSize", "concurrency", "leaseMs", "maxLenEvents" })
 local expiresAt = tonumber(ARGV[ARG.expiresAt])
 if expiresAt > 0 then
   redis.call("ZADD", KEYS[KEY.workers], expiresAt, ARGV[ARG.invocation])
   if tonumber(ARGV[ARG.batchSize]) > 0 then
-    local lease = tonumber(ARGV[ARG.leaseMs]) > 0 and { "nq:leaseMs", ARGV[ARG.leaseMs] } or {}
-    redis.call("HSET", KEYS[KEY.meta], "nq:batchSize", ARGV[ARG.batchSize],
-      "nq:concurrency", ARGV[ARG.concurrency], "nq:limited", ARGV[ARG.limited] == "1" and "1" or "0",
-      unpack(lease))
+    local fields = { "nq:batchSize", ARGV[ARG.batchSize], "nq:concurrency", ARGV[ARG.concurrency],
+      "nq:limited", ARGV[ARG.limited] == "1" and "1" or "0" }
+    if tonumber(ARGV[ARG.leaseMs]) > 0 then
+      fields[#fields + 1] = "nq:leaseMs"; fields[#fields + 1] = ARGV[ARG.leaseMs]
+    end
+    if ARGV[ARG.events] ~= "" then
+      fields[#fields + 1] = "nq:events"; fields[#fields + 1] = ARGV[ARG.events]
+    end
+    if tonumber(ARGV[ARG.maxLenEvents]) > 0 then
+      fields[#fields + 1] = "opts.maxLenEvents"; fields[#fields + 1] = ARGV[ARG.maxLenEvents]
+    end
+    redis.call("HSET", KEYS[KEY.meta], unpack(fields))
   end
 else
   redis.call("ZREM", KEYS[KEY.workers], ARGV[ARG.invocation])
