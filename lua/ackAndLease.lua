@@ -73,6 +73,12 @@ CODES
   pendingDependencies  -4  its children are still pending
   lockMismatch  -6  another token owns the lock
   childFailed  -9  a child failed
+OUTCOMES
+  leased  0  status: leased (or nothing asked)
+  paused  1  status: the queue is paused
+  rateLimited  2  status: rate limited (info is the limiter's TTL)
+  maxed  3  status: at the queue's global concurrency
+  done  1  an acked entry's code: done
 EVENTS
   with events 2: active, completed, failed, retries-exhausted, delayed, waiting prev active, drained;
   with 1: completed, failed, retries-exhausted; waiting prev waiting-children on a released parent's

@@ -50,6 +50,10 @@ CODES
   parentNotFound  -5  the parent of job `index` does not exist
   parentConflict  -7  job `index` exists with another parent
   idInFlight  -31  job `index`'s custom id is held by a staged add that has not committed
+OUTCOMES
+  created  1  a job's outcome: added
+  duplicated  2  its custom id existed: nothing added
+  deduplicated  3  a deduplication window's owner answered for it
 EVENTS
   with events 2: added, waiting, delayed, waiting-children, duplicated, deduplicated, removed (dedup
   replace); with 1 or 0 none of them;

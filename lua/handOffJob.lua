@@ -53,6 +53,11 @@ REPLY  a replayed call writes nothing and answers the first call's reply
 CODES
   idInFlight  -31  the custom id is held by a staged add that has not committed
   staleIds  -32  (handOffJobDeclared) the reserved id's block predates the queue's id epoch
+OUTCOMES
+  created  1  outcome: the job was added
+  duplicated  2  outcome: its custom id existed, nothing written
+  handed  1  handed: leased to the invocation about to start
+  waiting  0  handed: added to wait
 EVENTS
   with events 2: added, waiting, and active prev waiting when handed over, or duplicated; with 1 or
   0 none.

@@ -47,6 +47,11 @@ CODES
   idInFlight  -31  the custom id is held by a staged add that has not committed
   staleIds  -32  the reserved id's block predates the queue's id epoch (an obliterate since): nothing
     is written; reserve a new block
+OUTCOMES
+  created  1  outcome: the job was added
+  duplicated  2  outcome: its custom id existed, nothing written
+  handed  1  handed: leased to the invocation about to start
+  waiting  0  handed: added to wait
 EVENTS
   with events 2: added, waiting, and active prev waiting when handed over, or duplicated; with 1 or
   0 none.

@@ -7,7 +7,7 @@
 
 import { UnexpectedReplyError } from "../errors.ts";
 import type { Job } from "../job/job.ts";
-import { addJobs, decodeAddJobs } from "../redis/generated/scripts.ts";
+import { addJobs, addJobsOutcomes, decodeAddJobs } from "../redis/generated/scripts.ts";
 import {
   attentionKey,
   defaultMaxLenEvents,
@@ -32,7 +32,11 @@ export interface AddedJob<TData = unknown> {
 }
 
 /** The add scripts' outcome codes. */
-export const outcomeNames = { 1: "created", 2: "duplicated", 3: "deduplicated" } as const;
+export const outcomeNames = {
+  [addJobsOutcomes.created]: "created",
+  [addJobsOutcomes.duplicated]: "duplicated",
+  [addJobsOutcomes.deduplicated]: "deduplicated",
+} as const;
 
 export function placementOf(opts: JobsOptions, hasChildren: boolean): Placement {
   if (hasChildren) return "waiting-children";

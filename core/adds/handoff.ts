@@ -15,6 +15,7 @@ import {
   handOffJob,
   handOffJobDeclared,
   handOffJobDeclaredCodes,
+  handOffJobOutcomes,
   releaseHandoff,
 } from "../redis/generated/scripts.ts";
 import { attentionKey, queueKeyPrefix, queueKeys, replayGuardKey, workerRegistryKey } from "../redis/keys.ts";
@@ -186,8 +187,9 @@ export async function writeHandoff(
   if (reply.reservedLast > 0)
     blocks.set(queue, { next: Number(reply.id) + 1, last: reply.reservedLast, epoch: reply.idEpoch });
   if (reply.outcome < 0) throw addError(reply.outcome, job);
-  const outcome: AddOutcome = { id: reply.id, outcome: reply.outcome === 2 ? "duplicated" : "created" };
-  if (reply.handed !== 1) return { outcome, running: reply.running };
+  const duplicated = reply.outcome === handOffJobOutcomes.duplicated;
+  const outcome: AddOutcome = { id: reply.id, outcome: duplicated ? "duplicated" : "created" };
+  if (reply.handed !== handOffJobOutcomes.handed) return { outcome, running: reply.running };
   const handed = { id: reply.id, token, invocation, lockedAt: settings.now, leaseMs: reply.leaseMs, fields };
   return { outcome, handed, running: reply.running };
 }

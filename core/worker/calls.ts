@@ -11,6 +11,7 @@ import { decodeJob, hashFromFlat } from "../redis/codec.ts";
 import {
   type AckAndLeaseReply,
   ackAndLease,
+  ackAndLeaseOutcomes,
   ackPromoteAndLease,
   decodeAckAndLease,
   decodeAckPromoteAndLease,
@@ -40,7 +41,15 @@ const guardTtlMs = defaultReplayGuardTtlMs;
 const levelCode: Record<EventsLevel, number> = { all: 2, final: 1, none: 0 };
 
 export type LeaseStatus = "leased" | "paused" | "rate-limited" | "maxed";
-const statuses: LeaseStatus[] = ["leased", "paused", "rate-limited", "maxed"];
+const statuses: Record<number, LeaseStatus> = {
+  [ackAndLeaseOutcomes.leased]: "leased",
+  [ackAndLeaseOutcomes.paused]: "paused",
+  [ackAndLeaseOutcomes.rateLimited]: "rate-limited",
+  [ackAndLeaseOutcomes.maxed]: "maxed",
+};
+
+/** An acked entry's code: done (anything else is a refusal, CODES). */
+export const ackDone = ackAndLeaseOutcomes.done;
 
 export interface CycleRequest {
   /** This call's token: the lock value of the jobs it leases, and its replay guard's name. */

@@ -10,7 +10,7 @@ import { classifyFailure } from "../redis/call-errors.ts";
 import { entryBudget } from "./ack-size.ts";
 import { type AttemptOptions, runAttempt } from "./attempt.ts";
 import { cycleRequest, PruneSchedule, planCall } from "./call-plan.ts";
-import { type CycleRequest, type CycleResult, tracedCycle } from "./calls.ts";
+import { ackDone, type CycleRequest, type CycleResult, tracedCycle } from "./calls.ts";
 import type { Held } from "./held.ts";
 import { HeldJobs } from "./held-jobs.ts";
 import type { Decision, Settled } from "./outcome.ts";
@@ -287,7 +287,7 @@ export class Pipeline {
       this.handBackQueued = true;
     }
     // At the global concurrency: lease again once one of ours is acked (freeing a slot), or stop.
-    const freed = result.codes.some((code) => code === 1);
+    const freed = result.codes.some((code) => code === ackDone);
     this.maxed = result.status === "maxed" || (this.maxed && !freed);
     if (result.status === "rate-limited") {
       this.stopReason ??= "rate-limited";

@@ -14,7 +14,7 @@ import { withNextIterations } from "../schedulers/scheduler-iterations.ts";
 import type { EventsLevel } from "../types.ts";
 import { fitHeld } from "./ack-size.ts";
 import type { AttemptOptions } from "./attempt.ts";
-import { extendBatch } from "./calls.ts";
+import { ackDone, extendBatch } from "./calls.ts";
 import type { Held } from "./held.ts";
 import {
   type Decision,
@@ -147,7 +147,7 @@ export function ackAnswered(setup: WorkerSetup, held: Held, code: number, summar
     fitHeld(held, setup.settings.maxRequestBytes, (failure) => decideOutcome(setup, held.job, failure));
     return true;
   }
-  if (code === 1) reportOutcome(setup.emit, held.job, decision, summary);
+  if (code === ackDone) reportOutcome(setup.emit, held.job, decision, summary);
   else reportLost(setup, held, `ack refused (code ${code})`, summary);
   return false;
 }

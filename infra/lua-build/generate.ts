@@ -266,6 +266,12 @@ export function generateCodesModule(scripts: BuiltScript[]): string {
         `${doc ? `  /** ${doc.replaceAll("*/", "*\\/")} */\n` : ""}  ${name}: ${value},`,
     );
   for (const { header } of scripts) {
+    if (header.outcomes.length > 0) {
+      out.push(`/** ${header.name}'s positive outcomes (OUTCOMES in lua/${header.name}.lua). */`);
+      out.push(`export const ${header.name}Outcomes = {`);
+      out.push(...entries(header.outcomes.map((outcome) => [outcome.name, outcome])));
+      out.push("} as const;", "");
+    }
     if (header.codes.length === 0) continue;
     for (const code of header.codes) {
       const seen = all.get(code.name);

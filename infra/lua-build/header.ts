@@ -49,6 +49,8 @@ export interface ScriptHeader {
   /** The reply's forms (empty only in a header without REPLY, which buildScript refuses). */
   reply: Form[];
   codes: Code[];
+  /** OUTCOMES: names for the positive values a reply field takes (created, duplicated…). */
+  outcomes: Code[];
 }
 
 const identifier = /^[a-z][A-Za-z0-9]*$/;
@@ -77,8 +79,10 @@ export function parseHeader(fileName: string, source: string): ScriptHeader {
     events: "",
     reply: [],
     codes: [],
+    outcomes: [],
   };
-  let section: "purpose" | "keys" | "argv" | "returns" | "events" | "reply" | "codes" = "purpose";
+  let section: "purpose" | "keys" | "argv" | "returns" | "events" | "reply" | "codes" | "outcomes" =
+    "purpose";
   let items: HeaderItem[] = [];
   const forms: RawForm[] = [];
   for (const [index, line] of lines.slice(1).entries()) {
@@ -111,6 +115,16 @@ export function parseHeader(fileName: string, source: string): ScriptHeader {
         }
         items = target.fixed;
       }
+      continue;
+    }
+    if (line === "OUTCOMES") {
+      if (header.outcomes.length > 0 || section === "outcomes")
+        throw new HeaderError(`${where}: OUTCOMES twice`);
+      section = "outcomes";
+      continue;
+    }
+    if (section === "outcomes") {
+      outcomeLine(header, line, where);
       continue;
     }
     if (section === "reply" || section === "codes") {
@@ -190,4 +204,22 @@ function replyLine(
   if (header.codes.some((other) => other.name === item[1] || other.value === code))
     throw new HeaderError(`${where}: "${item[1]}" (${code}) repeats a name or a number`);
   header.codes.push({ name: item[1], value: code, doc: doc.join(" ") });
+}
+
+/** One line of OUTCOMES: `  <camelCase name>  <value ≥ 0>  <meaning>`, or a continuation. */
+function outcomeLine(header: ScriptHeader, line: string, where: string): void {
+  if (!line.trim()) return;
+  const last = header.outcomes[header.outcomes.length - 1];
+  if (/^ {4,}\S/.test(line) && last) {
+    last.doc += ` ${line.trim()}`;
+    return;
+  }
+  const item = /^ {2}([a-z][A-Za-z0-9]*)\s+(\d+)(?:\s+(.*))?$/.exec(line);
+  if (!item?.[1] || item[2] === undefined)
+    throw new HeaderError(`${where}: expected "  <camelCase name>  <number ≥ 0>  <meaning>"`);
+  const value = Number(item[2]);
+  // Values may repeat: the outcomes of different reply fields (a status, a per-job code) share numbers.
+  if (header.outcomes.some((other) => other.name === item[1]))
+    throw new HeaderError(`${where}: "${item[1]}" repeats a name`);
+  header.outcomes.push({ name: item[1], value, doc: item[3]?.trim() ?? "" });
 }

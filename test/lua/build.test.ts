@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, expectTypeOf, it } from "vitest";
-import type { AckAndLeaseArgs } from "../../core/redis/generated/scripts.ts";
+import { type AckAndLeaseArgs, addJobsOutcomes } from "../../core/redis/generated/scripts.ts";
 import {
   buildAllScripts,
   generateCodesModule,
@@ -127,6 +127,25 @@ return 1`;
       name: "jobs",
       items: [{ name: "id", doc: "a job id continued here" }],
     });
+  });
+
+  it("reads OUTCOMES (names for positive values, which may repeat across fields) and refuses a repeated name", () => {
+    const withOutcomes = good.replace(
+      "EVENTS",
+      "OUTCOMES\n  created  1  added\n    at once\n  done  1  an entry's code\n  none  0\nEVENTS",
+    );
+    expect(parseHeader("demo.lua", withOutcomes).outcomes).toEqual([
+      { name: "created", value: 1, doc: "added at once" },
+      { name: "done", value: 1, doc: "an entry's code" },
+      { name: "none", value: 0, doc: "" },
+    ]);
+    expect(() => parseHeader("demo.lua", good.replace("EVENTS", "OUTCOMES\n  a  1\n  a  2\nEVENTS"))).toThrow(
+      /repeats a name/,
+    );
+    expect(() => parseHeader("demo.lua", good.replace("EVENTS", "OUTCOMES\n  a  -1\nEVENTS"))).toThrow(
+      HeaderError,
+    );
+    expect(addJobsOutcomes).toEqual({ created: 1, duplicated: 2, deduplicated: 3 });
   });
 
   it("rejects a header for another file, a duplicate name or a missing RETURNS", () => {

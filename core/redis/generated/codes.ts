@@ -8,6 +8,20 @@ export const abortStagedJobsCodes = {
 
 export type AbortStagedJobsCode = (typeof abortStagedJobsCodes)[keyof typeof abortStagedJobsCodes];
 
+/** ackAndLease's positive outcomes (OUTCOMES in lua/ackAndLease.lua). */
+export const ackAndLeaseOutcomes = {
+  /** status: leased (or nothing asked) */
+  leased: 0,
+  /** status: the queue is paused */
+  paused: 1,
+  /** status: rate limited (info is the limiter's TTL) */
+  rateLimited: 2,
+  /** status: at the queue's global concurrency */
+  maxed: 3,
+  /** an acked entry's code: done */
+  done: 1,
+} as const;
+
 /** ackAndLease's return codes (CODES in lua/ackAndLease.lua). */
 export const ackAndLeaseCodes = {
   /** the job's lock is gone */
@@ -24,6 +38,20 @@ export const ackAndLeaseCodes = {
 
 export type AckAndLeaseCode = (typeof ackAndLeaseCodes)[keyof typeof ackAndLeaseCodes];
 
+/** ackPromoteAndLease's positive outcomes (OUTCOMES in lua/ackPromoteAndLease.lua). */
+export const ackPromoteAndLeaseOutcomes = {
+  /** status: leased (or nothing asked) */
+  leased: 0,
+  /** status: the queue is paused */
+  paused: 1,
+  /** status: rate limited (info is the limiter's TTL) */
+  rateLimited: 2,
+  /** status: at the queue's global concurrency */
+  maxed: 3,
+  /** an acked entry's code: done */
+  done: 1,
+} as const;
+
 /** ackPromoteAndLease's return codes (CODES in lua/ackPromoteAndLease.lua). */
 export const ackPromoteAndLeaseCodes = {
   /** the job's lock is gone */
@@ -39,6 +67,16 @@ export const ackPromoteAndLeaseCodes = {
 } as const;
 
 export type AckPromoteAndLeaseCode = (typeof ackPromoteAndLeaseCodes)[keyof typeof ackPromoteAndLeaseCodes];
+
+/** addJobs's positive outcomes (OUTCOMES in lua/addJobs.lua). */
+export const addJobsOutcomes = {
+  /** a job's outcome: added */
+  created: 1,
+  /** its custom id existed: nothing added */
+  duplicated: 2,
+  /** a deduplication window's owner answered for it */
+  deduplicated: 3,
+} as const;
 
 /** addJobs's return codes (CODES in lua/addJobs.lua). */
 export const addJobsCodes = {
@@ -92,6 +130,18 @@ export const getRateLimitTtlCodes = {
 
 export type GetRateLimitTtlCode = (typeof getRateLimitTtlCodes)[keyof typeof getRateLimitTtlCodes];
 
+/** handOffJob's positive outcomes (OUTCOMES in lua/handOffJob.lua). */
+export const handOffJobOutcomes = {
+  /** outcome: the job was added */
+  created: 1,
+  /** outcome: its custom id existed, nothing written */
+  duplicated: 2,
+  /** handed: leased to the invocation about to start */
+  handed: 1,
+  /** handed: added to wait */
+  waiting: 0,
+} as const;
+
 /** handOffJob's return codes (CODES in lua/handOffJob.lua). */
 export const handOffJobCodes = {
   /** the custom id is held by a staged add that has not committed */
@@ -101,6 +151,18 @@ export const handOffJobCodes = {
 } as const;
 
 export type HandOffJobCode = (typeof handOffJobCodes)[keyof typeof handOffJobCodes];
+
+/** handOffJobDeclared's positive outcomes (OUTCOMES in lua/handOffJobDeclared.lua). */
+export const handOffJobDeclaredOutcomes = {
+  /** outcome: the job was added */
+  created: 1,
+  /** outcome: its custom id existed, nothing written */
+  duplicated: 2,
+  /** handed: leased to the invocation about to start */
+  handed: 1,
+  /** handed: added to wait */
+  waiting: 0,
+} as const;
 
 /** handOffJobDeclared's return codes (CODES in lua/handOffJobDeclared.lua). */
 export const handOffJobDeclaredCodes = {
