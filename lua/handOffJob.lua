@@ -8,10 +8,9 @@ snapshot, so the first check after the lease lapses recovers it; the invocation 
 running worker until the lease ends. Otherwise the job is added to wait as addJobs adds it.
 Handed over only when the queue is not paused, has no global concurrency, no rate limit (meta max,
 a limiter key, or workers that registered a limiter), fewer running workers than `maxWorkers`, and
-(unless lifo) nothing in wait ahead of it. A custom id that exists is a duplicate (BullMQ's add
-answers the existing job). Unflagged: the job's keys come from the ids reserved here (INCRBY of a
-block: the first id is this job's, the caller keeps the rest for handOffJobDeclared, which declares its
-keys); with a custom id nothing is reserved.
+(unless lifo) nothing in wait ahead of it. Unflagged: the job's keys come from the ids reserved here
+(INCRBY of a block: the first id is this job's, the caller keeps the rest for handOffJobDeclared,
+which declares its keys and also takes the adds with a custom id).
 
 KEYS
   replayGuard  nimbusq's replay guard for this call, <prefix>:nq-req:<queue>:<token>
@@ -30,9 +29,7 @@ ARGV
   maxLenEvents  the events stream's approximate cap (MAXLEN ~)
   now  the caller's clock (epoch ms)
   events  which events to write: 2 all, 1 final only or 0 none (both write no add events)
-  customId  the custom job id (opts.jobId), or "" to reserve a block of ids and take its first
-  reserve  how many ids to reserve (at least 1) when customId is ""
-  idEpoch  ignored ("")
+  reserve  how many ids to reserve (at least 1)
   name  job name
   data  job data as JSON text
   opts  job options as JSON text, BullMQ's short keys
@@ -44,23 +41,18 @@ ARGV
   leaseMs  the lease when no worker has registered one (meta nq:leaseMs)
 REPLY  a replayed call writes nothing and answers the first call's reply
   id  string  the job's id
-  outcome  int  1 created, 2 duplicated (the custom id exists: nothing written), or a code (CODES)
+  outcome  int  1 created
   handed  int  1 handed over (active, locked with token), 0 added to wait
   running  int  worker invocations running before this call (registrations not lapsed)
   leaseMs  int  the handed-over lease (ms), 0 when not handed over
   reservedLast  int  the last id of the block reserved by this call, 0 for none
-  idEpoch  string  the queue's id epoch (meta nq:idEpoch, set by the first reservation), "" for none
-CODES
-  idInFlight  -31  the custom id is held by a staged add that has not committed
-  staleIds  -32  (handOffJobDeclared) the reserved id's block predates the queue's id epoch
+  idEpoch  string  the queue's id epoch (meta nq:idEpoch, started by the first reservation)
 OUTCOMES
   created  1  outcome: the job was added
-  duplicated  2  outcome: its custom id existed, nothing written
   handed  1  handed: leased to the invocation about to start
   waiting  0  handed: added to wait
 EVENTS
-  with events 2: added, waiting, and active prev waiting when handed over, or duplicated; with 1 or
-  0 none.
+  with events 2: added, waiting, and active prev waiting when handed over; with 1 or 0 none.
 ]]
 -- @include checkIntegerArgs
 -- @include handOffNew
@@ -68,16 +60,7 @@ EVENTS
 checkIntegerArgs("handOffJob", { "guardTtl", "maxLenEvents", "now", "events", "timestamp", "maxWorkers", "leaseMs", "reserve" })
 local replayed = redis.call("GET", KEYS[KEY.replayGuard])
 if replayed then return replayedHandOff(replayed) end
-local id, last, epoch = ARGV[ARG.customId], 0, ""
-if id == "" then
-  local reserve = math.max(1, tonumber(ARGV[ARG.reserve]))
-  last = redis.call("INCRBY", KEYS[KEY.idCounter], reserve)
-  id = string.format("%d", last - reserve + 1)
-  -- The queue's id epoch: a block is good while meta still holds it (obliterate deletes both).
-  epoch = redis.call("HGET", KEYS[KEY.meta], "nq:idEpoch")
-  if not epoch then
-    epoch = ARGV[ARG.token]
-    redis.call("HSET", KEYS[KEY.meta], "nq:idEpoch", epoch)
-  end
-end
-return handOffNew(id, string.sub(KEYS[KEY.idCounter], 1, -3) .. id, ARGV[ARG.customId] ~= "", last, epoch)
+local reserve = math.max(1, tonumber(ARGV[ARG.reserve]))
+local last = redis.call("INCRBY", KEYS[KEY.idCounter], reserve)
+local id = string.format("%d", last - reserve + 1)
+return handOffNew(id, string.sub(KEYS[KEY.idCounter], 1, -3) .. id, false, last)

@@ -15,10 +15,19 @@ import {
   handOffJob,
   handOffJobDeclared,
   handOffJobDeclaredCodes,
+  handOffJobDeclaredOutcomes,
   handOffJobOutcomes,
   releaseHandoff,
 } from "../redis/generated/scripts.ts";
-import { attentionKey, queueKeyPrefix, queueKeys, replayGuardKey, workerRegistryKey } from "../redis/keys.ts";
+import {
+  attentionKey,
+  jobKey,
+  jobSubKeys,
+  queueKeyPrefix,
+  queueKeys,
+  replayGuardKey,
+  workerRegistryKey,
+} from "../redis/keys.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
 import { runScript } from "../redis/scripts.ts";
 import { Checker } from "../validate.ts";
@@ -48,7 +57,7 @@ export interface HandoffRequest {
 }
 
 /** What a handoff add did. */
-export interface HandoffResult {
+interface HandoffResult {
   outcome: AddOutcome;
   /** The job leased to the invocation to start, when it was handed over. */
   handed?: HandedOverJob;
@@ -70,25 +79,36 @@ function handedFields(job: NewJob, now: number): string[] {
 const handoffOverheadBytes = 512;
 
 /**
- * Whether a job can be handed over: one ready now (no delay, priority, parent, deduplication or
- * scheduler), small enough for an asynchronous invocation's payload with its hash as JSON. A custom id
- * that exists makes the add a duplicate, as any add.
+ * The hash a job would be handed over with (name, value, …), or undefined when it cannot be: only a
+ * job ready now (no delay, priority, parent, deduplication or scheduler) small enough for an
+ * asynchronous invocation's payload with its hash as JSON. A custom id that exists makes the add a
+ * duplicate, as any add.
  */
-export function canHandOff(job: NewJob, now: number): boolean {
+export function handoffFields(job: NewJob, now: number): string[] | undefined {
   const { opts } = job;
   if (job.generatedId || job.repeatJobKey || (job.placement !== "wait" && job.placement !== "lifo"))
-    return false;
-  if (opts.parent || opts.deduplication) return false;
-  if (job.dataText.length > maxHandoffBytes) return false;
-  const probe = {
-    id: "",
-    token: "",
-    invocation: "",
-    lockedAt: now,
-    leaseMs: 0,
-    fields: handedFields(job, now),
+    return undefined;
+  if (opts.parent || opts.deduplication) return undefined;
+  if (job.dataText.length > maxHandoffBytes) return undefined;
+  const fields = handedFields(job, now);
+  const probe = { id: "", token: "", invocation: "", lockedAt: now, leaseMs: 0, fields };
+  return handoffBytes(probe) + handoffOverheadBytes <= maxHandoffBytes ? fields : undefined;
+}
+
+/** The fixed keys both handoff scripts take; the queue's keys they do not declare are left out by runScript. */
+function handoffKeys(job: NewJob, invocation: string) {
+  return {
+    ...queueKeys(job.prefix, job.queueName),
+    replayGuard: replayGuardKey(job.prefix, job.queueName, invocation),
+    attention: attentionKey(job.prefix),
+    workers: workerRegistryKey(job.prefix, job.queueName),
   };
-  return handoffBytes(probe) + handoffOverheadBytes <= maxHandoffBytes;
+}
+
+/** A job's hash and lock keys. */
+function jobKeys(job: NewJob, id: string) {
+  const key = jobKey(job.prefix, job.queueName, id);
+  return { job: key, lock: jobSubKeys(key).lock };
 }
 
 /** Ids a process reserved ahead, per Redis client and queue (`{P}id` block, next to last). */
@@ -118,36 +138,23 @@ function takeReserved(blocks: IdBlocks, queue: string): { id: string; epoch: str
 }
 
 /**
- * Adds a job that passed `canHandOff`, handing it over when a worker may take it now: one script call.
+ * Adds a job with its `handoffFields`, handing it over when a worker may take it now: one script call.
  * With an id known beforehand (custom, or reserved by an earlier call) it runs under Upstash's key
  * locks (handOffJobDeclared); otherwise handOffJob reserves a block of ids, takes the first, and the
  * rest serve this process's next lone adds.
  */
-export async function writeHandoff(
+async function writeHandoff(
   port: RedisPort,
   job: NewJob,
+  fields: string[],
   settings: WriteSettings,
   target: HandoffTarget,
-  blocks: IdBlocks = new Map(),
+  blocks: IdBlocks,
 ): Promise<HandoffResult> {
   const invocation = crypto.randomUUID();
   const token = `${invocation}:0`;
-  const fields = handedFields(job, settings.now);
-  const keys = queueKeys(job.prefix, job.queueName);
   const queue = queueKeyPrefix(job.prefix, job.queueName);
-  const fixedKeys = {
-    replayGuard: replayGuardKey(job.prefix, job.queueName, invocation),
-    attention: attentionKey(job.prefix),
-    idCounter: keys.idCounter,
-    meta: keys.meta,
-    limiter: keys.limiter,
-    workers: workerRegistryKey(job.prefix, job.queueName),
-    wait: keys.wait,
-    active: keys.active,
-    stalled: keys.stalled,
-    marker: keys.marker,
-    events: keys.events,
-  };
+  const fixedKeys = handoffKeys(job, invocation);
   const args = {
     guardTtl: settings.guardTtlMs,
     maxLenEvents: settings.maxLenEvents,
@@ -164,9 +171,7 @@ export async function writeHandoff(
     leaseMs: target.leaseMs ?? defaultHandoffLeaseMs,
   };
   const reserve = () =>
-    runScript(port, handOffJob, fixedKeys, { ...args, customId: "", reserve: idBlockSize, idEpoch: "" }).then(
-      decodeHandOffJob,
-    );
+    runScript(port, handOffJob, fixedKeys, { ...args, reserve: idBlockSize }).then(decodeHandOffJob);
   const reserved = job.customId ? undefined : takeReserved(blocks, queue);
   const known = job.customId || reserved?.id;
   let reply = known
@@ -174,7 +179,7 @@ export async function writeHandoff(
         await runScript(
           port,
           handOffJobDeclared,
-          { ...fixedKeys, job: queue + known, lock: `${queue + known}:lock` },
+          { ...fixedKeys, ...jobKeys(job, known) },
           { ...args, id: known, custom: job.customId ? "1" : "", idEpoch: reserved?.epoch ?? "" },
         ),
       )
@@ -187,7 +192,7 @@ export async function writeHandoff(
   if (reply.reservedLast > 0)
     blocks.set(queue, { next: Number(reply.id) + 1, last: reply.reservedLast, epoch: reply.idEpoch });
   if (reply.outcome < 0) throw addError(reply.outcome, job);
-  const duplicated = reply.outcome === handOffJobOutcomes.duplicated;
+  const duplicated = reply.outcome === handOffJobDeclaredOutcomes.duplicated;
   const outcome: AddOutcome = { id: reply.id, outcome: duplicated ? "duplicated" : "created" };
   if (reply.handed !== handOffJobOutcomes.handed) return { outcome, running: reply.running };
   const handed = { id: reply.id, token, invocation, lockedAt: settings.now, leaseMs: reply.leaseMs, fields };
@@ -201,11 +206,12 @@ export async function writeHandoff(
 export async function addHandingOver(
   port: RedisPort,
   job: NewJob,
+  fields: string[],
   settings: WriteSettings,
   target: HandoffTarget,
-  blocks?: IdBlocks,
+  blocks: IdBlocks,
 ): Promise<AddOutcome[]> {
-  const result = await writeHandoff(port, job, settings, target, blocks);
+  const result = await writeHandoff(port, job, fields, settings, target, blocks);
   if (result.outcome.outcome === "duplicated") return [result.outcome];
   const { handed } = result;
   let started = true;
@@ -229,22 +235,10 @@ async function releaseHandedOver(
   handed: HandedOverJob,
   settings: WriteSettings,
 ): Promise<void> {
-  const keys = queueKeys(job.prefix, job.queueName);
-  const key = queueKeyPrefix(job.prefix, job.queueName) + handed.id;
   const reply = await runScript(
     port,
     releaseHandoff,
-    {
-      job: key,
-      lock: `${key}:lock`,
-      active: keys.active,
-      wait: keys.wait,
-      stalled: keys.stalled,
-      workers: workerRegistryKey(job.prefix, job.queueName),
-      marker: keys.marker,
-      events: keys.events,
-      attention: attentionKey(job.prefix),
-    },
+    { ...handoffKeys(job, handed.invocation), ...jobKeys(job, handed.id) },
     {
       jobId: handed.id,
       token: handed.token,

@@ -9,7 +9,7 @@
 import { type AddedJob, placementOf, writeJobs, writeSettings } from "../adds/add-jobs.ts";
 import type { AddOutcome, NewJob } from "../adds/add-types.ts";
 import { checkWake, wakeAfterAdd } from "../adds/add-wake.ts";
-import { addHandingOver, canHandOff, checkHandoff, idBlocksFor } from "../adds/handoff.ts";
+import { addHandingOver, checkHandoff, handoffFields, idBlocksFor } from "../adds/handoff.ts";
 import type { QueueOptions } from "../adds/queue-options.ts";
 import { type RedriveOptions, redrive } from "../dead-letter/redrive.ts";
 import { Job } from "../job/job.ts";
@@ -141,16 +141,17 @@ export class Queue<TData = unknown> extends QueueGetters<TData> {
     });
     if (prepared.length === 0) return [];
     const { handoff } = this.options;
-    const lone = prepared.length === 1 && handoff && canHandOff(prepared[0] as NewJob, now);
+    const lone = prepared[0] as NewJob;
+    const fields = prepared.length === 1 && handoff ? handoffFields(lone, now) : undefined;
     const settings = writeSettings(this.options, now);
-    const blocks = idBlocksFor(this.options.redis);
-    const write = lone
-      ? () => addHandingOver(this.port, prepared[0] as NewJob, settings, handoff, blocks)
-      : () => writeJobs(this.port, prepared, settings);
+    const write =
+      fields && handoff
+        ? () => addHandingOver(this.port, lone, fields, settings, handoff, idBlocksFor(this.options.redis))
+        : () => writeJobs(this.port, prepared, settings);
     const outcomes = this.options.telemetry
       ? await tracedAdd(this.options.telemetry, this.name, prepared, write)
       : await write();
-    if (!lone) await wakeAfterAdd(this.options.wake, this.name, prepared, outcomes, now);
+    if (!fields) await wakeAfterAdd(this.options.wake, this.name, prepared, outcomes, now);
     return prepared.map((job, i) => {
       const { id, outcome, handoff: taken } = outcomes[i] as AddOutcome;
       return { job: this.jobFromNew(job, id), outcome, ...(taken ? { handoff: taken } : {}) };

@@ -85,6 +85,9 @@ const jobsPerCall = 1000;
 
 type Prepared = { jobs: BulkJob[] } | { error: unknown; stage: "map" | "record" };
 
+/** NIMBUSQ_TICK_MS, read once per container (the first event). */
+let tickOnce: { value: number | undefined } | undefined;
+
 export async function enqueueRecords<R>(
   queue: Queue,
   entries: SourceRecord<R>[],
@@ -104,7 +107,8 @@ export async function enqueueRecords<R>(
 
   let ready = false;
   let dueSoon: number | undefined;
-  const within = settings.wakeWithinMs ?? tickFromEnv(undefined, settings.source) ?? wakeWithinMs;
+  tickOnce ??= { value: tickFromEnv(undefined, settings.source) };
+  const within = settings.wakeWithinMs ?? tickOnce.value ?? wakeWithinMs;
   let call: { index: number; jobs: BulkJob[] }[] = [];
   let callSize = 0;
   const flush = async () => {

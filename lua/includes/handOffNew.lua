@@ -1,11 +1,11 @@
 -- The part of handOffJob and handOffJobDeclared once the job's id and hash key are known (`custom`:
--- the id was given, so it may exist; `last`, `epoch`: the block reserved by this call, or 0 and ""; a
--- reserved id must carry the queue's current id epoch in ARGV idEpoch, else the block predates an
--- obliterate and is refused): a custom id that exists is a duplicate (or held by a staged add);
+-- the id was given, so it may exist; `last`: the last id of the block reserved by this call, or 0; a
+-- reserved id's block must carry the queue's current id epoch, `expectedEpoch`, else it predates an
+-- obliterate and is refused; a reserving call starts the epoch when meta has none): a custom id that exists is a duplicate (or held by a staged add);
 -- otherwise the job is written and, when a worker may take it now, handed over — see handOffJob's
 -- header. Writes the replay guard and returns the reply.
 -- @include noteAttention
-local function handOffNew(id, key, custom, last, epoch)
+local function handOffNew(id, key, custom, last, expectedEpoch)
   local now = tonumber(ARGV[ARG.now])
   local prefix = string.sub(KEYS[KEY.idCounter], 1, -3)
   local level = tonumber(ARGV[ARG.events])
@@ -25,7 +25,12 @@ local function handOffNew(id, key, custom, last, epoch)
   end
   local meta = redis.call("HMGET", KEYS[KEY.meta], "paused", "concurrency", "max", "nq:limited", "nq:leaseMs",
     "nq:idEpoch")
-  if not custom and last == 0 and meta[6] ~= ARGV[ARG.idEpoch] then return { id, -32, 0, running, 0, 0, "" } end
+  local epoch = ""
+  if last > 0 then
+    epoch = meta[6] or ARGV[ARG.token]
+  elseif not custom and meta[6] ~= expectedEpoch then
+    return { id, -32, 0, running, 0, 0, "" }
+  end
   local lifo = ARGV[ARG.lifo] == "1"
   local handed = not meta[1] and not meta[2] and not meta[3] and meta[4] ~= "1"
     and running < tonumber(ARGV[ARG.maxWorkers])
@@ -43,6 +48,8 @@ local function handOffNew(id, key, custom, last, epoch)
     -- nq:ho = this lease's processedOn: a later lease writes its own, so only this one matches.
     for _, v in ipairs({ "processedOn", now, "ats", 1, "nq:ho", now }) do fields[#fields + 1] = v end
   end
+  -- The queue's id epoch: a block is good while meta still holds it (obliterate deletes both).
+  if last > 0 and not meta[6] then redis.call("HSET", KEYS[KEY.meta], "nq:idEpoch", epoch) end
   redis.call("HSET", key, unpack(fields))
   if level >= 2 then
     redis.call("XADD", events, "*", "event", "added", "jobId", id, "name", ARGV[ARG.name])

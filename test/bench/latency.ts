@@ -14,7 +14,7 @@
 import { serve } from "@hono/node-server";
 import { Queue as BullQueue, Worker as BullWorker } from "bullmq";
 import { type ActiveJob, Queue } from "../../core/index.ts";
-import { cappedWorkerKick } from "../../functions/config/workers-env.ts";
+import { cappedWorkerKick, type WorkerKick } from "../../functions/config/workers-env.ts";
 import { createHttpApp } from "../../functions/http/index.ts";
 import { sweeperHandler } from "../../functions/sweeper.ts";
 import { type WorkerEvent, workerHandler } from "../../functions/worker.ts";
@@ -86,6 +86,8 @@ export interface BenchStack {
   apiUrl: string;
   apiToken: string;
   lambda: LocalLambda;
+  /** The HTTP API's kick (registry-capped, handing lone jobs over), for producers in a bench. */
+  kick: WorkerKick;
   /** Invocations still running, by function. */
   running(name: string): number;
   invocations(name: string): number;
@@ -147,21 +149,22 @@ export async function startStack(
     handler: counted("sweeper", sweeper),
   });
   const apiToken = "bench-api-token";
+  // As the local stack and the deployed HTTP API: the registry-capped kick, whose lone adds hand
+  // their job to the invocation they start.
+  const kick = cappedWorkerKick(
+    [{ name: queue, workerFunction: workerName, maxWorkers: 4 }],
+    lambda.invoke,
+    () => ({
+      redis,
+      prefix,
+    }),
+  );
   const api = createHttpApp({
     redis,
     prefix,
     tokens: [{ token: apiToken, admin: true }],
     queues: [queue],
-    // As the local stack and the deployed HTTP API: the registry-capped kick, whose lone adds hand
-    // their job to the invocation they start.
-    kick: cappedWorkerKick(
-      [{ name: queue, workerFunction: workerName, maxWorkers: 4 }],
-      lambda.invoke,
-      () => ({
-        redis,
-        prefix,
-      }),
-    ),
+    kick,
   });
   const server = serve({ fetch: api.fetch, port: 0, hostname: "127.0.0.1" });
   await new Promise<void>((resolve, reject) => {
@@ -175,6 +178,7 @@ export async function startStack(
     apiUrl: `http://127.0.0.1:${port}`,
     apiToken,
     lambda,
+    kick,
     running: (name) => (started.get(name) ?? 0) - (ended.get(name) ?? 0),
     invocations: (name) => started.get(name) ?? 0,
     sweeperPasses: () => passes,

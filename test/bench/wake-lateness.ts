@@ -7,11 +7,10 @@
  * processor's start minus the due time, on the local stack's in-process "Lambda".
  */
 import { Queue } from "../../core/index.ts";
-import { cappedWorkerKick } from "../../functions/config/workers-env.ts";
 import { sqsProducer } from "../../functions/producers/index.ts";
 import { lambdaContext, sqsEvent } from "../support/aws-events.ts";
 import { type BenchEnv, flush, sleep, unique, waitUntil } from "./common.ts";
-import { type Distribution, distribution, startStack } from "./latency.ts";
+import { type BenchStack, type Distribution, distribution, startStack } from "./latency.ts";
 
 export type WakePath = "queue-wake" | "http" | "producer";
 export const wakePaths: WakePath[] = ["queue-wake", "http", "producer"];
@@ -41,16 +40,7 @@ export async function runWakeLateness(env: BenchEnv, path: WakePath, jobs: numbe
     60_000,
   );
   const redis = env.fastRedis;
-  const workerFunction = `${queue}-worker`;
-  const kick = cappedWorkerKick(
-    [{ name: queue, workerFunction, maxWorkers: 4 }],
-    stack.lambda.invoke,
-    () => ({
-      redis,
-      prefix,
-    }),
-  );
-  const add = await adder(path, queue, prefix, redis, stack, kick);
+  const add = await adder(path, queue, prefix, redis, stack);
   try {
     for (let i = 0; i < jobs; i++) {
       await add(Date.now() + delayMs);
@@ -72,8 +62,7 @@ async function adder(
   queue: string,
   prefix: string,
   redis: BenchEnv["fastRedis"],
-  stack: Awaited<ReturnType<typeof startStack>>,
-  kick: ReturnType<typeof cappedWorkerKick>,
+  stack: BenchStack,
 ): Promise<Adder> {
   if (path === "queue-wake") {
     const target = new Queue(queue, {
@@ -104,7 +93,7 @@ async function adder(
       const { due } = JSON.parse(record.body) as { due: number };
       return { name: "late", data: { due }, opts: { delay: Math.max(1, due - Date.now()) } };
     },
-    kick,
+    kick: stack.kick,
   });
   return async (due) => {
     const answer = await handler(sqsEvent([{ body: JSON.stringify({ due }) }]), lambdaContext());

@@ -22,7 +22,13 @@ import {
 } from "../../core/index.ts";
 import type { AckEntry } from "../../core/job/ack-entry.ts";
 import { ackPromoteAndLease } from "../../core/redis/generated/scripts.ts";
-import { attentionKey, queueKeyPrefix, queueKeys, replayGuardKey } from "../../core/redis/keys.ts";
+import {
+  attentionKey,
+  queueKeyPrefix,
+  queueKeys,
+  replayGuardKey,
+  workerRegistryKey,
+} from "../../core/redis/keys.ts";
 import { runScript } from "../../core/redis/scripts.ts";
 import { sweep } from "../../core/sweeper/sweep.ts";
 import { compactEntry } from "../../core/worker/entry-wire.ts";
@@ -220,7 +226,7 @@ describe.skipIf(!redisServerInstalled())("on a Redis Cluster", () => {
       ...queueKeys(prefix, "raw"),
       replayGuard: "",
       attention: attentionKey(prefix),
-      workers: `${prefix}:raw:nq:workers`,
+      workers: workerRegistryKey(prefix, "raw"),
     };
     const call = (token: string, count: number, jobs: ReturnType<typeof compactEntry>[]) =>
       runScript(

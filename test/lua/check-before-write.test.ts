@@ -9,7 +9,14 @@ import { describe, expect, it } from "vitest";
 import { Queue, toRedisPort, UnrecoverableError, Worker } from "../../core/index.ts";
 import type { AckEntry } from "../../core/job/ack-entry.ts";
 import { ackPromoteAndLease, addJobs, changeDelay } from "../../core/redis/generated/scripts.ts";
-import { attentionKey, jobKey, queueKeyPrefix, queueKeys, replayGuardKey } from "../../core/redis/keys.ts";
+import {
+  attentionKey,
+  jobKey,
+  queueKeyPrefix,
+  queueKeys,
+  replayGuardKey,
+  workerRegistryKey,
+} from "../../core/redis/keys.ts";
 import { runScript } from "../../core/redis/scripts.ts";
 import { compactEntry } from "../../core/worker/entry-wire.ts";
 import { keyspaceDigest } from "../support/keyspace.ts";
@@ -27,7 +34,7 @@ function workerCall(prefix: string, token: string, count: number, jobs: ReturnTy
       ...queueKeys(prefix, "q"),
       replayGuard: replayGuardKey(prefix, "q", `${token}-${count}`),
       attention: attentionKey(prefix),
-      workers: `${prefix}:q:nq:workers`,
+      workers: workerRegistryKey(prefix, "q"),
     },
     {
       prefix: queueKeyPrefix(prefix, "q"),
@@ -106,7 +113,7 @@ describe("scripts check before their first write", () => {
       ...queueKeys(prefix, "q"),
       replayGuard: replayGuardKey(prefix, "q", "x"),
       attention: attentionKey(prefix),
-      workers: `${prefix}:q:nq:workers`,
+      workers: workerRegistryKey(prefix, "q"),
     };
     const args = {
       prefix: queueKeyPrefix(prefix, "q"),

@@ -6,7 +6,13 @@
 import { describe, expect, it } from "vitest";
 import { Queue, toRedisPort, Worker } from "../../core/index.ts";
 import { ackAndLease } from "../../core/redis/generated/scripts.ts";
-import { attentionKey, queueKeyPrefix, queueKeys, replayGuardKey } from "../../core/redis/keys.ts";
+import {
+  attentionKey,
+  queueKeyPrefix,
+  queueKeys,
+  replayGuardKey,
+  workerRegistryKey,
+} from "../../core/redis/keys.ts";
 import { runScript } from "../../core/redis/scripts.ts";
 import { directConnectionForFile, sharedRedis, uniquePrefix } from "../support/stack.ts";
 import { leaseBatch } from "../support/worker-calls.ts";
@@ -68,7 +74,7 @@ describe("declared keys", () => {
           ...keys,
           replayGuard: replayGuardKey(prefix, "q", `t:${declared.length}`),
           attention: attentionKey(prefix),
-          workers: `${prefix}:q:nq:workers`,
+          workers: workerRegistryKey(prefix, "q"),
           declared,
         },
         {

@@ -134,23 +134,11 @@ export type GetRateLimitTtlCode = (typeof getRateLimitTtlCodes)[keyof typeof get
 export const handOffJobOutcomes = {
   /** outcome: the job was added */
   created: 1,
-  /** outcome: its custom id existed, nothing written */
-  duplicated: 2,
   /** handed: leased to the invocation about to start */
   handed: 1,
   /** handed: added to wait */
   waiting: 0,
 } as const;
-
-/** handOffJob's return codes (CODES in lua/handOffJob.lua). */
-export const handOffJobCodes = {
-  /** the custom id is held by a staged add that has not committed */
-  idInFlight: -31,
-  /** (handOffJobDeclared) the reserved id's block predates the queue's id epoch */
-  staleIds: -32,
-} as const;
-
-export type HandOffJobCode = (typeof handOffJobCodes)[keyof typeof handOffJobCodes];
 
 /** handOffJobDeclared's positive outcomes (OUTCOMES in lua/handOffJobDeclared.lua). */
 export const handOffJobDeclaredOutcomes = {
@@ -302,8 +290,8 @@ export const scriptCodes = {
   jobLocked: -20,
   /** answered by commitStagedJobs, sealStagedJobs */
   stagingGone: -30,
-  /** answered by addJobs, handOffJob, handOffJobDeclared, stageJobs */
+  /** answered by addJobs, handOffJobDeclared, stageJobs */
   idInFlight: -31,
-  /** answered by handOffJob, handOffJobDeclared */
+  /** answered by handOffJobDeclared */
   staleIds: -32,
 } as const;

@@ -631,7 +631,7 @@ end
 const include_handOffNew_0 = `-- include handOffNew
 `;
 
-const include_handOffNew_1 = `local function handOffNew(id, key, custom, last, epoch)
+const include_handOffNew_1 = `local function handOffNew(id, key, custom, last, expectedEpoch)
   local now = tonumber(ARGV[ARG.now])
   local prefix = string.sub(KEYS[KEY.idCounter], 1, -3)
   local level = tonumber(ARGV[ARG.events])
@@ -650,7 +650,12 @@ const include_handOffNew_1 = `local function handOffNew(id, key, custom, last, e
   end
   local meta = redis.call("HMGET", KEYS[KEY.meta], "paused", "concurrency", "max", "nq:limited", "nq:leaseMs",
     "nq:idEpoch")
-  if not custom and last == 0 and meta[6] ~= ARGV[ARG.idEpoch] then return { id, -32, 0, running, 0, 0, "" } end
+  local epoch = ""
+  if last > 0 then
+    epoch = meta[6] or ARGV[ARG.token]
+  elseif not custom and meta[6] ~= expectedEpoch then
+    return { id, -32, 0, running, 0, 0, "" }
+  end
   local lifo = ARGV[ARG.lifo] == "1"
   local handed = not meta[1] and not meta[2] and not meta[3] and meta[4] ~= "1"
     and running < tonumber(ARGV[ARG.maxWorkers])
@@ -666,6 +671,7 @@ const include_handOffNew_1 = `local function handOffNew(id, key, custom, last, e
   if handed then
     for _, v in ipairs({ "processedOn", now, "ats", 1, "nq:ho", now }) do fields[#fields + 1] = v end
   end
+  if last > 0 and not meta[6] then redis.call("HSET", KEYS[KEY.meta], "nq:idEpoch", epoch) end
   redis.call("HSET", key, unpack(fields))
   if level >= 2 then
     redis.call("XADD", events, "*", "event", "added", "jobId", id, "name", ARGV[ARG.name])
@@ -3957,12 +3963,8 @@ export interface HandOffJobArgs {
   now: number;
   /** which events to write: 2 all, 1 final only or 0 none (both write no add events) */
   events: number;
-  /** the custom job id (opts.jobId), or "" to reserve a block of ids and take its first */
-  customId: string | number;
-  /** how many ids to reserve (at least 1) when customId is "" */
+  /** how many ids to reserve (at least 1) */
   reserve: number;
-  /** ignored ("") */
-  idEpoch: string | number;
   /** job name */
   name: string | number;
   /** job data as JSON text */
@@ -3984,23 +3986,22 @@ export interface HandOffJobArgs {
 }
 
 /**
- * Adds one job for a caller about to start a worker invocation (Queue's `handoff`: the HTTP API's and the producers' single adds with a worker function to kick) and, when a worker may start it at once, leases it to that invocation in the same call: the job goes straight to active with its lock (token, lease), processedOn and ats = 1 as a lease writes them, `nq:ho` marking the lease as handed over (the stalled check then moves it back without counting a stall), and its id in the stalled snapshot, so the first check after the lease lapses recovers it; the invocation is registered as a running worker until the lease ends. Otherwise the job is added to wait as addJobs adds it. Handed over only when the queue is not paused, has no global concurrency, no rate limit (meta max, a limiter key, or workers that registered a limiter), fewer running workers than `maxWorkers`, and (unless lifo) nothing in wait ahead of it. A custom id that exists is a duplicate (BullMQ's add answers the existing job). Unflagged: the job's keys come from the ids reserved here (INCRBY of a block: the first id is this job's, the caller keeps the rest for handOffJobDeclared, which declares its keys); with a custom id nothing is reserved.
+ * Adds one job for a caller about to start a worker invocation (Queue's `handoff`: the HTTP API's and the producers' single adds with a worker function to kick) and, when a worker may start it at once, leases it to that invocation in the same call: the job goes straight to active with its lock (token, lease), processedOn and ats = 1 as a lease writes them, `nq:ho` marking the lease as handed over (the stalled check then moves it back without counting a stall), and its id in the stalled snapshot, so the first check after the lease lapses recovers it; the invocation is registered as a running worker until the lease ends. Otherwise the job is added to wait as addJobs adds it. Handed over only when the queue is not paused, has no global concurrency, no rate limit (meta max, a limiter key, or workers that registered a limiter), fewer running workers than `maxWorkers`, and (unless lifo) nothing in wait ahead of it. Unflagged: the job's keys come from the ids reserved here (INCRBY of a block: the first id is this job's, the caller keeps the rest for handOffJobDeclared, which declares its keys and also takes the adds with a custom id).
  *
  * Reply: see decodeHandOffJob.
  *
- * Events: with events 2: added, waiting, and active prev waiting when handed over, or duplicated; with 1 or
- * 0 none.
+ * Events: with events 2: added, waiting, and active prev waiting when handed over; with 1 or 0 none.
  */
 export const handOffJob: ScriptDef<HandOffJobKeys, HandOffJobArgs> = {
   name: "handOffJob",
-  sha1: "4852537694ec3c21f839c960ae039cbe80b4595b",
+  sha1: "a6aa844a2d092195b38df4a627732aa1aa0b5b7b",
   keyLocking: false,
   keys: { fixed: ["replayGuard","attention","idCounter","meta","limiter","workers","wait","active","stalled","marker","events"] },
-  argv: { fixed: ["guardTtl","maxLenEvents","now","events","customId","reserve","idEpoch","name","data","opts","timestamp","lifo","token","invocation","maxWorkers","leaseMs"] },
+  argv: { fixed: ["guardTtl","maxLenEvents","now","events","reserve","name","data","opts","timestamp","lifo","token","invocation","maxWorkers","leaseMs"] },
   source: /* @__PURE__ */ [
     `-- nimbusq:handOffJob (generated from lua/handOffJob.lua; do not edit)
 local KEY = { replayGuard = 1, attention = 2, idCounter = 3, meta = 4, limiter = 5, workers = 6, wait = 7, active = 8, stalled = 9, marker = 10, events = 11 }
-local ARG = { guardTtl = 1, maxLenEvents = 2, now = 3, events = 4, customId = 5, reserve = 6, idEpoch = 7, name = 8, data = 9, opts = 10, timestamp = 11, lifo = 12, token = 13, invocation = 14, maxWorkers = 15, leaseMs = 16 }
+local ARG = { guardTtl = 1, maxLenEvents = 2, now = 3, events = 4, reserve = 5, name = 6, data = 7, opts = 8, timestamp = 9, lifo = 10, token = 11, invocation = 12, maxWorkers = 13, leaseMs = 14 }
 `,
     include_checkIntegerArgs_0,
     include_handOffNew_0,
@@ -4009,18 +4010,10 @@ local ARG = { guardTtl = 1, maxLenEvents = 2, now = 3, events = 4, customId = 5,
     `checkIntegerArgs("handOffJob", { "guardTtl", "maxLenEvents", "now", "events", "timestamp", "maxWorkers", "leaseMs", "reserve" })
 local replayed = redis.call("GET", KEYS[KEY.replayGuard])
 if replayed then return replayedHandOff(replayed) end
-local id, last, epoch = ARGV[ARG.customId], 0, ""
-if id == "" then
-  local reserve = math.max(1, tonumber(ARGV[ARG.reserve]))
-  last = redis.call("INCRBY", KEYS[KEY.idCounter], reserve)
-  id = string.format("%d", last - reserve + 1)
-  epoch = redis.call("HGET", KEYS[KEY.meta], "nq:idEpoch")
-  if not epoch then
-    epoch = ARGV[ARG.token]
-    redis.call("HSET", KEYS[KEY.meta], "nq:idEpoch", epoch)
-  end
-end
-return handOffNew(id, string.sub(KEYS[KEY.idCounter], 1, -3) .. id, ARGV[ARG.customId] ~= "", last, epoch)
+local reserve = math.max(1, tonumber(ARGV[ARG.reserve]))
+local last = redis.call("INCRBY", KEYS[KEY.idCounter], reserve)
+local id = string.format("%d", last - reserve + 1)
+return handOffNew(id, string.sub(KEYS[KEY.idCounter], 1, -3) .. id, false, last)
 `,
   ].join(""),
 };
@@ -4030,7 +4023,7 @@ export type HandOffJobReply =
   | {
     /** the job's id */
     id: string;
-    /** 1 created, 2 duplicated (the custom id exists: nothing written), or a code (CODES) */
+    /** 1 created */
     outcome: number;
     /** 1 handed over (active, locked with token), 0 added to wait */
     handed: number;
@@ -4040,11 +4033,11 @@ export type HandOffJobReply =
     leaseMs: number;
     /** the last id of the block reserved by this call, 0 for none */
     reservedLast: number;
-    /** the queue's id epoch (meta nq:idEpoch, set by the first reservation), "" for none */
+    /** the queue's id epoch (meta nq:idEpoch, started by the first reservation) */
     idEpoch: string;
   };
 
-const handOffJobReply: ReplySpec = { script: "handOffJob", codes: [-31,-32], forms: [{"fields":[{"name":"id","type":"string"},{"name":"outcome","type":"int"},{"name":"handed","type":"int"},{"name":"running","type":"int"},{"name":"leaseMs","type":"int"},{"name":"reservedLast","type":"int"},{"name":"idEpoch","type":"string"}]}] };
+const handOffJobReply: ReplySpec = { script: "handOffJob", codes: [], forms: [{"fields":[{"name":"id","type":"string"},{"name":"outcome","type":"int"},{"name":"handed","type":"int"},{"name":"running","type":"int"},{"name":"leaseMs","type":"int"},{"name":"reservedLast","type":"int"},{"name":"idEpoch","type":"string"}]}] };
 
 /**
  * Checks handOffJob's reply against the REPLY of lua/handOffJob.lua and names its parts;
@@ -4128,7 +4121,7 @@ export interface HandOffJobDeclaredArgs {
  */
 export const handOffJobDeclared: ScriptDef<HandOffJobDeclaredKeys, HandOffJobDeclaredArgs> = {
   name: "handOffJobDeclared",
-  sha1: "876a81f420f81f0d040ea2b373025b8f5a2edd2b",
+  sha1: "c7ed4838c76ab9bfa0a336345d18a5cd186a1066",
   keyLocking: true,
   keys: { fixed: ["replayGuard","attention","idCounter","meta","limiter","workers","wait","active","stalled","marker","events","job","lock"] },
   argv: { fixed: ["guardTtl","maxLenEvents","now","events","id","custom","idEpoch","name","data","opts","timestamp","lifo","token","invocation","maxWorkers","leaseMs"] },
@@ -4145,7 +4138,7 @@ local ARG = { guardTtl = 1, maxLenEvents = 2, now = 3, events = 4, id = 5, custo
     `checkIntegerArgs("handOffJobDeclared", { "guardTtl", "maxLenEvents", "now", "events", "timestamp", "maxWorkers", "leaseMs" })
 local replayed = redis.call("GET", KEYS[KEY.replayGuard])
 if replayed then return replayedHandOff(replayed) end
-return handOffNew(ARGV[ARG.id], KEYS[KEY.job], ARGV[ARG.custom] == "1", 0, "")
+return handOffNew(ARGV[ARG.id], KEYS[KEY.job], ARGV[ARG.custom] == "1", 0, ARGV[ARG.idEpoch])
 `,
   ].join(""),
 };
