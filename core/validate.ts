@@ -27,6 +27,9 @@ export const defaultMaxDataBytes = 512 * 1024;
 export const defaultStalledInterval = 30_000;
 export const defaultMaxStalledCount = 1;
 
+/** The sweeper's tick (EventBridge's `rate(1 minute)`), the one default its loop and the wake window take. */
+export const defaultTickMs = 60_000;
+
 const knownOptions = new Set<string>([
   "jobId",
   "delay",

@@ -3,7 +3,7 @@
  * producers' kick): start now when it created a job ready to run, or be up when its earliest new
  * delayed job is due, if that comes within `withinMs` (before the sweeper's next tick would see it).
  */
-import { Checker } from "../validate.ts";
+import { Checker, defaultTickMs } from "../validate.ts";
 import type { AddOutcome, NewJob } from "./add-types.ts";
 
 export interface WakeHint {
@@ -12,7 +12,7 @@ export interface WakeHint {
 }
 
 /** The sweeper's production tick: later than this, the tick promotes the job on time anyway. */
-export const wakeWithinMs = 60_000;
+export const wakeWithinMs = defaultTickMs;
 
 /** The hint for an add's created jobs, or undefined when nothing it made needs a worker soon. */
 export function wakeHint(

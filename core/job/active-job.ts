@@ -3,6 +3,7 @@
  * signal, and the moves BullMQ lets a processor make (delay itself, wait for its children).
  */
 import { errorForCode, ValidationError } from "../errors.ts";
+import { decodeJob, hashFromFlat } from "../redis/codec.ts";
 import {
   decodeMoveToWaitingChildren,
   decodeUpdateJob,
@@ -10,6 +11,7 @@ import {
   updateJob,
 } from "../redis/generated/scripts.ts";
 import { jobSubKeys, queueKeys } from "../redis/keys.ts";
+import type { QueueContext } from "../redis/queue-context.ts";
 import { runScript } from "../redis/scripts.ts";
 import { Job } from "./job.ts";
 
@@ -25,6 +27,16 @@ export interface ActiveJobHooks {
 export class ActiveJob<TData = unknown, TResult = unknown> extends Job<TData, TResult> {
   /** The lock token this attempt holds. */
   token = "";
+
+  /** A job leased with `token`, from its hash as Redis answered it (field, value, …). */
+  static fromLease(context: QueueContext, id: string, fields: readonly string[], token: string): ActiveJob {
+    const hash = hashFromFlat(fields);
+    const job = new ActiveJob(context, id, decodeJob(hash));
+    job.token = token;
+    job.storedData = hash.data;
+    return job;
+  }
+
   private attemptController: AbortController | undefined;
   private attemptAbort: { reason: unknown } | undefined;
   /**

@@ -20,7 +20,7 @@ import { defaultPrefix } from "../redis/keys.ts";
 import { checkRetry } from "../redis/lifecycle.ts";
 import { type RedisPort, toRedisPort, type UpstashRedisLike } from "../redis/redis-port.ts";
 import type { RedisRetryOptions } from "../redis/retry.ts";
-import { defaultMaxStalledCount, defaultStalledInterval } from "../validate.ts";
+import { defaultMaxStalledCount, defaultStalledInterval, defaultTickMs } from "../validate.ts";
 import { nextUnswept, queuesToSweep, readAttention } from "./attention.ts";
 import {
   defaultMaxWorkers,
@@ -157,7 +157,7 @@ export function createSweeper(settings: SweeperSettings, ports: SweeperPorts): S
     const { endAt, lockUntil } = passWindow(
       clock(),
       remainingMs,
-      settings.tickMs ?? 60_000,
+      settings.tickMs ?? defaultTickMs,
       settings.marginMs ?? 2000,
     );
     invocationEnd = endAt;
@@ -251,7 +251,7 @@ export function createSweeper(settings: SweeperSettings, ports: SweeperPorts): S
       maxStalledCount: settings.maxStalledCount ?? defaultMaxStalledCount,
       promoteLimit: 1000,
       eventBatch: ports.publish ? forwardBatch : 0,
-      recheckMs: settings.tickMs ?? 60_000,
+      recheckMs: settings.tickMs ?? defaultTickMs,
     });
     if (swept.locked) {
       result.locked = true;

@@ -7,7 +7,6 @@
 import { UnexpectedReplyError } from "../errors.ts";
 import type { AckEntry } from "../job/ack-entry.ts";
 import { ActiveJob } from "../job/active-job.ts";
-import { decodeJob, hashFromFlat } from "../redis/codec.ts";
 import {
   type AckAndLeaseReply,
   ackAndLease,
@@ -150,10 +149,7 @@ function parseCycleReply(
   const jobs: ActiveJob[] = [];
   for (const { jobId: id, fields } of reply.jobs) {
     if (fields.length === 0) continue;
-    const hash = hashFromFlat(fields);
-    const job = new ActiveJob(context, id, decodeJob(hash));
-    job.token = request.token;
-    job.storedData = hash.data;
+    const job = ActiveJob.fromLease(context, id, fields, request.token);
     // The script wrote these after reading the hash.
     job.processedOn = now;
     job.attemptsStarted += 1;

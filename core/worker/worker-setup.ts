@@ -8,7 +8,6 @@
 import { LeaseLostError } from "../errors.ts";
 import { ActiveJob } from "../job/active-job.ts";
 import type { HandedOverJob } from "../job/handed-over.ts";
-import { decodeJob, hashFromFlat } from "../redis/codec.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import { withNextIterations } from "../schedulers/scheduler-iterations.ts";
 import type { EventsLevel } from "../types.ts";
@@ -174,13 +173,7 @@ export function extendLeased(setup: WorkerSetup, jobs: ActiveJob[]): Promise<Set
  */
 export async function heldFromHandoff(setup: WorkerSetup, handed: HandedOverJob[]): Promise<Held[]> {
   const byId = new Map(handed.map((given) => [given.id, given]));
-  const jobs = handed.map((given) => {
-    const hash = hashFromFlat(given.fields);
-    const job = new ActiveJob(setup.context, given.id, decodeJob(hash));
-    job.token = given.token;
-    job.storedData = hash.data;
-    return job;
-  });
+  const jobs = handed.map((given) => ActiveJob.fromLease(setup.context, given.id, given.fields, given.token));
   return (await prepareLeased(setup, jobs)).map((job) => {
     const given = byId.get(job.id) as HandedOverJob;
     return { job, lockedAt: given.lockedAt + given.leaseMs - setup.settings.leaseMs };
