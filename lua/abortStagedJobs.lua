@@ -18,7 +18,7 @@ KEYS repeated queues
   stagedDelayed  <stage>:<n>:delayed
   stagedWaitingChildren  <stage>:<n>:waiting-children
 ARGV
-  count  most job hashes this step deletes
+  count  int  most job hashes this step deletes
 REPLY step
   left  int  0 the staging is gone, 1 hashes are left for another step
 REPLY committed  the add committed: nothing is deleted

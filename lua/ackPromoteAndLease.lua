@@ -23,29 +23,29 @@ KEYS
   attention  <prefix>:nq:due, the sweeper's attention index: a call that acks or leases notes the queue
   workers  {P}nq:workers, the worker registry: `unregister` leaves it
 ARGV
-  prefix  the queue key prefix {P}
-  leaseToken  the lock token of the jobs this call leases
-  now  the caller's clock (ms): finishedOn, processedOn
-  leaseMs  lock time-to-live (ms)
-  count  most jobs to lease (0: ack only)
-  peek  how many of the next ready ids to return
-  candidates  ignored ("")
-  limiterMax  the worker's limiter max, 0 for none (meta.max wins)
-  limiterDuration  the worker's limiter window (ms), 0 for none (wins over meta.duration)
-  workerName  written as `pb` when not ""
-  guardTtl  how long the replay guard lives (ms)
-  maxLenEvents  the events stream's approximate cap (MAXLEN ~)
-  events  which events to write: 2 all, 1 final only (completed, failed, retries-exhausted), 0 none
-  prunes  finished sets to prune: "target|keepCount|keepAge|keepLimit;…"
-  unregister  the invocation's registry id when this may be its drain's last call, else "": removed
+  prefix  string  the queue key prefix {P}
+  leaseToken  string  the lock token of the jobs this call leases
+  now  int  the caller's clock (ms): finishedOn, processedOn
+  leaseMs  int  lock time-to-live (ms)
+  count  int  most jobs to lease (0: ack only)
+  peek  int  how many of the next ready ids to return
+  candidates  string  ignored ("")
+  limiterMax  int  the worker's limiter max, 0 for none (meta.max wins)
+  limiterDuration  int  the worker's limiter window (ms), 0 for none (wins over meta.duration)
+  workerName  string  written as `pb` when not ""
+  guardTtl  int  how long the replay guard lives (ms)
+  maxLenEvents  int  the events stream's approximate cap (MAXLEN ~)
+  events  int  which events to write: 2 all, 1 final only (completed, failed, retries-exhausted), 0 none
+  prunes  string  finished sets to prune: "target|keepCount|keepAge|keepLimit;…"
+  unregister  string  the invocation's registry id when this may be its drain's last call, else "": removed
     when the call leaves nothing ready, leased or delayed (the drain then ends)
 ARGV repeated jobs
-  id  job id
-  token  the lock token the job was leased with
-  outcome  completed | failed | delayed | waiting | returned
-  value  returnvalue JSON (completed) or failedReason text ("" for none)
-  attemptsMade  the new atm value, "" to leave it
-  extra  the entry's other fields that differ from their defaults, as encodeIds of name, value, …:
+  id  string  job id
+  token  string  the lock token the job was leased with
+  outcome  "completed"|"failed"|"delayed"|"waiting"|"returned"  how the job ended: done, failed for good, retried later or now, handed back
+  value  string  returnvalue JSON (completed) or failedReason text ("" for none)
+  attemptsMade  int?  the new atm value, "" to leave it
+  extra  string  the entry's other fields that differ from their defaults, as encodeIds of name, value, …:
     stacktrace (""), due (0), priority (0), lifo (""), keepCount (-1), keepAge (0), keepLimit (0),
     attempts (0), parentKey, parentPrefix, parentPolicy, dedupId, deferred, deadLetter, deadLetterId,
     deadLetterName, deadLetterData, deadLetterOpts (all "") — see ackEntries for their meaning

@@ -16,18 +16,18 @@ KEYS
   events  {P}events
   attention  <prefix>:nq:due, the sweeper's attention index: the queue is noted for its next pass
 ARGV
-  prefix  the queue key prefix {P}
-  now  the caller's clock (ms)
-  maxLenEvents  the events stream's approximate cap (MAXLEN ~)
+  prefix  string  the queue key prefix {P}
+  now  int  the caller's clock (ms)
+  maxLenEvents  int  the events stream's approximate cap (MAXLEN ~)
 ARGV repeated iterations
-  schedulerId  the scheduler id
-  idJson  the scheduler id escaped for a JSON string
-  current  the id of the scheduler's current iteration, repeat:<id>:<millis>
-  nextMillis  a cron schedule's next run (ms); "" for an `every` schedule; ignored when again
-  again  "1" to make the current iteration again (it is missing), "" for the next one
-  optsHead  the iteration's opts JSON without jobId, delay and its closing brace
-  priority  the iteration's priority, 0 for none
-  lifo  "1" when the iteration is lifo
+  schedulerId  string  the scheduler id
+  idJson  string  the scheduler id escaped for a JSON string
+  current  string  the id of the scheduler's current iteration, repeat:<id>:<millis>
+  nextMillis  int?  a cron schedule's next run (ms); "" for an `every` schedule; ignored when again
+  again  flag  "1" to make the current iteration again (it is missing), "" for the next one
+  optsHead  string  the iteration's opts JSON without jobId, delay and its closing brace
+  priority  int  the iteration's priority, 0 for none
+  lifo  flag  "1" when the iteration is lifo
 REPLY
   ids  string...  per item: the id of the iteration made, or 0 when nothing was made (scheduler gone,
     stale or ended, or the job exists)

@@ -15,29 +15,29 @@ KEYS repeated queues
   events  {P}events
   waitingChildren  {P}waiting-children
 ARGV
-  guardTtl  how long the replay guard lives (ms)
-  maxLenEvents  the events stream's approximate cap (MAXLEN ~), BullMQ's default is 10000
-  now  the caller's clock (epoch ms)
-  events  which events to write: 2 all (BullMQ's), 1 final only or 0 none (both write no add events)
+  guardTtl  int  how long the replay guard lives (ms)
+  maxLenEvents  int  the events stream's approximate cap (MAXLEN ~), BullMQ's default is 10000
+  now  int  the caller's clock (epoch ms)
+  events  int  which events to write: 2 all (BullMQ's), 1 final only or 0 none (both write no add events)
 ARGV repeated jobs
-  queue  1-based index of the job's queue in KEYS
-  customId  the custom job id, or "" for the next counter value
-  generatedId  "1" when customId was just generated (a flow node's UUID): no need to look it up
-  name  job name
-  data  job data as JSON text
-  opts  job options as JSON text, BullMQ's short keys
-  timestamp  creation time (ms)
-  delay  delay (ms), 0 for none
-  priority  priority, 0 for none
-  placement  wait | lifo | prioritized | delayed | waiting-children
-  parentKey  full key of the parent job, or ""
-  parentField  the `parent` hash field (JSON), or ""
-  parentPrefix  the parent queue's key prefix <prefix>:<queue>:, or ""
-  dedupId  deduplication id, or ""
-  dedupTtl  deduplication window (ms), 0 for none
-  dedupExtend  "1" to reset the window on a duplicate
-  dedupReplace  "1" to replace an owner that is still delayed
-  repeatJobKey  job scheduler id (rjk), or ""
+  queue  int  1-based index of the job's queue in KEYS
+  customId  string  the custom job id, or "" for the next counter value
+  generatedId  flag  "1" when customId was just generated (a flow node's UUID): no need to look it up
+  name  string  job name
+  data  string  job data as JSON text
+  opts  string  job options as JSON text, BullMQ's short keys
+  timestamp  int  creation time (ms)
+  delay  int  delay (ms), 0 for none
+  priority  int  priority, 0 for none
+  placement  "wait"|"lifo"|"prioritized"|"delayed"|"waiting-children"  where the job goes
+  parentKey  string  full key of the parent job, or ""
+  parentField  string  the `parent` hash field (JSON), or ""
+  parentPrefix  string  the parent queue's key prefix <prefix>:<queue>:, or ""
+  dedupId  string  deduplication id, or ""
+  dedupTtl  int  deduplication window (ms), 0 for none
+  dedupExtend  flag  "1" to reset the window on a duplicate
+  dedupReplace  flag  "1" to replace an owner that is still delayed
+  repeatJobKey  string  job scheduler id (rjk), or ""
 REPLY fresh
   jobs  (outcome int, jobId string)...  per job: outcome 1 created, 2 duplicated (custom id exists),
     3 deduplicated (jobId is the owner)

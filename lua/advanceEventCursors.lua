@@ -8,11 +8,11 @@ KEYS
   cursors  hash: queue events key -> id of the last event forwarded
   attention  <prefix>:nq:due, the sweeper's attention index
 ARGV
-  token  the sweeper invocation's lock token
-  again  the queues whose forward failed (length-prefixed names, "" for none)
+  token  string  the sweeper invocation's lock token
+  again  string  the queues whose forward failed (length-prefixed names, "" for none)
 ARGV repeated streams
-  events  a queue's events key
-  lastId  the id of the last event forwarded from it
+  events  string  a queue's events key
+  lastId  string  the id of the last event forwarded from it
 REPLY
   recorded  int  1 recorded, 0 the lock is no longer this sweeper's
 EVENTS

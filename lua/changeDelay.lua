@@ -13,10 +13,10 @@ KEYS
   events  {P}events
   attention  <prefix>:nq:due, the sweeper's attention index: the queue is noted for its next pass
 ARGV
-  jobId  the job id
-  delay  the new delay (ms from now)
-  now  the caller's clock (ms)
-  guardTtl  how long the replay guard lives (ms)
+  jobId  string  the job id
+  delay  int  the new delay (ms from now)
+  now  int  the caller's clock (ms)
+  guardTtl  int  how long the replay guard lives (ms)
 REPLY done
   result  int  0 rescheduled
 REPLY refused  nothing is written then

@@ -14,10 +14,10 @@ KEYS
   active  {P}active
   marker  {P}marker
 ARGV
-  jobId  the job id
-  priority  the new priority, 0 for none
-  lifo  "1" to put the job ahead of its peers
-  guardTtl  how long the replay guard lives (ms)
+  jobId  string  the job id
+  priority  int  the new priority, 0 for none
+  lifo  flag  "1" to put the job ahead of its peers
+  guardTtl  int  how long the replay guard lives (ms)
 REPLY done
   result  int  0 changed
 REPLY refused  nothing is written then

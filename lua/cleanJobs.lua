@@ -16,18 +16,18 @@ KEYS
   events  {P}events
   replayGuard  nimbusq's replay guard for this step
 ARGV
-  prefix  the queue key prefix {P}
-  state  wait | paused | active | delayed | prioritized | completed | failed
-  cutoff  the latest time (ms) a deleted job may have; "" to delete whatever the time (drain)
-  offset  entries earlier steps looked at and kept, skipped from the oldest end
-  take  most entries this step reads
-  budget  units of work after which the step stops
-  cap  units a step that deletes may spend, a list's walk included
-  limit  most jobs this step deletes, 0 for no limit but `take`
-  total  jobs earlier steps of this clean deleted
-  emit  "1" to write `cleaned {count}` when this step finishes the clean
-  listIds  "1" to answer the deleted ids, "" for their number only
-  guardTtl  how long the replay guard lives (ms)
+  prefix  string  the queue key prefix {P}
+  state  "wait"|"paused"|"active"|"delayed"|"prioritized"|"completed"|"failed"  the structure cleaned
+  cutoff  int?  the latest time (ms) a deleted job may have; "" to delete whatever the time (drain)
+  offset  int  entries earlier steps looked at and kept, skipped from the oldest end
+  take  int  most entries this step reads
+  budget  int  units of work after which the step stops
+  cap  int  units a step that deletes may spend, a list's walk included
+  limit  int  most jobs this step deletes, 0 for no limit but `take`
+  total  int  jobs earlier steps of this clean deleted
+  emit  flag  "1" to write `cleaned {count}` when this step finishes the clean
+  listIds  flag  "1" to answer the deleted ids, "" for their number only
+  guardTtl  int  how long the replay guard lives (ms)
 REPLY
   finished  int  1 when nothing older is left to look at or `limit` was reached (0 when the budget ran
     out first)

@@ -25,29 +25,29 @@ KEYS repeated queues
   stagedDelayed  <stage>:<n>:delayed
   stagedWaitingChildren  <stage>:<n>:waiting-children
 ARGV
-  guardTtl  how long the replay guard lives (ms)
-  now  the caller's clock (epoch ms)
-  maxLenEvents  the events stream's approximate cap (MAXLEN ~)
-  events  which events to write: 2 all (BullMQ's), 1 final only or 0 none
-  chunks  how many stageJobs calls the add made
-  persistFrom  index into stagedKeys (0-based) from which this call persists; sealStagedJobs did the rest
-  persistCustomFrom  the same for stagedCustomKeys
+  guardTtl  int  how long the replay guard lives (ms)
+  now  int  the caller's clock (epoch ms)
+  maxLenEvents  int  the events stream's approximate cap (MAXLEN ~)
+  events  int  which events to write: 2 all (BullMQ's), 1 final only or 0 none
+  chunks  int  how many stageJobs calls the add made
+  persistFrom  int  index into stagedKeys (0-based) from which this call persists; sealStagedJobs did the rest
+  persistCustomFrom  int  the same for stagedCustomKeys
 ARGV repeated deferred
-  kind  dedup (a staged job with deduplication) or attach (an existing job re-added under a parent)
-  queue  1-based index of the job's queue in KEYS
-  id  the job's id
-  parentKey  full key of the parent job, or ""
-  parentField  the `parent` hash field (JSON), or ""
-  parentPrefix  the parent queue's key prefix, or ""
-  inBatch  "1" when the existing job is an earlier job of this same add
-  dedupId  deduplication id, or ""
-  dedupTtl  deduplication window (ms), 0 for none
-  dedupExtend  "1" to reset the window on a duplicate
-  dedupReplace  "1" to replace an owner that is still delayed
-  placement  wait | lifo | prioritized | delayed | waiting-children
-  timestamp  creation time (ms)
-  delay  delay (ms)
-  priority  priority
+  kind  "dedup"|"attach"  a staged job with deduplication, or an existing job re-added under a parent
+  queue  int  1-based index of the job's queue in KEYS
+  id  string  the job's id
+  parentKey  string  full key of the parent job, or ""
+  parentField  string  the `parent` hash field (JSON), or ""
+  parentPrefix  string  the parent queue's key prefix, or ""
+  inBatch  flag  "1" when the existing job is an earlier job of this same add
+  dedupId  string  deduplication id, or ""
+  dedupTtl  int  deduplication window (ms), 0 for none
+  dedupExtend  flag  "1" to reset the window on a duplicate
+  dedupReplace  flag  "1" to replace an owner that is still delayed
+  placement  "wait"|"lifo"|"prioritized"|"delayed"|"waiting-children"  where the job goes
+  timestamp  int  creation time (ms)
+  delay  int  delay (ms)
+  priority  int  priority
 REPLY committed  again on a replay
   jobs  (outcome int, jobId string)...  per deferred job: 1 created, 2 duplicated, 3 deduplicated
 REPLY gone  nothing is written then

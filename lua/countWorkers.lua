@@ -8,7 +8,7 @@ Read-only with every key declared: Upstash takes shared read locks on these keys
 KEYS
   workers  {P}nq:workers: invocation id -> when its registration expires (ms)
 ARGV
-  now  the caller's clock (ms)
+  now  int  the caller's clock (ms)
 REPLY
   count  int  the number of registrations expiring after now
 EVENTS

@@ -5,7 +5,7 @@ deduplicationKey: Reads or deletes a deduplication window, as BullMQ's Queue.get
 KEYS
   key  {P}de:<deduplicationId>
 ARGV
-  remove  "1" to delete the key, "" to read it
+  remove  flag  "1" to delete the key, "" to read it
 REPLY owner  reading
   jobId  string?  the owning job id, nil when there is no window
 REPLY removed  deleting

@@ -9,10 +9,10 @@ KEYS
 KEYS repeated locks
   lock  the job's {P}<id>:lock
 ARGV
-  leaseMs  new lock time-to-live (ms)
+  leaseMs  int  new lock time-to-live (ms)
 ARGV repeated jobs
-  id  job id
-  token  the lock token the job was leased with
+  id  string  job id
+  token  string  the lock token the job was leased with
 REPLY
   codes  int...  per job: 1 extended, 0 lost
 EVENTS

@@ -6,7 +6,7 @@ Read-only with every key declared: Upstash takes shared read locks on these keys
 KEYS repeated structures
   key  {P}wait, {P}active or one of the job ZSETs
 ARGV repeated structures
-  kind  list or zset
+  kind  "list"|"zset"  the structure's type
 REPLY
   counts  int...  one per structure, in order
 EVENTS

@@ -6,8 +6,8 @@ Read-only with every key declared: Upstash takes shared read locks on these keys
 KEYS
   logs  {P}<jobId>:logs
 ARGV
-  from  first index, as LRANGE takes it (negative counts from the newest line)
-  to  last index, inclusive
+  from  int  first index, as LRANGE takes it (negative counts from the newest line)
+  to  int  last index, inclusive
 REPLY
   lines  {string...}  the lines in the list's order
   total  int  the total number of lines

@@ -6,11 +6,11 @@ Not flagged for key locking: the scheduler hashes it reads are named by ids it f
 KEYS
   schedulers  {P}repeat
 ARGV
-  mode  one | range | count
-  schedulerId  the id (one)
-  start  first index (range, 0-based)
-  stop  last index (range, inclusive, -1 for the end)
-  ascending  "1" for the earliest first (range)
+  mode  "one"|"range"|"count"  one scheduler, a range of them, or their count
+  schedulerId  string  the id (one)
+  start  int  first index (range, 0-based)
+  stop  int  last index (range, inclusive, -1 for the end)
+  ascending  flag  "1" for the earliest first (range)
 REPLY count  mode count
   count  int  the number of schedulers
 REPLY none  mode one: there is no such scheduler

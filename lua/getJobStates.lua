@@ -16,7 +16,7 @@ KEYS
 KEYS repeated jobs
   job  {P}<id>, one per id in ARGV's order, to also return each job's fields; none for states only
 ARGV repeated jobs
-  id  a job id
+  id  string  a job id
 REPLY states  without job keys
   states  string...  per job: completed, failed, delayed, prioritized, active, waiting,
     waiting-children or unknown

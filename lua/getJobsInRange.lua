@@ -9,14 +9,14 @@ Not flagged for key locking: the job hashes it reads are named by ids it finds i
 KEYS repeated structures
   key  {P}wait, {P}active or one of the job ZSETs
 ARGV
-  prefix  the queue key prefix {P}
-  ascending  "1" for ascending
-  maxIds  most jobs this page reads
-  maxBytes  the size of the hashes (field and value bytes) after which the page stops
+  prefix  string  the queue key prefix {P}
+  ascending  flag  "1" for ascending
+  maxIds  int  most jobs this page reads
+  maxBytes  int  the size of the hashes (field and value bytes) after which the page stops
 ARGV repeated structures
-  kind  list or zset
-  start  first index of the structure's range (0-based) still to read
-  stop  last index of its range (inclusive, -1 for the end)
+  kind  "list"|"zset"  the structure's type
+  start  int  first index of the structure's range (0-based) still to read
+  stop  int  last index of its range (inclusive, -1 for the end)
 REPLY
   next  int  the structure (1-based) the following page starts at, 0 when the ranges are done
   nextStart  int  where in that structure's range it starts

@@ -9,8 +9,8 @@ KEYS
   metrics  {P}metrics:completed or {P}metrics:failed
   data  {P}metrics:completed:data or {P}metrics:failed:data
 ARGV
-  start  first point (0 is the newest)
-  stop  last point (-1 is the oldest)
+  start  int  first point (0 is the newest)
+  stop  int  last point (-1 is the oldest)
 REPLY
   counters  {(count string?, prevTS string?, prevCount string?)}  the metrics hash's fields
   points  {string...}  the points asked for

@@ -9,7 +9,7 @@ KEYS
   limiter  {P}limiter
   meta  {P}meta
 ARGV
-  maxJobs  the max to compare the count with, "0" for meta.max or none
+  maxJobs  int  the max to compare the count with, "0" for meta.max or none
 REPLY ttl
   ttl  int  the TTL in ms, or 0 (see above)
 REPLY unset  no max: the limiter's PTTL answers a code

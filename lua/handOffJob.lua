@@ -25,20 +25,20 @@ KEYS
   marker  {P}marker
   events  {P}events
 ARGV
-  guardTtl  how long the replay guard lives (ms)
-  maxLenEvents  the events stream's approximate cap (MAXLEN ~)
-  now  the caller's clock (epoch ms)
-  events  which events to write: 2 all, 1 final only or 0 none (both write no add events)
-  reserve  how many ids to reserve (at least 1)
-  name  job name
-  data  job data as JSON text
-  opts  job options as JSON text, BullMQ's short keys
-  timestamp  creation time (ms)
-  lifo  "1" to put the job at the front of wait (opts.lifo), else ""
-  token  the lock token of a handed-over job
-  invocation  the id the invocation registers under
-  maxWorkers  most running worker invocations: at this many the job waits
-  leaseMs  the lease when no worker has registered one (meta nq:leaseMs)
+  guardTtl  int  how long the replay guard lives (ms)
+  maxLenEvents  int  the events stream's approximate cap (MAXLEN ~)
+  now  int  the caller's clock (epoch ms)
+  events  int  which events to write: 2 all, 1 final only or 0 none (both write no add events)
+  reserve  int  how many ids to reserve (at least 1)
+  name  string  job name
+  data  string  job data as JSON text
+  opts  string  job options as JSON text, BullMQ's short keys
+  timestamp  int  creation time (ms)
+  lifo  flag  "1" to put the job at the front of wait (opts.lifo), else ""
+  token  string  the lock token of a handed-over job
+  invocation  string  the id the invocation registers under
+  maxWorkers  int  most running worker invocations: at this many the job waits
+  leaseMs  int  the lease when no worker has registered one (meta nq:leaseMs)
 REPLY  a replayed call writes nothing and answers the first call's reply
   id  string  the job's id
   outcome  int  1 created

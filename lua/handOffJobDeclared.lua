@@ -19,22 +19,22 @@ KEYS
   job  the job's hash, {P}<id>
   lock  its lock, {P}<id>:lock
 ARGV
-  guardTtl  how long the replay guard lives (ms)
-  maxLenEvents  the events stream's approximate cap (MAXLEN ~)
-  now  the caller's clock (epoch ms)
-  events  which events to write: 2 all, 1 final only or 0 none (both write no add events)
-  id  the job's id: a custom one, or one handOffJob reserved
-  custom  "1" when the id is a custom one (it may exist), else ""
-  idEpoch  the epoch handOffJob answered with the reserved id's block ("" with a custom id)
-  name  job name
-  data  job data as JSON text
-  opts  job options as JSON text, BullMQ's short keys
-  timestamp  creation time (ms)
-  lifo  "1" to put the job at the front of wait (opts.lifo), else ""
-  token  the lock token of a handed-over job
-  invocation  the id the invocation registers under
-  maxWorkers  most running worker invocations: at this many the job waits
-  leaseMs  the lease when no worker has registered one (meta nq:leaseMs)
+  guardTtl  int  how long the replay guard lives (ms)
+  maxLenEvents  int  the events stream's approximate cap (MAXLEN ~)
+  now  int  the caller's clock (epoch ms)
+  events  int  which events to write: 2 all, 1 final only or 0 none (both write no add events)
+  id  string  the job's id: a custom one, or one handOffJob reserved
+  custom  flag  "1" when the id is a custom one (it may exist), else ""
+  idEpoch  string  the epoch handOffJob answered with the reserved id's block ("" with a custom id)
+  name  string  job name
+  data  string  job data as JSON text
+  opts  string  job options as JSON text, BullMQ's short keys
+  timestamp  int  creation time (ms)
+  lifo  flag  "1" to put the job at the front of wait (opts.lifo), else ""
+  token  string  the lock token of a handed-over job
+  invocation  string  the id the invocation registers under
+  maxWorkers  int  most running worker invocations: at this many the job waits
+  leaseMs  int  the lease when no worker has registered one (meta nq:leaseMs)
 REPLY  a replayed call writes nothing and answers the first call's reply
   id  string  the job's id
   outcome  int  1 created, 2 duplicated (the custom id exists: nothing written), or a code (CODES)

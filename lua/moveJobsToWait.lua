@@ -15,11 +15,11 @@ KEYS
   replayGuard  nimbusq's replay guard for this step
   attention  <prefix>:nq:due, the sweeper's attention index: the queue is noted for its next pass
 ARGV
-  prefix  the queue key prefix {P}
-  state  failed | completed | delayed
-  count  most jobs this step moves
-  maxScore  the highest score moved (finishedOn for retries), "+inf" for all
-  guardTtl  how long the replay guard lives (ms)
+  prefix  string  the queue key prefix {P}
+  state  "failed"|"completed"|"delayed"  the structure whose jobs move
+  count  int  most jobs this step moves
+  maxScore  string  the highest score moved (finishedOn for retries), "+inf" for all
+  guardTtl  int  how long the replay guard lives (ms)
 REPLY
   more  int  1 when the step moved `count` jobs (another step may find more)
   moved  int  how many moved

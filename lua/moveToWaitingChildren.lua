@@ -11,10 +11,10 @@ KEYS
   stalled  {P}stalled
   events  {P}events
 ARGV
-  jobId  job id
-  token  the lock token the job was leased with
-  now  the caller's clock (ms)
-  child  a child key to wait for specifically, or ""
+  jobId  string  job id
+  token  string  the lock token the job was leased with
+  now  int  the caller's clock (ms)
+  child  string  a child key to wait for specifically, or ""
 REPLY done
   moved  int  1 moved (or already moved by a replay of this call), 0 nothing pending
 REPLY refused

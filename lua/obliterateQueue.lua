@@ -10,10 +10,10 @@ KEYS
   replayGuard  nimbusq's replay guard for this step, <prefix>:nq-req:<queue>:<token> — beside the
     queue, not under {P}, so the final step leaves no key of the queue and its replay still answers 0
 ARGV
-  prefix  the queue key prefix {P}
-  count  most jobs (and schedulers) this step deletes
-  force  "1" to delete active jobs too
-  guardTtl  how long the replay guard lives (ms)
+  prefix  string  the queue key prefix {P}
+  count  int  most jobs (and schedulers) this step deletes
+  force  flag  "1" to delete active jobs too
+  guardTtl  int  how long the replay guard lives (ms)
 REPLY step
   left  {int}  0 the queue is gone, 1 jobs are left for another step
 REPLY refused  nothing is written then

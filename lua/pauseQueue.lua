@@ -16,7 +16,7 @@ KEYS
   delayed  {P}delayed
   attention  <prefix>:nq:due, the sweeper's attention index: the queue is noted for its next pass
 ARGV
-  pause  "1" to pause, "0" to resume, "2" to go on with a resume that answered `left` above 0
+  pause  "0"|"1"|"2"  "1" to pause, "0" to resume, "2" to go on with a resume that answered `left` above 0
 REPLY
   changed  int  1 when the state changed, 0 when it already was as asked or a resume is not done yet
   left  int  entries still in the legacy paused list (a resume to repeat while above 0)

@@ -16,8 +16,8 @@ KEYS
   events  {P}events
   attention  <prefix>:nq:due, the sweeper's attention index: the queue is noted for its next pass
 ARGV
-  jobId  the job id
-  guardTtl  how long the replay guard lives (ms)
+  jobId  string  the job id
+  guardTtl  int  how long the replay guard lives (ms)
 REPLY done
   result  int  0 promoted
 REPLY refused  nothing is written then

@@ -9,15 +9,15 @@ KEYS
 KEYS repeated queues
   events  {P}events
 ARGV
-  guardTtl  how long the replay guard lives (ms)
-  maxLenEvents  the events stream's approximate cap (MAXLEN ~)
+  guardTtl  int  how long the replay guard lives (ms)
+  maxLenEvents  int  the events stream's approximate cap (MAXLEN ~)
 ARGV repeated jobs
-  queue  1-based index of the job's queue in KEYS
-  id  the job's id
-  outcome  created or duplicated
-  name  job name
-  placement  wait | lifo | prioritized | delayed | waiting-children
-  due  when a delayed job is due (ms), else 0
+  queue  int  1-based index of the job's queue in KEYS
+  id  string  the job's id
+  outcome  "created"|"duplicated"  whether the add created the job or found it
+  name  string  job name
+  placement  "wait"|"lifo"|"prioritized"|"delayed"|"waiting-children"  where the job goes
+  due  int  when a delayed job is due (ms), else 0
 REPLY
   count  int  the number of jobs whose events were written; 0 for a replay
 EVENTS

@@ -7,12 +7,12 @@ Not flagged for key locking: the dead letters it reads are named by ids it finds
 KEYS
   structure  the dead-letter queue's {P}wait, {P}failed or {P}completed
 ARGV
-  prefix  the dead-letter queue's key prefix {P}
-  kind  list or zset
-  idPrefix  dl:<source>:, what the source queue's dead letters' ids start with
-  offset  entries to skip, oldest first
-  count  most entries to look at
-  maxBytes  stop after the entry that brings the letters' data past this many bytes
+  prefix  string  the dead-letter queue's key prefix {P}
+  kind  "list"|"zset"  the structure's type
+  idPrefix  string  dl:<source>:, what the source queue's dead letters' ids start with
+  offset  int  entries to skip, oldest first
+  count  int  most entries to look at
+  maxBytes  int  stop after the entry that brings the letters' data past this many bytes
 REPLY  letters whose hash is gone are left out
   looked  int  how many entries were looked at (fewer than count when the structure ended or
     maxBytes was reached)

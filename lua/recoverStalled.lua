@@ -16,10 +16,10 @@ KEYS
   schedulers  {P}repeat (job schedulers)
   attention  <prefix>:nq:due, the sweeper's attention index: the queue is noted for its next pass
 ARGV
-  prefix  the queue key prefix {P}
-  now  the caller's clock (ms)
-  stalledInterval  how often the check may run (ms)
-  maxStalledCount  stalls allowed before the job is failed
+  prefix  string  the queue key prefix {P}
+  now  int  the caller's clock (ms)
+  stalledInterval  int  how often the check may run (ms)
+  maxStalledCount  int  stalls allowed before the job is failed
 REPLY skipped  another check ran within the interval
   marker  {"skipped"}
 REPLY moved

@@ -21,20 +21,20 @@ KEYS
   deadLetterEvents  the dead-letter queue's {P}events
   attention  <prefix>:nq:due, the sweeper's attention index: the queue is noted for its next pass
 ARGV
-  prefix  the source queue's key prefix {P}
-  deadLetterPrefix  the dead-letter queue's key prefix
-  state  wait, failed or completed: the structure's state name (the `removed` event's prev)
-  now  the caller's clock (ms), the new jobs' timestamp
-  guardTtl  how long the replay guard lives (ms)
-  maxLenEvents  both streams' approximate cap (MAXLEN ~)
+  prefix  string  the source queue's key prefix {P}
+  deadLetterPrefix  string  the dead-letter queue's key prefix
+  state  "wait"|"failed"|"completed"  the structure's state name (the `removed` event's prev)
+  now  int  the caller's clock (ms), the new jobs' timestamp
+  guardTtl  int  how long the replay guard lives (ms)
+  maxLenEvents  int  both streams' approximate cap (MAXLEN ~)
 ARGV repeated letters
-  deadLetterId  the dead letter's id
-  sourceJobId  the id of the failed job it was made from, in the source queue
-  name  the new job's name
-  data  its data JSON
-  opts  its opts JSON, BullMQ's short keys
-  priority  its priority, 0 for none
-  placement  wait | lifo | prioritized
+  deadLetterId  string  the dead letter's id
+  sourceJobId  string  the id of the failed job it was made from, in the source queue
+  name  string  the new job's name
+  data  string  its data JSON
+  opts  string  its opts JSON, BullMQ's short keys
+  priority  int  its priority, 0 for none
+  placement  "wait"|"lifo"|"prioritized"  where the new job goes
 REPLY
   ids  string  one entry per letter, separated by ",": the new job's id, "" when the letter was
     skipped, "-" when it was dropped (its job was retried since)

@@ -17,11 +17,11 @@ KEYS
   events  {P}events
   attention  <prefix>:nq:due, the sweeper's attention index
 ARGV
-  jobId  the job's id
-  token  the handed-over lock token
-  invocation  the invocation's registry id
-  now  the caller's clock (ms)
-  events  which events to write: 2 all (waiting prev active), 1 or 0 none
+  jobId  string  the job's id
+  token  string  the handed-over lock token
+  invocation  string  the invocation's registry id
+  now  int  the caller's clock (ms)
+  events  int  which events to write: 2 all (waiting prev active), 1 or 0 none
 REPLY
   released  int  1 released, 0 the lock is no longer the handed-over one (nothing done)
 EVENTS

@@ -4,7 +4,7 @@ releaseLock: Releases a lock only if this token still holds it.
 KEYS
   lock  the lock key
 ARGV
-  token  the holder's token
+  token  string  the holder's token
 REPLY
   released  int  1 released, 0 not held by this token
 EVENTS

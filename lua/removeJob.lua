@@ -9,9 +9,9 @@ KEYS
   jobKey  {P}<jobId>
   schedulers  {P}repeat
 ARGV
-  prefix  the queue key prefix {P}
-  jobId  the job id
-  removeChildren  "1" to remove its children too (BullMQ's default)
+  prefix  string  the queue key prefix {P}
+  jobId  string  the job id
+  removeChildren  flag  "1" to remove its children too (BullMQ's default)
 REPLY done
   removed  int  1 removed, 0 no such job (any stray id of it is still taken out of the queue's
     structures)

@@ -8,8 +8,8 @@ KEYS
   delayed  {P}delayed
   events  {P}events
 ARGV
-  prefix  the queue key prefix {P}
-  schedulerId  the scheduler id
+  prefix  string  the queue key prefix {P}
+  schedulerId  string  the scheduler id
 REPLY
   removed  int  1 removed, 0 no such scheduler
 EVENTS

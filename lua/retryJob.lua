@@ -17,12 +17,12 @@ KEYS
   events  {P}events
   attention  <prefix>:nq:due, the sweeper's attention index: the queue is noted for its next pass
 ARGV
-  jobId  the job id
-  state  failed | completed: the state the job must be in
-  lifo  "1" to put it at the head of wait (RPUSH), as the job's lifo option
-  resetAttemptsMade  "1" to drop atm (BullMQ's resetAttemptsMade)
-  resetAttemptsStarted  "1" to drop ats (BullMQ's resetAttemptsStarted)
-  guardTtl  how long the replay guard lives (ms)
+  jobId  string  the job id
+  state  "failed"|"completed"  the state the job must be in
+  lifo  flag  "1" to put it at the head of wait (RPUSH), as the job's lifo option
+  resetAttemptsMade  flag  "1" to drop atm (BullMQ's resetAttemptsMade)
+  resetAttemptsStarted  flag  "1" to drop ats (BullMQ's resetAttemptsStarted)
+  guardTtl  int  how long the replay guard lives (ms)
 REPLY done
   result  int  1 retried (now waiting or prioritized)
 REPLY refused  writes nothing, not even its replay guard

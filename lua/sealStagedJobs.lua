@@ -9,9 +9,9 @@ KEYS
   replayGuard  this call's replay guard, <prefix>:nq-req:<queue>:<token>-p<step>
   stagedKeys  <stage>:keys or <stage>:custom-keys, a LIST of staged job hashes
 ARGV
-  from  first index into stagedKeys (0-based)
-  to  last index into stagedKeys (inclusive)
-  guardTtl  how long the replay guard lives (ms)
+  from  int  first index into stagedKeys (0-based)
+  to  int  last index into stagedKeys (inclusive)
+  guardTtl  int  how long the replay guard lives (ms)
 REPLY sealed
   count  {int}  how many hashes were sealed
 REPLY gone  the range is short or a hash in it is gone (the staging expired): nothing is written

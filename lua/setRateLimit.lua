@@ -6,7 +6,7 @@ the limiter instead (BullMQ's Queue.removeRateLimitKey), ending a manual limit a
 KEYS
   limiter  {P}limiter
 ARGV
-  ms  how long no job may start (ms); 0 to delete the limiter
+  ms  int  how long no job may start (ms); 0 to delete the limiter
 REPLY set  limiting
   ok  "OK"
 REPLY removed  deleting

@@ -23,17 +23,17 @@ KEYS repeated queues
   schedulers  {P}repeat
   workers  {P}nq:workers: running worker invocations, score = when each expires (ms)
 ARGV
-  token  the sweeper invocation's lock token
-  lockTtl  how long the lock lives without renewal (ms)
-  now  the caller's clock (ms)
-  stalledInterval  BullMQ's stalled-check interval (ms)
-  maxStalledCount  stalls allowed before a job is failed
-  promoteLimit  most delayed jobs promoted per queue and pass
-  eventBatch  most events read per queue to forward, 0 to forward none
-  schedulerLookback  how far back (ms) schedulers due are checked for a missing iteration
-  recheck  how soon (ms) a queue with jobs waiting is looked at again (its workers may have been lost)
+  token  string  the sweeper invocation's lock token
+  lockTtl  int  how long the lock lives without renewal (ms)
+  now  int  the caller's clock (ms)
+  stalledInterval  int  BullMQ's stalled-check interval (ms)
+  maxStalledCount  int  stalls allowed before a job is failed
+  promoteLimit  int  most delayed jobs promoted per queue and pass
+  eventBatch  int  most events read per queue to forward, 0 to forward none
+  schedulerLookback  int  how far back (ms) schedulers due are checked for a missing iteration
+  recheck  int  how soon (ms) a queue with jobs waiting is looked at again (its workers may have been lost)
 ARGV repeated names
-  name  the queue's name, in the order of the queues' KEYS (its member in the attention index)
+  name  string  the queue's name, in the order of the queues' KEYS (its member in the attention index)
 REPLY locked  another sweeper holds the lock
   marker  {"locked"}
 REPLY swept  one entry per queue; times in ms, 0 for none

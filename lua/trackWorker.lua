@@ -10,14 +10,14 @@ KEYS
   meta  {P}meta: `nq:batchSize`, `nq:concurrency`, `nq:leaseMs`, `nq:limited`, `nq:events`,
     `opts.maxLenEvents`, the last registered worker's settings
 ARGV
-  invocation  the invocation's id
-  expiresAt  when the registration lapses if never removed (ms), 0 to remove it now
-  batchSize  the worker's batch size, recorded with a registration (0 records none)
-  concurrency  the worker's concurrency, recorded with it
-  leaseMs  the worker's lease (ms), recorded with it when above 0: handOffJob leases for as long
-  limited  "1" when the worker has a rate limiter (handOffJob then hands nothing over), else "0"
-  events  the worker's events level (all | final | none), recorded as nq:events; "" records none
-  maxLenEvents  the worker's events stream cap, recorded as BullMQ's opts.maxLenEvents (the sweeper
+  invocation  string  the invocation's id
+  expiresAt  int  when the registration lapses if never removed (ms), 0 to remove it now
+  batchSize  int  the worker's batch size, recorded with a registration (0 records none)
+  concurrency  int  the worker's concurrency, recorded with it
+  leaseMs  int  the worker's lease (ms), recorded with it when above 0: handOffJob leases for as long
+  limited  flag  "1" when the worker has a rate limiter (handOffJob then hands nothing over), else ""
+  events  "all"|"final"|"none"|""  the worker's events level, recorded as nq:events; "" records none
+  maxLenEvents  int  the worker's events stream cap, recorded as BullMQ's opts.maxLenEvents (the sweeper
     trims by it); 0 records none
 REPLY
   registered  int  1

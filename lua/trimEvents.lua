@@ -5,7 +5,7 @@ XTRIM MAXLEN ~, which removes whole stream nodes only).
 KEYS
   events  {P}events
 ARGV
-  maxLength  entries to keep, at least
+  maxLength  int  entries to keep, at least
 REPLY
   removed  int  how many entries went
 EVENTS

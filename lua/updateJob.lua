@@ -8,11 +8,11 @@ KEYS
   events  {P}events
   meta  {P}meta
 ARGV
-  jobId  job id
-  kind  progress | log | data
-  value  progress JSON, the log line, or data JSON
-  keepLogs  for a log line: keep only the newest N lines, 0 keeps all
-  events  the queue's events level: 2 all (writes the progress event), 1 final or 0 none (does not)
+  jobId  string  job id
+  kind  "progress"|"log"|"data"  what the call updates
+  value  string  progress JSON, the log line, or data JSON
+  keepLogs  int  for a log line: keep only the newest N lines, 0 keeps all
+  events  int  the queue's events level: 2 all (writes the progress event), 1 final or 0 none (does not)
 REPLY done
   result  int  1 (progress, data) or the number of log lines
 REPLY missing

@@ -5,10 +5,10 @@ setGlobalRateLimit, removeGlobalConcurrency and removeGlobalRateLimit do (one HS
 KEYS
   meta  {P}meta
 ARGV
-  remove  "1" to remove the fields, "" to set them
+  remove  flag  "1" to remove the fields, "" to set them
 ARGV repeated fields
-  field  concurrency | max | duration
-  value  its value (ignored when removing)
+  field  "concurrency"|"max"|"duration"  the meta field
+  value  int  its value (ignored when removing)
 REPLY
   count  int  HSET's or HDEL's answer
 EVENTS

@@ -15,25 +15,25 @@ KEYS
   events  {P}events
   attention  <prefix>:nq:due, the sweeper's attention index: the queue is noted for its next pass
 ARGV
-  prefix  the queue key prefix {P}
-  schedulerId  the scheduler id
-  idJson  the scheduler id escaped for a JSON string
-  now  the caller's clock (ms)
-  nextMillis  a cron schedule's first run (ms), "" for an `every` schedule
-  every  the interval (ms), or ""
-  offset  the `every` offset given (ms), or ""
-  startDate  ms, or ""
-  endDate  ms, or ""
-  tz  IANA time zone, or ""
-  pattern  cron pattern, or ""
-  limit  most iterations, or ""
-  name  the iterations' job name
-  data  the template data JSON, "" when it is {}
-  templateOpts  the template options JSON (BullMQ's short keys), "" when it is {}
-  optsHead  the iteration's opts JSON without jobId, delay and its closing brace
-  priority  the iterations' priority, 0 for none
-  lifo  "1" when the iterations are lifo
-  maxLenEvents  the events stream's approximate cap (MAXLEN ~)
+  prefix  string  the queue key prefix {P}
+  schedulerId  string  the scheduler id
+  idJson  string  the scheduler id escaped for a JSON string
+  now  int  the caller's clock (ms)
+  nextMillis  int?  a cron schedule's first run (ms), "" for an `every` schedule
+  every  int?  the interval (ms), or ""
+  offset  int?  the `every` offset given (ms), or ""
+  startDate  int?  ms, or ""
+  endDate  int?  ms, or ""
+  tz  string  IANA time zone, or ""
+  pattern  string  cron pattern, or ""
+  limit  int?  most iterations, or ""
+  name  string  the iterations' job name
+  data  string  the template data JSON, "" when it is {}
+  templateOpts  string  the template options JSON (BullMQ's short keys), "" when it is {}
+  optsHead  string  the iteration's opts JSON without jobId, delay and its closing brace
+  priority  int  the iterations' priority, 0 for none
+  lifo  flag  "1" when the iterations are lifo
+  maxLenEvents  int  the events stream's approximate cap (MAXLEN ~)
 REPLY added
   jobId  string  the new iteration's id
   delay  int  its delay (ms)

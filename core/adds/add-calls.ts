@@ -10,6 +10,7 @@ import { encodeOptions, parentField } from "../redis/codec.ts";
 import { scriptCodes } from "../redis/generated/scripts.ts";
 import { queueKeyPrefix, queueQualifiedName } from "../redis/keys.ts";
 import { requestLimitBytes } from "../redis/redis-port.ts";
+import { flag } from "../redis/scripts.ts";
 import type { NewJob } from "./add-types.ts";
 
 /**
@@ -95,7 +96,7 @@ export function jobArgs(job: NewJob, queue: number) {
   return {
     queue,
     customId: job.customId,
-    generatedId: job.generatedId ? "1" : "",
+    generatedId: flag(job.generatedId),
     name: job.name,
     data: job.dataText,
     opts: encodeOptions(job.opts),
@@ -108,8 +109,8 @@ export function jobArgs(job: NewJob, queue: number) {
     parentPrefix,
     dedupId: dedup?.id ?? "",
     dedupTtl: dedup?.ttl ?? 0,
-    dedupExtend: dedup?.extend ? "1" : "",
-    dedupReplace: dedup?.replace ? "1" : "",
+    dedupExtend: flag(dedup?.extend),
+    dedupReplace: flag(dedup?.replace),
     repeatJobKey: job.repeatJobKey ?? "",
   };
 }

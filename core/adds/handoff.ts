@@ -29,7 +29,7 @@ import {
   workerRegistryKey,
 } from "../redis/keys.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
-import { runScript } from "../redis/scripts.ts";
+import { flag, runScript } from "../redis/scripts.ts";
 import { Checker } from "../validate.ts";
 import { addError, eventsLevel } from "./add-calls.ts";
 import type { AddOutcome, NewJob, WriteSettings } from "./add-types.ts";
@@ -164,7 +164,7 @@ async function writeHandoff(
     data: job.dataText,
     opts: fields[5] as string,
     timestamp: job.timestamp,
-    lifo: job.placement === "lifo" ? "1" : "",
+    lifo: flag(job.placement === "lifo"),
     token,
     invocation,
     maxWorkers: target.maxWorkers,

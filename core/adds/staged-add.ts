@@ -22,7 +22,7 @@ import {
 } from "../redis/generated/scripts.ts";
 import { attentionKey, queueKeys, replayGuardKey, stagingKeys } from "../redis/keys.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
-import { runScript } from "../redis/scripts.ts";
+import { flag, runScript } from "../redis/scripts.ts";
 import { Checker } from "../validate.ts";
 import {
   addError,
@@ -198,7 +198,7 @@ class StagedAdd {
           ...args,
           kind,
           id: (this.outcomes[index] as AddOutcome).id,
-          inBatch: inBatch ? "1" : "",
+          inBatch: flag(inBatch),
         };
       }),
     });

@@ -102,7 +102,7 @@ export function checkWorkerDeadLetter(check: Checker, value: unknown, queue: str
 export interface Failure {
   value: string;
   stacktrace: string;
-  attemptsMade: string;
+  attemptsMade: number;
 }
 
 /** The dead letter of a job failing for good, or {@link noDeadLetter} when it has no dead-letter queue. */
@@ -138,7 +138,7 @@ export function deadLetterFields(
     deadLetter: queueKeyPrefix(prefix, target.queue),
     deadLetterId: deadLetterId(source, prefix, job.id),
     deadLetterName: job.name,
-    deadLetterData: `{"job":${jobText},"failedReason":${JSON.stringify(failure.value)},"stacktrace":${failure.stacktrace || "[]"},"attemptsMade":${Number(failure.attemptsMade)}}`,
+    deadLetterData: `{"job":${jobText},"failedReason":${JSON.stringify(failure.value)},"stacktrace":${failure.stacktrace || "[]"},"attemptsMade":${failure.attemptsMade}}`,
     deadLetterOpts: encodeOptions({}),
   };
 }

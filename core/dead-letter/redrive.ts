@@ -10,7 +10,6 @@
  * fresh attempts, ready at once. The data is re-serialized from the letter (JSON.parse/stringify).
  */
 
-import { placementOf } from "../adds/add-jobs.ts";
 import type { WriteSettings } from "../adds/add-types.ts";
 import { encodeOptions } from "../redis/codec.ts";
 import {
@@ -22,6 +21,7 @@ import {
 import { attentionKey, queueKeyPrefix, queueKeys, replayGuardKey } from "../redis/keys.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import { runScript } from "../redis/scripts.ts";
+import type { JobsOptions } from "../types.ts";
 import { Checker, checkPrefix, checkQueueName } from "../validate.ts";
 import { deadLetterIdPrefix, parseDeadLetter, redriveOptions } from "./dead-letter.ts";
 
@@ -64,7 +64,7 @@ interface Letter {
   data: string;
   opts: string;
   priority: number;
-  placement: string;
+  placement: "wait" | "lifo" | "prioritized";
 }
 
 export async function redrive(
@@ -141,10 +141,16 @@ function lettersOf(read: readonly { id: string; data: string }[]): Letter[] {
       data,
       opts: encodeOptions(opts),
       priority: opts.priority ?? 0,
-      placement: placementOf(opts, false),
+      placement: redrivePlacement(opts),
     });
   }
   return letters;
+}
+
+/** Where a redriven job goes: its delay and parent are not redriven, so wait, lifo or prioritized. */
+function redrivePlacement(opts: JobsOptions): Letter["placement"] {
+  if ((opts.priority ?? 0) > 0) return "prioritized";
+  return opts.lifo ? "lifo" : "wait";
 }
 
 /** A letter dropped, not moved: its job was retried in the source queue since it failed. */

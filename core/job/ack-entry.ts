@@ -9,7 +9,8 @@ export interface AckEntry {
   outcome: AckOutcome;
   value: string;
   stacktrace: string;
-  attemptsMade: string;
+  /** The new attemptsMade, "" to leave it. */
+  attemptsMade: number | "";
   due: number;
   priority: number;
   lifo: string;

@@ -7,7 +7,7 @@
 import { decodeGetJobsInRange, getJobsInRange } from "../redis/generated/scripts.ts";
 import { queueKeyPrefix } from "../redis/keys.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
-import { runScript } from "../redis/scripts.ts";
+import { flag, runScript } from "../redis/scripts.ts";
 import { Job } from "./job.ts";
 import type { jobStructures } from "./job-structures.ts";
 
@@ -39,7 +39,7 @@ export async function readJobPages<TData>(
         { structures: rest.map((s) => ({ key: s.key })) },
         {
           prefix: queueKeyPrefix(prefix, queueName),
-          ascending: ascending ? "1" : "0",
+          ascending: flag(ascending),
           maxIds: page.ids,
           maxBytes: page.bytes,
           structures: rest.map((s, i) => ({ kind: s.kind, start: i === 0 ? from : start, stop: end })),

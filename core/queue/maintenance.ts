@@ -7,6 +7,7 @@
  */
 import { QueueStateError, UnexpectedReplyError } from "../errors.ts";
 import {
+  type CleanJobsArgs,
   cleanJobs,
   decodeCleanJobs,
   decodeMoveJobsToWait,
@@ -100,9 +101,10 @@ function guard(context: QueueContext, token: string, step: number): string {
 }
 
 interface CleanRun {
-  state: string;
+  state: CleanJobsArgs["state"];
   key: string;
-  cutoff: string;
+  /** The latest finishing time deleted, "" for any (drain). */
+  cutoff: number | "";
   limit: number;
   emit: boolean;
   listIds: boolean;
@@ -173,7 +175,7 @@ export async function clean(
   const { ids } = await cleanStructure(context, {
     state: structure === "legacyPaused" ? "paused" : structure,
     key: keys[structure],
-    cutoff: String(context.clock() - grace),
+    cutoff: context.clock() - grace,
     limit,
     emit: true,
     listIds: true,
@@ -188,7 +190,7 @@ export async function clean(
 export async function drain(context: QueueContext, delayed: boolean): Promise<number> {
   new Checker(checkerName(context, "drain")).boolean("delayed", delayed);
   const keys = queueKeys(context.prefix, context.queueName);
-  const structures: (keyof QueueKeys)[] = [
+  const structures: ("wait" | "legacyPaused" | "delayed" | "prioritized")[] = [
     "wait",
     "legacyPaused",
     ...(delayed ? ["delayed" as const] : []),

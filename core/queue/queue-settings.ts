@@ -14,6 +14,7 @@ import {
   getMetrics as getMetricsScript,
   getRateLimitTtl as getRateLimitTtlScript,
   setRateLimit,
+  type UpdateQueueMetaArgs,
   updateQueueMeta,
 } from "../redis/generated/scripts.ts";
 import { deduplicationKey as dedupKeyOf, metricsKeys, queueKeys } from "../redis/keys.ts";
@@ -62,7 +63,11 @@ export async function getRateLimitTtl(context: QueueContext, maxJobs?: number): 
   return reply.form === "ttl" ? reply.ttl : reply.code;
 }
 
-async function updateMeta(context: QueueContext, remove: boolean, fields: [string, number][]): Promise<void> {
+async function updateMeta(
+  context: QueueContext,
+  remove: boolean,
+  fields: [UpdateQueueMetaArgs["fields"][number]["field"], number][],
+): Promise<void> {
   const keys = queueKeys(context.prefix, context.queueName);
   decodeUpdateQueueMeta(
     await runScript(

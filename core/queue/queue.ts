@@ -211,7 +211,7 @@ export class Queue<TData = unknown> extends QueueGetters<TData> {
    * (a pause meanwhile ends it, the queue paused).
    */
   async resume(): Promise<void> {
-    for (let pause = "0"; ; pause = "2") {
+    for (let pause: "0" | "2" = "0"; ; pause = "2") {
       const { left } = decodePauseQueue(await runScript(this.port, pauseQueue, this.keys, { pause }));
       if (left === 0) return this.emit("resumed");
     }

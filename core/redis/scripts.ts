@@ -35,6 +35,11 @@ function toArg(script: string, name: string, value: unknown): string {
   throw new TypeError(`script ${script}: "${name}" must be a string or a finite number, got ${typeof value}`);
 }
 
+/** A script's `flag` argument (lua/README.md): "1" for true, "" for false. */
+export function flag(value: boolean | undefined): "1" | "" {
+  return value ? "1" : "";
+}
+
 export function flatten(script: string, layout: ScriptLayout, values: object): string[] {
   const record = values as Record<string, unknown>;
   const out = layout.fixed.map((name) => toArg(script, name, record[name]));
@@ -53,12 +58,15 @@ function isNoScript(error: unknown): boolean {
   return error instanceof Error && /noscript/i.test(error.message);
 }
 
-/** Calls a script with EVALSHA, falling back to EVAL when Redis does not have it cached. */
+/**
+ * Calls a script with EVALSHA, falling back to EVAL when Redis does not have it cached. The keys and
+ * arguments are checked against the script's types (never inferred from what the caller passes).
+ */
 export async function runScript<TKeys extends object, TArgs extends object>(
   port: RedisPort,
   script: ScriptDef<TKeys, TArgs>,
-  keys: TKeys,
-  args: TArgs,
+  keys: NoInfer<TKeys>,
+  args: NoInfer<TArgs>,
 ): Promise<unknown> {
   recordScriptName(script.sha1, script.name);
   const flatKeys = flatten(script.name, script.keys, keys);

@@ -78,20 +78,19 @@ export async function upsertScheduler<TData>(
     repeatJobKey: schedulerId,
   };
   const templateOpts = JSON.stringify(stored);
-  const text = (value: number | string | undefined) => (value === undefined ? "" : String(value));
   const raw = await runScript(port, upsertJobScheduler, queueKeysFor(host), {
     prefix: queueKeyPrefix(prefix, queueName),
     schedulerId,
     idJson: jsonEscaped(schedulerId),
     now,
-    nextMillis: text(nextMillis),
-    every: text(schedule.every),
+    nextMillis: nextMillis ?? "",
+    every: schedule.every ?? "",
     offset: schedule.every && schedule.offset ? schedule.offset : "",
-    startDate: text(schedule.startDate),
-    endDate: text(schedule.endDate),
-    tz: text(schedule.tz),
-    pattern: text(schedule.pattern),
-    limit: text(schedule.limit),
+    startDate: schedule.startDate ?? "",
+    endDate: schedule.endDate ?? "",
+    tz: schedule.tz ?? "",
+    pattern: schedule.pattern ?? "",
+    limit: schedule.limit ?? "",
     name,
     data: dataText === "{}" ? "" : dataText,
     templateOpts: templateOpts === "{}" ? "" : templateOpts,

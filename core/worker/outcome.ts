@@ -127,7 +127,7 @@ export function decide(job: ActiveJob, settled: Settled, settings: OutcomeSettin
     }
     if (text !== undefined) {
       const entry = { ...baseEntry(job, "completed", removeOnComplete), value: text };
-      entry.attemptsMade = String(job.attemptsMade + 1);
+      entry.attemptsMade = job.attemptsMade + 1;
       return { entry, result: "completed", returnValue: settled.value };
     }
     const reason = problem instanceof Error ? problem.message : "the value has no JSON form";
@@ -147,7 +147,7 @@ export function decide(job: ActiveJob, settled: Settled, settings: OutcomeSettin
   const failure = {
     value: error.message,
     stacktrace: stacktraceWith(job, error),
-    attemptsMade: String(attemptsMade),
+    attemptsMade,
   };
   const finalFailure = (): Decision => ({
     entry: {

@@ -14,7 +14,7 @@ import {
 } from "../redis/generated/scripts.ts";
 import { queueKeys, workerRegistryKey } from "../redis/keys.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
-import { runScript } from "../redis/scripts.ts";
+import { flag, runScript } from "../redis/scripts.ts";
 import type { EventsLevel } from "../types.ts";
 
 /** What a worker registers for the sweeper's fan-out. */
@@ -56,7 +56,7 @@ export async function trackWorkerInvocation(
       batchSize: settings?.batchSize ?? 0,
       concurrency: settings?.concurrency ?? 0,
       leaseMs: settings?.leaseMs ?? 0,
-      limited: settings?.limited ? "1" : "0",
+      limited: flag(settings?.limited),
       events: settings?.events ?? "",
       maxLenEvents: settings?.maxLenEvents ?? 0,
     },

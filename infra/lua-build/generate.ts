@@ -8,7 +8,14 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { HeaderError, type HeaderSection, parseHeader, type ScriptHeader } from "./header.ts";
+import {
+  argType,
+  HeaderError,
+  type HeaderItem,
+  type HeaderSection,
+  parseHeader,
+  type ScriptHeader,
+} from "./header.ts";
 import { replySpec, replyType } from "./reply-type.ts";
 import { partConstant, type Segment, segmentsOf } from "./segments.ts";
 
@@ -70,6 +77,7 @@ export function buildScript(luaDir: string, fileName: string): BuiltScript {
   const head = `${shebang}${prelude(header)}\n`;
   const segments = segmentsOf(luaDir, body);
   const source = head + segments.map((segment) => segment.text).join("");
+  checkIntegerTypes(header, source);
   const sha1 = createHash("sha1").update(source).digest("hex");
   return { header, head, segments, source, sha1 };
 }
@@ -131,8 +139,8 @@ function docComment(text: string, indent = ""): string {
 }
 
 /**
- * The ARGV a script checks with `checkIntegerArgs` (in its own text or an include's): they take a
- * number in TypeScript, so text meant for them fails to compile instead of failing the call.
+ * The ARGV a script checks with `checkIntegerArgs` (in its own text or an include's): the build
+ * refuses a header that does not type them `int`, so the types and the checks cannot drift apart.
  */
 export function integerArgs(source: string): Set<string> {
   const names = new Set<string>();
@@ -142,17 +150,24 @@ export function integerArgs(source: string): Set<string> {
   return names;
 }
 
+/** Refuses a header whose checked-integer arguments are not typed `int`. */
+function checkIntegerTypes(header: ScriptHeader, source: string): void {
+  const items = [...header.argv.fixed, ...(header.argv.group?.items ?? [])];
+  for (const name of integerArgs(source)) {
+    const item = items.find((candidate) => candidate.name === name);
+    if (item && item.type !== "int") {
+      throw new HeaderError(
+        `${header.name}.lua: "${name}" is checked with checkIntegerArgs, so its type must be int, not ${item.type}`,
+      );
+    }
+  }
+}
+
 /** An interface of a section's fields: the fixed ones typed by `valueType`, a group's items by `groupType`. */
-function shape(
-  typeName: string,
-  section: HeaderSection,
-  valueType: (name: string) => string,
-  groupValueType = valueType,
-): string {
-  const fieldOf = (type: (name: string) => string) => (item: { name: string; doc: string }) =>
-    `${item.doc ? `  /** ${item.doc.replaceAll("*/", "*\\/")} */\n` : ""}  ${item.name}: ${type(item.name)};`;
-  const field = fieldOf(groupValueType);
-  const parts = section.fixed.map(fieldOf(valueType));
+function shape(typeName: string, section: HeaderSection, valueType: (item: HeaderItem) => string): string {
+  const field = (item: HeaderItem) =>
+    `${item.doc ? `  /** ${item.doc.replaceAll("*/", "*\\/")} */\n` : ""}  ${item.name}: ${valueType(item)};`;
+  const parts = section.fixed.map(field);
   let groupType = "";
   if (section.group) {
     const groupName = `${typeName}${pascal(section.group.name)}Item`;
@@ -224,16 +239,13 @@ export function generateModule(scripts: BuiltScript[]): string {
   for (const script of scripts) {
     const { header, source, sha1 } = script;
     const base = pascal(header.name);
-    const integers = integerArgs(source);
     out.push(
       shape(`${base}Keys`, header.keys, () => "string"),
       "",
     );
-    // An argument the script checks with checkIntegerArgs takes a number; the others take text or a
-    // number (Redis receives text either way). A group's items are checked per item (isNumberText).
-    const argType = (name: string) => (integers.has(name) ? "number" : "string | number");
+    // Each argument takes what its header line's type says (header.ts's argType).
     out.push(
-      shape(`${base}Args`, header.argv, argType, () => "string | number"),
+      shape(`${base}Args`, header.argv, (item) => argType(item.type ?? "") ?? "never"),
       "",
     );
     const returns = header.returns ? `\n\nReturns: ${header.returns}` : "";

@@ -9,9 +9,9 @@
  *   KEYS repeated <group>
  *     <name>  <meaning>
  *   ARGV
- *     <name>  <meaning>
+ *     <name>  <type>  <meaning>
  *   ARGV repeated <group>
- *     <name>  <meaning>
+ *     <name>  <type>  <meaning>
  *   REPLY [<form>]  [<prose>]
  *     <name>  <type>  <meaning>
  *   CODES
@@ -30,6 +30,22 @@ import { buildForms, type Code, codeValue, type Form, type RawForm, ReplyTypeErr
 export interface HeaderItem {
   name: string;
   doc: string;
+  /** An ARGV item's type (argType); KEYS are always key names. */
+  type?: string;
+}
+
+/**
+ * The types an ARGV item may take, and what a caller passes for each: `int` a number (an integer),
+ * `int?` a number or "" for none, `flag` "1" or "", `string` any text, and a union of quoted texts
+ * (`"wait"|"lifo"`) exactly those.
+ */
+export function argType(token: string): string | undefined {
+  if (token === "int") return "number";
+  if (token === "int?") return 'number | ""';
+  if (token === "flag") return '"1" | ""';
+  if (token === "string") return "string";
+  if (/^"[^"|\s]*"(?:\|"[^"|\s]*")+$/.test(token)) return token.split("|").join(" | ");
+  return undefined;
 }
 
 export interface HeaderSection {
@@ -147,7 +163,11 @@ export function parseHeader(fileName: string, source: string): ScriptHeader {
       if (all.some((existing) => existing.name === item[1])) {
         throw new HeaderError(`${where}: "${item[1]}" is declared twice`);
       }
-      items.push({ name: item[1], doc: item[2]?.trim() ?? "" });
+      items.push(
+        section === "argv"
+          ? argvItem(item[1], item[2] ?? "", where)
+          : { name: item[1], doc: item[2]?.trim() ?? "" },
+      );
       continue;
     }
     const last = items[items.length - 1];
@@ -155,7 +175,7 @@ export function parseHeader(fileName: string, source: string): ScriptHeader {
       last.doc += ` ${line.trim()}`;
       continue;
     }
-    throw new HeaderError(`${where}: expected "  <name>  <meaning>", got "${line}"`);
+    throw new HeaderError(`${where}: expected "  <name>  <meaning>" (ARGV: "  <name>  <type>  <meaning>"), got "${line}"`);
   }
   header.returns = header.returns.trim();
   header.events = header.events.trim();
@@ -169,6 +189,17 @@ export function parseHeader(fileName: string, source: string): ScriptHeader {
   }
   if (!header.events) throw new HeaderError(`${fileName}: header has no EVENTS section (write "none")`);
   return header;
+}
+
+/** An ARGV line's name, type and meaning: every argument says what its callers pass. */
+function argvItem(name: string, rest: string, where: string): HeaderItem {
+  const [, token = "", doc = ""] = /^(\S*)\s*(.*)$/.exec(rest.trim()) ?? [];
+  if (argType(token) === undefined) {
+    throw new HeaderError(
+      `${where}: "${name}" needs a type (int, int?, flag, string or "a"|"b"), got "${token}"`,
+    );
+  }
+  return { name, type: token, doc };
 }
 
 /** One line of a REPLY or CODES section: an item, or the continuation of the one before. */

@@ -259,7 +259,7 @@ describe.skipIf(!redisServerInstalled())("on a Redis Cluster", () => {
       outcome: "failed",
       value: "no",
       stacktrace: "[]",
-      attemptsMade: "1",
+      attemptsMade: 1,
       due: 0,
       priority: 0,
       lifo: "",

@@ -1,15 +1,24 @@
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { type AckAndLeaseArgs, addJobsOutcomes } from "../../core/redis/generated/scripts.ts";
+import {
+  type AckAndLeaseArgs,
+  type AckAndLeaseArgsJobsItem,
+  type AddJobsArgsJobsItem,
+  addJobsOutcomes,
+  type TrackWorkerArgs,
+} from "../../core/redis/generated/scripts.ts";
 import {
   buildAllScripts,
+  buildScript,
   generateCodesModule,
   generatedCodesPath,
   generatedModulePath,
   generateModule,
   integerArgs,
 } from "../../infra/lua-build/generate.ts";
-import { HeaderError, parseHeader } from "../../infra/lua-build/header.ts";
+import { argType, HeaderError, parseHeader } from "../../infra/lua-build/header.ts";
 import { filesEndingWith } from "../support/source-files.ts";
 
 const luaFiles = (dir: string): string[] => filesEndingWith(dir, ".lua");
@@ -87,16 +96,48 @@ describe("the Lua build", () => {
   });
 });
 
-describe("integerArgs", () => {
-  it("finds the arguments a script (and its includes) check with checkIntegerArgs: they are typed number", () => {
+describe("typed arguments", () => {
+  it("finds the arguments a script (and its includes) check with checkIntegerArgs", () => {
     const source = [
       'checkIntegerArgs("demo", { "now", "leaseMs" })',
       'local function f() checkIntegerArgs("inner", {\n  "count",\n  "peek" }) end',
       "local x = ARGV[ARG.name]",
     ].join("\n");
     expect([...integerArgs(source)].sort()).toEqual(["count", "leaseMs", "now", "peek"]);
-    expectTypeOf<AckAndLeaseArgs["leaseToken"]>().toEqualTypeOf<string | number>();
+  });
+
+  it("types each argument as its header line says: int, int?, flag, string, a union of texts", () => {
+    expect(["int", "int?", "flag", "string", '"a"|"b-c"|""'].map(argType)).toEqual([
+      "number",
+      'number | ""',
+      '"1" | ""',
+      "string",
+      '"a" | "b-c" | ""',
+    ]);
+    for (const bad of ["", "number", '"a"', '"a"|b', "text"]) expect(argType(bad)).toBeUndefined();
+    expectTypeOf<AckAndLeaseArgs["leaseToken"]>().toEqualTypeOf<string>();
     expectTypeOf<AckAndLeaseArgs["now"]>().toEqualTypeOf<number>();
+    expectTypeOf<AckAndLeaseArgsJobsItem["attemptsMade"]>().toEqualTypeOf<number | "">();
+    expectTypeOf<AckAndLeaseArgsJobsItem["outcome"]>().toEqualTypeOf<
+      "completed" | "failed" | "delayed" | "waiting" | "returned"
+    >();
+    expectTypeOf<AddJobsArgsJobsItem["dedupExtend"]>().toEqualTypeOf<"1" | "">();
+    expectTypeOf<TrackWorkerArgs["events"]>().toEqualTypeOf<"all" | "final" | "none" | "">();
+  });
+
+  it("refuses an argument without a type, and a checked integer typed as anything but int", () => {
+    const dir = mkdtempSync(join(tmpdir(), "nq-lua-"));
+    const build = (argv: string) => {
+      const header = `--[[\ndemo: Does a thing\n\nARGV\n${argv}\nREPLY\n  one  int  1\nEVENTS\n  none\n]]\n`;
+      writeFileSync(join(dir, "demo.lua"), `${header}checkIntegerArgs("demo", { "now" })\nreturn 1\n`);
+      return () => buildScript(dir, "demo.lua");
+    };
+    expect(build("  now  the clock")).toThrow(/"now" needs a type/);
+    expect(build("  now  string  the clock")).toThrow(
+      /checked with checkIntegerArgs, so its type must be int, not string/,
+    );
+    expect(build("  now  int  the clock")).not.toThrow();
+    rmSync(dir, { recursive: true });
   });
 });
 
@@ -108,9 +149,9 @@ demo: Does a thing
 KEYS
   first  the first key
 ARGV
-  now  the clock
+  now  int  the clock
 ARGV repeated jobs
-  id  a job id
+  id  string  a job id
     continued here
 RETURNS
   1
@@ -125,7 +166,7 @@ return 1`;
     expect(header.keys.fixed.map((i) => i.name)).toEqual(["first"]);
     expect(header.argv.group).toEqual({
       name: "jobs",
-      items: [{ name: "id", doc: "a job id continued here" }],
+      items: [{ name: "id", type: "string", doc: "a job id continued here" }],
     });
   });
 
@@ -151,7 +192,10 @@ return 1`;
   it("rejects a header for another file, a duplicate name or a missing RETURNS", () => {
     expect(() => parseHeader("other.lua", good)).toThrow(HeaderError);
     expect(() =>
-      parseHeader("demo.lua", good.replace("  now  the clock", "  now  the clock\n  now  again")),
+      parseHeader(
+        "demo.lua",
+        good.replace("  now  int  the clock", "  now  int  the clock\n  now  int  again"),
+      ),
     ).toThrow(/declared twice/);
     expect(() => parseHeader("demo.lua", good.replace("RETURNS\n  1\n", ""))).toThrow(/RETURNS/);
     expect(() => parseHeader("demo.lua", "return 1")).toThrow(/contract header/);

@@ -8,7 +8,12 @@
 import { describe, expect, it } from "vitest";
 import { Queue, toRedisPort, UnrecoverableError, Worker } from "../../core/index.ts";
 import type { AckEntry } from "../../core/job/ack-entry.ts";
-import { ackPromoteAndLease, addJobs, changeDelay } from "../../core/redis/generated/scripts.ts";
+import {
+  type AddJobsArgsJobsItem,
+  ackPromoteAndLease,
+  addJobs,
+  changeDelay,
+} from "../../core/redis/generated/scripts.ts";
 import {
   attentionKey,
   jobKey,
@@ -63,7 +68,7 @@ const completion: AckEntry = {
   outcome: "completed",
   value: "42",
   stacktrace: "",
-  attemptsMade: "1",
+  attemptsMade: 1,
   due: 0,
   priority: 0,
   lifo: "",
@@ -169,7 +174,7 @@ describe("scripts check before their first write", () => {
     const prefix = uniquePrefix();
     const keys = queueKeys(prefix, "q");
     const before = await keyspaceDigest(direct, prefix);
-    const job = {
+    const job: AddJobsArgsJobsItem = {
       queue: 1,
       customId: "",
       generatedId: "",

@@ -93,9 +93,7 @@ describe("declared keys", () => {
           events: 2,
           prunes: "",
           unregister: "",
-          jobs: [
-            { id: "1", token: "t:1", outcome: "completed", value: "null", attemptsMade: "1", extra: "" },
-          ],
+          jobs: [{ id: "1", token: "t:1", outcome: "completed", value: "null", attemptsMade: 1, extra: "" }],
         },
       );
     // The job's lock is built from its id inside the script: left out of KEYS, Upstash refuses it.

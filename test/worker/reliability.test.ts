@@ -55,7 +55,7 @@ describe("a worker that dies holding a batch", () => {
         outcome: "failed" as const,
         value: "late",
         stacktrace: "[]",
-        attemptsMade: "9",
+        attemptsMade: 9,
         due: 0,
         priority: 0,
         lifo: "",

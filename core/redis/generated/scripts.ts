@@ -1730,24 +1730,24 @@ export interface AckAndLeaseKeys {
 
 export interface AckAndLeaseArgsJobsItem {
   /** job id */
-  id: string | number;
+  id: string;
   /** the lock token the job was leased with */
-  token: string | number;
-  /** completed | failed | delayed | waiting | returned */
-  outcome: string | number;
+  token: string;
+  /** how the job ended: done, failed for good, retried later or now, handed back */
+  outcome: "completed" | "failed" | "delayed" | "waiting" | "returned";
   /** returnvalue JSON (completed) or failedReason text ("" for none) */
-  value: string | number;
+  value: string;
   /** the new atm value, "" to leave it */
-  attemptsMade: string | number;
+  attemptsMade: number | "";
   /** the entry's other fields that differ from their defaults, as encodeIds of name, value, …: stacktrace (""), due (0), priority (0), lifo (""), keepCount (-1), keepAge (0), keepLimit (0), attempts (0), parentKey, parentPrefix, parentPolicy, dedupId, deferred, deadLetter, deadLetterId, deadLetterName, deadLetterData, deadLetterOpts (all "") — see ackEntries for their meaning */
-  extra: string | number;
+  extra: string;
 }
 
 export interface AckAndLeaseArgs {
   /** the queue key prefix {P} */
-  prefix: string | number;
+  prefix: string;
   /** the lock token of the jobs this call leases */
-  leaseToken: string | number;
+  leaseToken: string;
   /** the caller's clock (ms): finishedOn, processedOn */
   now: number;
   /** lock time-to-live (ms) */
@@ -1757,13 +1757,13 @@ export interface AckAndLeaseArgs {
   /** how many of the next ready ids to return */
   peek: number;
   /** the ids the previous call peeked (encodeIds); only these are leased */
-  candidates: string | number;
+  candidates: string;
   /** the worker's limiter max, 0 for none (meta.max wins) */
-  limiterMax: string | number;
+  limiterMax: number;
   /** the worker's limiter window (ms), 0 for none (wins over meta.duration) */
-  limiterDuration: string | number;
+  limiterDuration: number;
   /** written as `pb` when not "" */
-  workerName: string | number;
+  workerName: string;
   /** how long the replay guard lives (ms) */
   guardTtl: number;
   /** the events stream's approximate cap (MAXLEN ~) */
@@ -1771,9 +1771,9 @@ export interface AckAndLeaseArgs {
   /** which events to write: 2 all, 1 final only (completed, failed, retries-exhausted), 0 none */
   events: number;
   /** "" (pruning is ackPromoteAndLease's) */
-  prunes: string | number;
+  prunes: string;
   /** the invocation's registry id when this may be its drain's last call, else "": removed when the call leaves nothing ready, leased or delayed (the drain then ends) */
-  unregister: string | number;
+  unregister: string;
   jobs: readonly AckAndLeaseArgsJobsItem[];
 }
 
@@ -1919,24 +1919,24 @@ export interface AckPromoteAndLeaseKeys {
 
 export interface AckPromoteAndLeaseArgsJobsItem {
   /** job id */
-  id: string | number;
+  id: string;
   /** the lock token the job was leased with */
-  token: string | number;
-  /** completed | failed | delayed | waiting | returned */
-  outcome: string | number;
+  token: string;
+  /** how the job ended: done, failed for good, retried later or now, handed back */
+  outcome: "completed" | "failed" | "delayed" | "waiting" | "returned";
   /** returnvalue JSON (completed) or failedReason text ("" for none) */
-  value: string | number;
+  value: string;
   /** the new atm value, "" to leave it */
-  attemptsMade: string | number;
+  attemptsMade: number | "";
   /** the entry's other fields that differ from their defaults, as encodeIds of name, value, …: stacktrace (""), due (0), priority (0), lifo (""), keepCount (-1), keepAge (0), keepLimit (0), attempts (0), parentKey, parentPrefix, parentPolicy, dedupId, deferred, deadLetter, deadLetterId, deadLetterName, deadLetterData, deadLetterOpts (all "") — see ackEntries for their meaning */
-  extra: string | number;
+  extra: string;
 }
 
 export interface AckPromoteAndLeaseArgs {
   /** the queue key prefix {P} */
-  prefix: string | number;
+  prefix: string;
   /** the lock token of the jobs this call leases */
-  leaseToken: string | number;
+  leaseToken: string;
   /** the caller's clock (ms): finishedOn, processedOn */
   now: number;
   /** lock time-to-live (ms) */
@@ -1946,13 +1946,13 @@ export interface AckPromoteAndLeaseArgs {
   /** how many of the next ready ids to return */
   peek: number;
   /** ignored ("") */
-  candidates: string | number;
+  candidates: string;
   /** the worker's limiter max, 0 for none (meta.max wins) */
-  limiterMax: string | number;
+  limiterMax: number;
   /** the worker's limiter window (ms), 0 for none (wins over meta.duration) */
-  limiterDuration: string | number;
+  limiterDuration: number;
   /** written as `pb` when not "" */
-  workerName: string | number;
+  workerName: string;
   /** how long the replay guard lives (ms) */
   guardTtl: number;
   /** the events stream's approximate cap (MAXLEN ~) */
@@ -1960,9 +1960,9 @@ export interface AckPromoteAndLeaseArgs {
   /** which events to write: 2 all, 1 final only (completed, failed, retries-exhausted), 0 none */
   events: number;
   /** finished sets to prune: "target|keepCount|keepAge|keepLimit;…" */
-  prunes: string | number;
+  prunes: string;
   /** the invocation's registry id when this may be its drain's last call, else "": removed when the call leaves nothing ready, leased or delayed (the drain then ends) */
-  unregister: string | number;
+  unregister: string;
   jobs: readonly AckPromoteAndLeaseArgsJobsItem[];
 }
 
@@ -2090,26 +2090,26 @@ export interface AddIterationsKeys {
 
 export interface AddIterationsArgsIterationsItem {
   /** the scheduler id */
-  schedulerId: string | number;
+  schedulerId: string;
   /** the scheduler id escaped for a JSON string */
-  idJson: string | number;
+  idJson: string;
   /** the id of the scheduler's current iteration, repeat:<id>:<millis> */
-  current: string | number;
+  current: string;
   /** a cron schedule's next run (ms); "" for an `every` schedule; ignored when again */
-  nextMillis: string | number;
+  nextMillis: number | "";
   /** "1" to make the current iteration again (it is missing), "" for the next one */
-  again: string | number;
+  again: "1" | "";
   /** the iteration's opts JSON without jobId, delay and its closing brace */
-  optsHead: string | number;
+  optsHead: string;
   /** the iteration's priority, 0 for none */
-  priority: string | number;
+  priority: number;
   /** "1" when the iteration is lifo */
-  lifo: string | number;
+  lifo: "1" | "";
 }
 
 export interface AddIterationsArgs {
   /** the queue key prefix {P} */
-  prefix: string | number;
+  prefix: string;
   /** the caller's clock (ms) */
   now: number;
   /** the events stream's approximate cap (MAXLEN ~) */
@@ -2246,41 +2246,41 @@ export interface AddJobsKeys {
 
 export interface AddJobsArgsJobsItem {
   /** 1-based index of the job's queue in KEYS */
-  queue: string | number;
+  queue: number;
   /** the custom job id, or "" for the next counter value */
-  customId: string | number;
+  customId: string;
   /** "1" when customId was just generated (a flow node's UUID): no need to look it up */
-  generatedId: string | number;
+  generatedId: "1" | "";
   /** job name */
-  name: string | number;
+  name: string;
   /** job data as JSON text */
-  data: string | number;
+  data: string;
   /** job options as JSON text, BullMQ's short keys */
-  opts: string | number;
+  opts: string;
   /** creation time (ms) */
-  timestamp: string | number;
+  timestamp: number;
   /** delay (ms), 0 for none */
-  delay: string | number;
+  delay: number;
   /** priority, 0 for none */
-  priority: string | number;
-  /** wait | lifo | prioritized | delayed | waiting-children */
-  placement: string | number;
+  priority: number;
+  /** where the job goes */
+  placement: "wait" | "lifo" | "prioritized" | "delayed" | "waiting-children";
   /** full key of the parent job, or "" */
-  parentKey: string | number;
+  parentKey: string;
   /** the `parent` hash field (JSON), or "" */
-  parentField: string | number;
+  parentField: string;
   /** the parent queue's key prefix <prefix>:<queue>:, or "" */
-  parentPrefix: string | number;
+  parentPrefix: string;
   /** deduplication id, or "" */
-  dedupId: string | number;
+  dedupId: string;
   /** deduplication window (ms), 0 for none */
-  dedupTtl: string | number;
+  dedupTtl: number;
   /** "1" to reset the window on a duplicate */
-  dedupExtend: string | number;
+  dedupExtend: "1" | "";
   /** "1" to replace an owner that is still delayed */
-  dedupReplace: string | number;
+  dedupReplace: "1" | "";
   /** job scheduler id (rjk), or "" */
-  repeatJobKey: string | number;
+  repeatJobKey: string;
 }
 
 export interface AddJobsArgs {
@@ -2423,16 +2423,16 @@ export interface AdvanceEventCursorsKeys {
 
 export interface AdvanceEventCursorsArgsStreamsItem {
   /** a queue's events key */
-  events: string | number;
+  events: string;
   /** the id of the last event forwarded from it */
-  lastId: string | number;
+  lastId: string;
 }
 
 export interface AdvanceEventCursorsArgs {
   /** the sweeper invocation's lock token */
-  token: string | number;
+  token: string;
   /** the queues whose forward failed (length-prefixed names, "" for none) */
-  again: string | number;
+  again: string;
   streams: readonly AdvanceEventCursorsArgsStreamsItem[];
 }
 
@@ -2503,7 +2503,7 @@ export interface ChangeDelayKeys {
 
 export interface ChangeDelayArgs {
   /** the job id */
-  jobId: string | number;
+  jobId: string;
   /** the new delay (ms from now) */
   delay: number;
   /** the caller's clock (ms) */
@@ -2600,11 +2600,11 @@ export interface ChangePriorityKeys {
 
 export interface ChangePriorityArgs {
   /** the job id */
-  jobId: string | number;
+  jobId: string;
   /** the new priority, 0 for none */
   priority: number;
   /** "1" to put the job ahead of its peers */
-  lifo: string | number;
+  lifo: "1" | "";
   /** how long the replay guard lives (ms) */
   guardTtl: number;
 }
@@ -2698,11 +2698,11 @@ export interface CleanJobsKeys {
 
 export interface CleanJobsArgs {
   /** the queue key prefix {P} */
-  prefix: string | number;
-  /** wait | paused | active | delayed | prioritized | completed | failed */
-  state: string | number;
+  prefix: string;
+  /** the structure cleaned */
+  state: "wait" | "paused" | "active" | "delayed" | "prioritized" | "completed" | "failed";
   /** the latest time (ms) a deleted job may have; "" to delete whatever the time (drain) */
-  cutoff: string | number;
+  cutoff: number | "";
   /** entries earlier steps looked at and kept, skipped from the oldest end */
   offset: number;
   /** most entries this step reads */
@@ -2716,9 +2716,9 @@ export interface CleanJobsArgs {
   /** jobs earlier steps of this clean deleted */
   total: number;
   /** "1" to write `cleaned {count}` when this step finishes the clean */
-  emit: string | number;
+  emit: "1" | "";
   /** "1" to answer the deleted ids, "" for their number only */
-  listIds: string | number;
+  listIds: "1" | "";
   /** how long the replay guard lives (ms) */
   guardTtl: number;
 }
@@ -2904,36 +2904,36 @@ export interface CommitStagedJobsKeys {
 }
 
 export interface CommitStagedJobsArgsDeferredItem {
-  /** dedup (a staged job with deduplication) or attach (an existing job re-added under a parent) */
-  kind: string | number;
+  /** a staged job with deduplication, or an existing job re-added under a parent */
+  kind: "dedup" | "attach";
   /** 1-based index of the job's queue in KEYS */
-  queue: string | number;
+  queue: number;
   /** the job's id */
-  id: string | number;
+  id: string;
   /** full key of the parent job, or "" */
-  parentKey: string | number;
+  parentKey: string;
   /** the `parent` hash field (JSON), or "" */
-  parentField: string | number;
+  parentField: string;
   /** the parent queue's key prefix, or "" */
-  parentPrefix: string | number;
+  parentPrefix: string;
   /** "1" when the existing job is an earlier job of this same add */
-  inBatch: string | number;
+  inBatch: "1" | "";
   /** deduplication id, or "" */
-  dedupId: string | number;
+  dedupId: string;
   /** deduplication window (ms), 0 for none */
-  dedupTtl: string | number;
+  dedupTtl: number;
   /** "1" to reset the window on a duplicate */
-  dedupExtend: string | number;
+  dedupExtend: "1" | "";
   /** "1" to replace an owner that is still delayed */
-  dedupReplace: string | number;
-  /** wait | lifo | prioritized | delayed | waiting-children */
-  placement: string | number;
+  dedupReplace: "1" | "";
+  /** where the job goes */
+  placement: "wait" | "lifo" | "prioritized" | "delayed" | "waiting-children";
   /** creation time (ms) */
-  timestamp: string | number;
+  timestamp: number;
   /** delay (ms) */
-  delay: string | number;
+  delay: number;
   /** priority */
-  priority: string | number;
+  priority: number;
 }
 
 export interface CommitStagedJobsArgs {
@@ -3104,7 +3104,7 @@ export interface CountWorkersKeys {
 
 export interface CountWorkersArgs {
   /** the caller's clock (ms) */
-  now: string | number;
+  now: number;
 }
 
 /**
@@ -3154,7 +3154,7 @@ export interface DeduplicationKeyKeys {
 
 export interface DeduplicationKeyArgs {
   /** "1" to delete the key, "" to read it */
-  remove: string | number;
+  remove: "1" | "";
 }
 
 /**
@@ -3221,14 +3221,14 @@ export interface ExtendLeasesKeys {
 
 export interface ExtendLeasesArgsJobsItem {
   /** job id */
-  id: string | number;
+  id: string;
   /** the lock token the job was leased with */
-  token: string | number;
+  token: string;
 }
 
 export interface ExtendLeasesArgs {
   /** new lock time-to-live (ms) */
-  leaseMs: string | number;
+  leaseMs: number;
   jobs: readonly ExtendLeasesArgsJobsItem[];
 }
 
@@ -3364,8 +3364,8 @@ export interface GetJobCountsKeys {
 }
 
 export interface GetJobCountsArgsStructuresItem {
-  /** list or zset */
-  kind: string | number;
+  /** the structure's type */
+  kind: "list" | "zset";
 }
 
 export interface GetJobCountsArgs {
@@ -3431,9 +3431,9 @@ export interface GetJobLogsKeys {
 
 export interface GetJobLogsArgs {
   /** first index, as LRANGE takes it (negative counts from the newest line) */
-  from: string | number;
+  from: number;
   /** last index, inclusive */
-  to: string | number;
+  to: number;
 }
 
 /**
@@ -3484,16 +3484,16 @@ export interface GetJobSchedulersKeys {
 }
 
 export interface GetJobSchedulersArgs {
-  /** one | range | count */
-  mode: string | number;
+  /** one scheduler, a range of them, or their count */
+  mode: "one" | "range" | "count";
   /** the id (one) */
-  schedulerId: string | number;
+  schedulerId: string;
   /** first index (range, 0-based) */
-  start: string | number;
+  start: number;
   /** last index (range, inclusive, -1 for the end) */
-  stop: string | number;
+  stop: number;
   /** "1" for the earliest first (range) */
-  ascending: string | number;
+  ascending: "1" | "";
 }
 
 /**
@@ -3599,7 +3599,7 @@ export interface GetJobStatesKeys {
 
 export interface GetJobStatesArgsJobsItem {
   /** a job id */
-  id: string | number;
+  id: string;
 }
 
 export interface GetJobStatesArgs {
@@ -3691,23 +3691,23 @@ export interface GetJobsInRangeKeys {
 }
 
 export interface GetJobsInRangeArgsStructuresItem {
-  /** list or zset */
-  kind: string | number;
+  /** the structure's type */
+  kind: "list" | "zset";
   /** first index of the structure's range (0-based) still to read */
-  start: string | number;
+  start: number;
   /** last index of its range (inclusive, -1 for the end) */
-  stop: string | number;
+  stop: number;
 }
 
 export interface GetJobsInRangeArgs {
   /** the queue key prefix {P} */
-  prefix: string | number;
+  prefix: string;
   /** "1" for ascending */
-  ascending: string | number;
+  ascending: "1" | "";
   /** most jobs this page reads */
-  maxIds: string | number;
+  maxIds: number;
   /** the size of the hashes (field and value bytes) after which the page stops */
-  maxBytes: string | number;
+  maxBytes: number;
   structures: readonly GetJobsInRangeArgsStructuresItem[];
 }
 
@@ -3810,9 +3810,9 @@ export interface GetMetricsKeys {
 
 export interface GetMetricsArgs {
   /** first point (0 is the newest) */
-  start: string | number;
+  start: number;
   /** last point (-1 is the oldest) */
-  stop: string | number;
+  stop: number;
 }
 
 /**
@@ -3872,7 +3872,7 @@ export interface GetRateLimitTtlKeys {
 
 export interface GetRateLimitTtlArgs {
   /** the max to compare the count with, "0" for meta.max or none */
-  maxJobs: string | number;
+  maxJobs: number;
 }
 
 /**
@@ -3966,19 +3966,19 @@ export interface HandOffJobArgs {
   /** how many ids to reserve (at least 1) */
   reserve: number;
   /** job name */
-  name: string | number;
+  name: string;
   /** job data as JSON text */
-  data: string | number;
+  data: string;
   /** job options as JSON text, BullMQ's short keys */
-  opts: string | number;
+  opts: string;
   /** creation time (ms) */
   timestamp: number;
   /** "1" to put the job at the front of wait (opts.lifo), else "" */
-  lifo: string | number;
+  lifo: "1" | "";
   /** the lock token of a handed-over job */
-  token: string | number;
+  token: string;
   /** the id the invocation registers under */
-  invocation: string | number;
+  invocation: string;
   /** most running worker invocations: at this many the job waits */
   maxWorkers: number;
   /** the lease when no worker has registered one (meta nq:leaseMs) */
@@ -4086,25 +4086,25 @@ export interface HandOffJobDeclaredArgs {
   /** which events to write: 2 all, 1 final only or 0 none (both write no add events) */
   events: number;
   /** the job's id: a custom one, or one handOffJob reserved */
-  id: string | number;
+  id: string;
   /** "1" when the id is a custom one (it may exist), else "" */
-  custom: string | number;
+  custom: "1" | "";
   /** the epoch handOffJob answered with the reserved id's block ("" with a custom id) */
-  idEpoch: string | number;
+  idEpoch: string;
   /** job name */
-  name: string | number;
+  name: string;
   /** job data as JSON text */
-  data: string | number;
+  data: string;
   /** job options as JSON text, BullMQ's short keys */
-  opts: string | number;
+  opts: string;
   /** creation time (ms) */
   timestamp: number;
   /** "1" to put the job at the front of wait (opts.lifo), else "" */
-  lifo: string | number;
+  lifo: "1" | "";
   /** the lock token of a handed-over job */
-  token: string | number;
+  token: string;
   /** the id the invocation registers under */
-  invocation: string | number;
+  invocation: string;
   /** most running worker invocations: at this many the job waits */
   maxWorkers: number;
   /** the lease when no worker has registered one (meta nq:leaseMs) */
@@ -4193,15 +4193,15 @@ export interface MoveJobsToWaitKeys {
 
 export interface MoveJobsToWaitArgs {
   /** the queue key prefix {P} */
-  prefix: string | number;
-  /** failed | completed | delayed */
-  state: string | number;
+  prefix: string;
+  /** the structure whose jobs move */
+  state: "failed" | "completed" | "delayed";
   /** most jobs this step moves */
-  count: string | number;
+  count: number;
   /** the highest score moved (finishedOn for retries), "+inf" for all */
-  maxScore: string | number;
+  maxScore: string;
   /** how long the replay guard lives (ms) */
-  guardTtl: string | number;
+  guardTtl: number;
 }
 
 /**
@@ -4301,13 +4301,13 @@ export interface MoveToWaitingChildrenKeys {
 
 export interface MoveToWaitingChildrenArgs {
   /** job id */
-  jobId: string | number;
+  jobId: string;
   /** the lock token the job was leased with */
-  token: string | number;
+  token: string;
   /** the caller's clock (ms) */
   now: number;
   /** a child key to wait for specifically, or "" */
-  child: string | number;
+  child: string;
 }
 
 /**
@@ -4388,13 +4388,13 @@ export interface ObliterateQueueKeys {
 
 export interface ObliterateQueueArgs {
   /** the queue key prefix {P} */
-  prefix: string | number;
+  prefix: string;
   /** most jobs (and schedulers) this step deletes */
-  count: string | number;
+  count: number;
   /** "1" to delete active jobs too */
-  force: string | number;
+  force: "1" | "";
   /** how long the replay guard lives (ms) */
-  guardTtl: string | number;
+  guardTtl: number;
 }
 
 /**
@@ -4526,7 +4526,7 @@ export interface PauseQueueKeys {
 
 export interface PauseQueueArgs {
   /** "1" to pause, "0" to resume, "2" to go on with a resume that answered `left` above 0 */
-  pause: string | number;
+  pause: "0" | "1" | "2";
 }
 
 /**
@@ -4637,9 +4637,9 @@ export interface PromoteJobKeys {
 
 export interface PromoteJobArgs {
   /** the job id */
-  jobId: string | number;
+  jobId: string;
   /** how long the replay guard lives (ms) */
-  guardTtl: string | number;
+  guardTtl: number;
 }
 
 /**
@@ -4717,17 +4717,17 @@ export interface PublishAddEventsKeys {
 
 export interface PublishAddEventsArgsJobsItem {
   /** 1-based index of the job's queue in KEYS */
-  queue: string | number;
+  queue: number;
   /** the job's id */
-  id: string | number;
-  /** created or duplicated */
-  outcome: string | number;
+  id: string;
+  /** whether the add created the job or found it */
+  outcome: "created" | "duplicated";
   /** job name */
-  name: string | number;
-  /** wait | lifo | prioritized | delayed | waiting-children */
-  placement: string | number;
+  name: string;
+  /** where the job goes */
+  placement: "wait" | "lifo" | "prioritized" | "delayed" | "waiting-children";
   /** when a delayed job is due (ms), else 0 */
-  due: string | number;
+  due: number;
 }
 
 export interface PublishAddEventsArgs {
@@ -4863,17 +4863,17 @@ export interface ReadDeadLettersKeys {
 
 export interface ReadDeadLettersArgs {
   /** the dead-letter queue's key prefix {P} */
-  prefix: string | number;
-  /** list or zset */
-  kind: string | number;
+  prefix: string;
+  /** the structure's type */
+  kind: "list" | "zset";
   /** dl:<source>:, what the source queue's dead letters' ids start with */
-  idPrefix: string | number;
+  idPrefix: string;
   /** entries to skip, oldest first */
-  offset: string | number;
+  offset: number;
   /** most entries to look at */
-  count: string | number;
+  count: number;
   /** stop after the entry that brings the letters' data past this many bytes */
-  maxBytes: string | number;
+  maxBytes: number;
 }
 
 /**
@@ -5054,7 +5054,7 @@ export interface RecoverStalledKeys {
 
 export interface RecoverStalledArgs {
   /** the queue key prefix {P} */
-  prefix: string | number;
+  prefix: string;
   /** the caller's clock (ms) */
   now: number;
   /** how often the check may run (ms) */
@@ -5152,28 +5152,28 @@ export interface RedriveDeadLettersKeys {
 
 export interface RedriveDeadLettersArgsLettersItem {
   /** the dead letter's id */
-  deadLetterId: string | number;
+  deadLetterId: string;
   /** the id of the failed job it was made from, in the source queue */
-  sourceJobId: string | number;
+  sourceJobId: string;
   /** the new job's name */
-  name: string | number;
+  name: string;
   /** its data JSON */
-  data: string | number;
+  data: string;
   /** its opts JSON, BullMQ's short keys */
-  opts: string | number;
+  opts: string;
   /** its priority, 0 for none */
-  priority: string | number;
-  /** wait | lifo | prioritized */
-  placement: string | number;
+  priority: number;
+  /** where the new job goes */
+  placement: "wait" | "lifo" | "prioritized";
 }
 
 export interface RedriveDeadLettersArgs {
   /** the source queue's key prefix {P} */
-  prefix: string | number;
+  prefix: string;
   /** the dead-letter queue's key prefix */
-  deadLetterPrefix: string | number;
-  /** wait, failed or completed: the structure's state name (the `removed` event's prev) */
-  state: string | number;
+  deadLetterPrefix: string;
+  /** the structure's state name (the `removed` event's prev) */
+  state: "wait" | "failed" | "completed";
   /** the caller's clock (ms), the new jobs' timestamp */
   now: number;
   /** how long the replay guard lives (ms) */
@@ -5302,11 +5302,11 @@ export interface ReleaseHandoffKeys {
 
 export interface ReleaseHandoffArgs {
   /** the job's id */
-  jobId: string | number;
+  jobId: string;
   /** the handed-over lock token */
-  token: string | number;
+  token: string;
   /** the invocation's registry id */
-  invocation: string | number;
+  invocation: string;
   /** the caller's clock (ms) */
   now: number;
   /** which events to write: 2 all (waiting prev active), 1 or 0 none */
@@ -5376,7 +5376,7 @@ export interface ReleaseLockKeys {
 
 export interface ReleaseLockArgs {
   /** the holder's token */
-  token: string | number;
+  token: string;
 }
 
 /**
@@ -5431,11 +5431,11 @@ export interface RemoveJobKeys {
 
 export interface RemoveJobArgs {
   /** the queue key prefix {P} */
-  prefix: string | number;
+  prefix: string;
   /** the job id */
-  jobId: string | number;
+  jobId: string;
   /** "1" to remove its children too (BullMQ's default) */
-  removeChildren: string | number;
+  removeChildren: "1" | "";
 }
 
 /**
@@ -5520,9 +5520,9 @@ export interface RemoveJobSchedulerKeys {
 
 export interface RemoveJobSchedulerArgs {
   /** the queue key prefix {P} */
-  prefix: string | number;
+  prefix: string;
   /** the scheduler id */
-  schedulerId: string | number;
+  schedulerId: string;
 }
 
 /**
@@ -5603,17 +5603,17 @@ export interface RetryJobKeys {
 
 export interface RetryJobArgs {
   /** the job id */
-  jobId: string | number;
-  /** failed | completed: the state the job must be in */
-  state: string | number;
+  jobId: string;
+  /** the state the job must be in */
+  state: "failed" | "completed";
   /** "1" to put it at the head of wait (RPUSH), as the job's lifo option */
-  lifo: string | number;
+  lifo: "1" | "";
   /** "1" to drop atm (BullMQ's resetAttemptsMade) */
-  resetAttemptsMade: string | number;
+  resetAttemptsMade: "1" | "";
   /** "1" to drop ats (BullMQ's resetAttemptsStarted) */
-  resetAttemptsStarted: string | number;
+  resetAttemptsStarted: "1" | "";
   /** how long the replay guard lives (ms) */
-  guardTtl: string | number;
+  guardTtl: number;
 }
 
 /**
@@ -5777,7 +5777,7 @@ export interface SetRateLimitKeys {
 
 export interface SetRateLimitArgs {
   /** how long no job may start (ms); 0 to delete the limiter */
-  ms: string | number;
+  ms: number;
 }
 
 /**
@@ -5865,41 +5865,41 @@ export interface StageJobsKeys {
 
 export interface StageJobsArgsJobsItem {
   /** 1-based index of the job's queue in KEYS (the same list in every call of one add) */
-  queue: string | number;
+  queue: number;
   /** the custom job id, or "" for the next counter value */
-  customId: string | number;
+  customId: string;
   /** "1" when customId was just generated (a flow node's UUID): no need to look it up */
-  generatedId: string | number;
+  generatedId: "1" | "";
   /** job name */
-  name: string | number;
+  name: string;
   /** job data as JSON text */
-  data: string | number;
+  data: string;
   /** job options as JSON text, BullMQ's short keys */
-  opts: string | number;
+  opts: string;
   /** creation time (ms) */
-  timestamp: string | number;
+  timestamp: number;
   /** delay (ms), 0 for none */
-  delay: string | number;
+  delay: number;
   /** priority, 0 for none */
-  priority: string | number;
-  /** wait | lifo | prioritized | delayed | waiting-children */
-  placement: string | number;
+  priority: number;
+  /** where the job goes */
+  placement: "wait" | "lifo" | "prioritized" | "delayed" | "waiting-children";
   /** full key of the parent job, or "" */
-  parentKey: string | number;
+  parentKey: string;
   /** the `parent` hash field (JSON), or "" */
-  parentField: string | number;
+  parentField: string;
   /** the parent queue's key prefix <prefix>:<queue>:, or "" */
-  parentPrefix: string | number;
+  parentPrefix: string;
   /** deduplication id, or "" */
-  dedupId: string | number;
+  dedupId: string;
   /** deduplication window (ms), 0 for none */
-  dedupTtl: string | number;
+  dedupTtl: number;
   /** "1" to reset the window on a duplicate */
-  dedupExtend: string | number;
+  dedupExtend: "1" | "";
   /** "1" to replace an owner that is still delayed */
-  dedupReplace: string | number;
+  dedupReplace: "1" | "";
   /** job scheduler id (rjk), or "" */
-  repeatJobKey: string | number;
+  repeatJobKey: string;
 }
 
 export interface StageJobsArgs {
@@ -6058,12 +6058,12 @@ export interface SweepQueuesKeys {
 
 export interface SweepQueuesArgsNamesItem {
   /** the queue's name, in the order of the queues' KEYS (its member in the attention index) */
-  name: string | number;
+  name: string;
 }
 
 export interface SweepQueuesArgs {
   /** the sweeper invocation's lock token */
-  token: string | number;
+  token: string;
   /** how long the lock lives without renewal (ms) */
   lockTtl: number;
   /** the caller's clock (ms) */
@@ -6227,7 +6227,7 @@ export interface TrackWorkerKeys {
 
 export interface TrackWorkerArgs {
   /** the invocation's id */
-  invocation: string | number;
+  invocation: string;
   /** when the registration lapses if never removed (ms), 0 to remove it now */
   expiresAt: number;
   /** the worker's batch size, recorded with a registration (0 records none) */
@@ -6236,10 +6236,10 @@ export interface TrackWorkerArgs {
   concurrency: number;
   /** the worker's lease (ms), recorded with it when above 0: handOffJob leases for as long */
   leaseMs: number;
-  /** "1" when the worker has a rate limiter (handOffJob then hands nothing over), else "0" */
-  limited: string | number;
-  /** the worker's events level (all | final | none), recorded as nq:events; "" records none */
-  events: string | number;
+  /** "1" when the worker has a rate limiter (handOffJob then hands nothing over), else "" */
+  limited: "1" | "";
+  /** the worker's events level, recorded as nq:events; "" records none */
+  events: "all" | "final" | "none" | "";
   /** the worker's events stream cap, recorded as BullMQ's opts.maxLenEvents (the sweeper trims by it); 0 records none */
   maxLenEvents: number;
 }
@@ -6312,7 +6312,7 @@ export interface TrimEventsKeys {
 
 export interface TrimEventsArgs {
   /** entries to keep, at least */
-  maxLength: string | number;
+  maxLength: number;
 }
 
 /**
@@ -6367,15 +6367,15 @@ export interface UpdateJobKeys {
 
 export interface UpdateJobArgs {
   /** job id */
-  jobId: string | number;
-  /** progress | log | data */
-  kind: string | number;
+  jobId: string;
+  /** what the call updates */
+  kind: "progress" | "log" | "data";
   /** progress JSON, the log line, or data JSON */
-  value: string | number;
+  value: string;
   /** for a log line: keep only the newest N lines, 0 keeps all */
-  keepLogs: string | number;
+  keepLogs: number;
   /** the queue's events level: 2 all (writes the progress event), 1 final or 0 none (does not) */
-  events: string | number;
+  events: number;
 }
 
 /**
@@ -6450,15 +6450,15 @@ export interface UpdateQueueMetaKeys {
 }
 
 export interface UpdateQueueMetaArgsFieldsItem {
-  /** concurrency | max | duration */
-  field: string | number;
+  /** the meta field */
+  field: "concurrency" | "max" | "duration";
   /** its value (ignored when removing) */
-  value: string | number;
+  value: number;
 }
 
 export interface UpdateQueueMetaArgs {
   /** "1" to remove the fields, "" to set them */
-  remove: string | number;
+  remove: "1" | "";
   fields: readonly UpdateQueueMetaArgsFieldsItem[];
 }
 
@@ -6535,41 +6535,41 @@ export interface UpsertJobSchedulerKeys {
 
 export interface UpsertJobSchedulerArgs {
   /** the queue key prefix {P} */
-  prefix: string | number;
+  prefix: string;
   /** the scheduler id */
-  schedulerId: string | number;
+  schedulerId: string;
   /** the scheduler id escaped for a JSON string */
-  idJson: string | number;
+  idJson: string;
   /** the caller's clock (ms) */
   now: number;
   /** a cron schedule's first run (ms), "" for an `every` schedule */
-  nextMillis: string | number;
+  nextMillis: number | "";
   /** the interval (ms), or "" */
-  every: string | number;
+  every: number | "";
   /** the `every` offset given (ms), or "" */
-  offset: string | number;
+  offset: number | "";
   /** ms, or "" */
-  startDate: string | number;
+  startDate: number | "";
   /** ms, or "" */
-  endDate: string | number;
+  endDate: number | "";
   /** IANA time zone, or "" */
-  tz: string | number;
+  tz: string;
   /** cron pattern, or "" */
-  pattern: string | number;
+  pattern: string;
   /** most iterations, or "" */
-  limit: string | number;
+  limit: number | "";
   /** the iterations' job name */
-  name: string | number;
+  name: string;
   /** the template data JSON, "" when it is {} */
-  data: string | number;
+  data: string;
   /** the template options JSON (BullMQ's short keys), "" when it is {} */
-  templateOpts: string | number;
+  templateOpts: string;
   /** the iteration's opts JSON without jobId, delay and its closing brace */
-  optsHead: string | number;
+  optsHead: string;
   /** the iterations' priority, 0 for none */
   priority: number;
   /** "1" when the iterations are lifo */
-  lifo: string | number;
+  lifo: "1" | "";
   /** the events stream's approximate cap (MAXLEN ~) */
   maxLenEvents: number;
 }
