@@ -175,7 +175,9 @@ export function parseHeader(fileName: string, source: string): ScriptHeader {
       last.doc += ` ${line.trim()}`;
       continue;
     }
-    throw new HeaderError(`${where}: expected "  <name>  <meaning>" (ARGV: "  <name>  <type>  <meaning>"), got "${line}"`);
+    throw new HeaderError(
+      `${where}: expected "  <name>  <meaning>" (ARGV: "  <name>  <type>  <meaning>"), got "${line}"`,
+    );
   }
   header.returns = header.returns.trim();
   header.events = header.events.trim();
