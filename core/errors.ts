@@ -132,6 +132,17 @@ export class LeaseLostError extends QueueError {
   override name = "LeaseLostError" as const;
 }
 
+/**
+ * A running job was cancelled from elsewhere (`queue.cancelJob`): `job.signal` fires with this error,
+ * and the job ends failed with the cancel's reason (no retry) unless its processor returns normally.
+ */
+export class JobCancelledError extends QueueError {
+  override name = "JobCancelledError" as const;
+  constructor(readonly reason: string) {
+    super(`job cancelled: ${reason}`);
+  }
+}
+
 /** A call reached a Queue, Worker, FlowProducer or QueueEvents after its `close()`. */
 export class ClosedError extends QueueError {
   override name = "ClosedError" as const;

@@ -9,6 +9,7 @@ export {
   ClosedError,
   DelayedError,
   JobBelongsToSchedulerError,
+  JobCancelledError,
   JobLockedError,
   JobNotFoundError,
   JobNotInStateError,

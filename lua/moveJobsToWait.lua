@@ -41,7 +41,7 @@ if #jobs > 0 then
     local valueField = state == "failed" and "failedReason" or "returnvalue"
     for _, id in ipairs(jobs) do
       local jobKey = prefix .. id
-      redis.call("HDEL", jobKey, "finishedOn", "processedOn", valueField)
+      redis.call("HDEL", jobKey, "finishedOn", "processedOn", valueField, "nq:cancel")
       moveChildBackToParent(jobKey, redis.call("HGET", jobKey, "parentKey"), state)
     end
   end

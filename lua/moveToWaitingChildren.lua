@@ -27,6 +27,7 @@ EVENTS
   waiting-children {jobId, prev: active}
 ]]
 -- @include checkIntegerArgs
+-- @include holdsLock
 -- `now` is the waiting-children score, written after the job left active.
 checkIntegerArgs("moveToWaitingChildren", { "now" })
 local id = ARGV[ARG.jobId]
@@ -36,7 +37,7 @@ if not lock then
   if redis.call("ZSCORE", KEYS[KEY.waitingChildren], id) then return 1 end
   return -2
 end
-if lock ~= ARGV[ARG.token] then return -6 end
+if not holdsLock(lock, ARGV[ARG.token]) then return -6 end
 local pending
 if ARGV[ARG.child] ~= "" then
   pending = redis.call("SISMEMBER", KEYS[KEY.dependencies], ARGV[ARG.child]) == 1

@@ -41,7 +41,7 @@ EVENTS
 local jobKey, jobId, state = KEYS[KEY.jobKey], ARGV[ARG.jobId], ARGV[ARG.state]
 local refused = startGuardedMove(KEYS[KEY.replayGuard], ARGV[ARG.guardTtl], "1", jobKey, KEYS[KEY.finished], jobId)
 if refused then return refused end
-local dropped = { "finishedOn", "processedOn", state == "failed" and "failedReason" or "returnvalue" }
+local dropped = { "finishedOn", "processedOn", state == "failed" and "failedReason" or "returnvalue", "nq:cancel" }
 if ARGV[ARG.resetAttemptsMade] == "1" then dropped[#dropped + 1] = "atm" end
 if ARGV[ARG.resetAttemptsStarted] == "1" then dropped[#dropped + 1] = "ats" end
 redis.call("HDEL", jobKey, unpack(dropped))

@@ -152,7 +152,7 @@ async function writeHandoff(
   blocks: IdBlocks,
 ): Promise<HandoffResult> {
   const invocation = crypto.randomUUID();
-  const token = `${invocation}:0`;
+  const token = `nq-${invocation}:0`;
   const queue = queueKeyPrefix(job.prefix, job.queueName);
   const fixedKeys = handoffKeys(job, invocation);
   const args = {

@@ -1,4 +1,6 @@
 /** One job's entry in a worker call's ack: what the Lua side reads (lua/includes/readAckEntries.lua). */
+import type { KeepJobs } from "../types.ts";
+import type { Job } from "./job.ts";
 
 export type AckOutcome = "completed" | "failed" | "delayed" | "waiting" | "returned";
 
@@ -29,4 +31,19 @@ export interface AckEntry {
   deadLetterName: string;
   deadLetterData: string;
   deadLetterOpts: string;
+}
+
+/** removeOnComplete / removeOnFail as the scripts take them: a count (-1 keep all), an age (s), a limit. */
+export function keptBy(option: KeepJobs | undefined): { count: number; age: number; limit: number } {
+  if (option === undefined || option === false) return { count: -1, age: 0, limit: 0 };
+  if (option === true) return { count: 0, age: 0, limit: 0 };
+  if (typeof option === "number") return { count: option, age: 0, limit: 0 };
+  return { count: option.count ?? -1, age: option.age ?? 0, limit: option.limit ?? 0 };
+}
+
+/** What a job's parent does when the job fails for good: BullMQ's flag (fpof, cpof, idof, rdof) or "". */
+export function parentPolicyOf(parent: Job["parent"]): string {
+  const flags = (parent ?? {}) as Record<string, unknown>;
+  for (const flag of ["fpof", "cpof", "idof", "rdof"]) if (flags[flag]) return flag;
+  return "";
 }

@@ -2,7 +2,7 @@
  * A job while a worker runs it: the processor's handle for progress, logs, data, its time-limit
  * signal, and the moves BullMQ lets a processor make (delay itself, wait for its children).
  */
-import { errorForCode, ValidationError } from "../errors.ts";
+import { errorForCode, JobCancelledError, ValidationError } from "../errors.ts";
 import { decodeJob, hashFromFlat } from "../redis/codec.ts";
 import {
   decodeMoveToWaitingChildren,
@@ -34,6 +34,7 @@ export class ActiveJob<TData = unknown, TResult = unknown> extends Job<TData, TR
     const job = new ActiveJob(context, id, decodeJob(hash));
     job.token = token;
     job.storedData = hash.data;
+    job.cancelReason = hash["nq:cancel"];
     return job;
   }
 
@@ -53,6 +54,17 @@ export class ActiveJob<TData = unknown, TResult = unknown> extends Job<TData, TR
   abortAttempt(reason: unknown): void {
     if (this.attemptController) this.attemptController.abort(reason);
     else this.attemptAbort = { reason };
+  }
+  /**
+   * @internal The reason of a cancel (queue.cancelJob) that reached this job: from its hash when it was
+   * leased (it is then failed without running), or from a lease extension (its signal fires).
+   */
+  cancelReason: string | undefined;
+
+  /** @internal A cancel reached the job: its attempt's signal fires with a JobCancelledError. */
+  cancelled(reason: string): void {
+    this.cancelReason = reason;
+    this.abortAttempt(new JobCancelledError(reason));
   }
   /** @internal */
   intent: JobIntent | undefined;

@@ -13,6 +13,7 @@ import { jobKey, jobSubKeys, queueKeys, queueQualifiedName } from "../redis/keys
 import type { QueueContext } from "../redis/queue-context.ts";
 import { runScript } from "../redis/scripts.ts";
 import type { JobState, JobsOptions } from "../types.ts";
+import { type CancelResult, cancelJob } from "./cancel.ts";
 import {
   type ChangePriorityOptions,
   changeDelay,
@@ -293,6 +294,14 @@ export class Job<TData = unknown, TResult = unknown> {
   waitUntilFinished(queueEvents: AnyQueueEvents, ttl?: number): Promise<TResult> {
     const read = () => Job.readWithState<TData, TResult>(this.context, this.id);
     return waitUntilFinished(this, read, queueEvents, ttl);
+  }
+
+  /**
+   * Cancels the job wherever it is, as `queue.cancelJob` (with the default events settings: the
+   * queue's method writes with its queue's).
+   */
+  cancel(reason?: string): Promise<CancelResult> {
+    return cancelJob(this.context, this.id, reason);
   }
 
   /**

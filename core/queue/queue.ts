@@ -12,6 +12,7 @@ import { checkWake, wakeAfterAdd } from "../adds/add-wake.ts";
 import { addHandingOver, checkHandoff, handoffFields, idBlocksFor } from "../adds/handoff.ts";
 import type { QueueOptions } from "../adds/queue-options.ts";
 import { type RedriveOptions, redrive } from "../dead-letter/redrive.ts";
+import { type CancelResult, cancelJob } from "../job/cancel.ts";
 import { Job } from "../job/job.ts";
 import { type RemoveOptions, removeJobWithChildren } from "../job/job-moves.ts";
 import { decodePauseQueue, decodeTrimEvents, pauseQueue, trimEvents } from "../redis/generated/scripts.ts";
@@ -223,15 +224,17 @@ export class Queue<TData = unknown> extends QueueGetters<TData> {
     return false;
   }
 
+  /** Cancels job `id` wherever it is: waiting, it fails now; running, it is aborted (core/job/cancel.ts). */
+  cancelJob(id: string, reason?: string): Promise<CancelResult> {
+    return cancelJob(this.context, id, reason, writeSettings(this.options, 0));
+  }
+
   /** Moves this queue's dead letters back into it as new jobs (see core/dead-letter/redrive.ts). */
   redrive(options?: RedriveOptions) {
     return redrive(this.context, writeSettings(this.options, this.context.clock()), options);
   }
 
-  /**
-   * Trims the event stream to about `maxLength` entries (BullMQ's `trimEvents`); returns how many
-   * went. Workers and adds already keep it near `streams.events.maxLen`.
-   */
+  /** Trims the events to about `maxLength` (BullMQ's `trimEvents`); returns how many went. */
   async trimEvents(maxLength: number): Promise<number> {
     new Checker(`Queue "${this.name}": trimEvents`).integer("maxLength", maxLength, 0);
     return decodeTrimEvents(await runScript(this.port, trimEvents, this.keys, { maxLength })).removed;

@@ -5,7 +5,7 @@
  * whose `stack` throws — so it can never break the worker or another job.
  */
 
-import { LeaseLostError, TimeoutError, UnrecoverableError } from "../errors.ts";
+import { JobCancelledError, LeaseLostError, TimeoutError, UnrecoverableError } from "../errors.ts";
 import type { ActiveJob } from "../job/active-job.ts";
 import { attemptSpan, endAttemptSpan, withSpan } from "../telemetry/telemetry.ts";
 import type { Settled } from "./outcome.ts";
@@ -95,6 +95,9 @@ export async function runAttempt(
   if (job.deferredFailure !== undefined) {
     return { kind: "threw", error: new UnrecoverableError(job.deferredFailure) };
   }
+  // Cancelled before it started (queue.cancelJob): failed with the reason, never run.
+  if (job.cancelReason !== undefined)
+    return { kind: "threw", error: new JobCancelledError(job.cancelReason) };
   const ownTimeout = Number(job.opts.timeout ?? options.defaultTimeoutMs ?? 0);
   const cap = options.maxTimeoutMs ?? 0;
   const timeoutMs = cap > 0 && (ownTimeout <= 0 || ownTimeout > cap) ? cap : ownTimeout;

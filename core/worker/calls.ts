@@ -17,6 +17,7 @@ import {
   decodeExtendLeases,
   decodeRecoverStalled,
   extendLeases,
+  extendLeasesOutcomes,
   recoverStalled as recoverStalledScript,
 } from "../redis/generated/scripts.ts";
 import {
@@ -183,15 +184,22 @@ export async function tracedCycle(context: QueueContext, request: CycleRequest):
   return telemetry ? tracedCall(telemetry, context.queueName, request.entries, run) : run();
 }
 
-/** Extends the given leases; returns the ids whose lease is lost. */
+/** What an extension found: the ids whose lease is lost, and the cancelled ones with their reasons. */
+export interface Extended {
+  lost: Set<string>;
+  cancelled: Map<string, string>;
+}
+
+/** Extends the given leases; answers the lost ones and those a cancel (queue.cancelJob) reached. */
 export async function extendBatch(
   context: QueueContext,
   jobs: { id: string; token: string; key: string }[],
   leaseMs: number,
-): Promise<Set<string>> {
-  if (jobs.length === 0) return new Set();
+): Promise<Extended> {
+  const extended: Extended = { lost: new Set(), cancelled: new Map() };
+  if (jobs.length === 0) return extended;
   const { port, prefix, queueName } = context;
-  const { codes } = decodeExtendLeases(
+  const { codes, reasons } = decodeExtendLeases(
     await runScript(
       port,
       extendLeases,
@@ -202,8 +210,12 @@ export async function extendBatch(
       { leaseMs, jobs: jobs.map((job) => ({ id: job.id, token: job.token })) },
     ),
   );
-  // 1 extended; anything else (0) lost.
-  return new Set(jobs.filter((_, i) => codes[i] !== 1).map((job) => job.id));
+  let cancels = 0;
+  for (const [i, job] of jobs.entries()) {
+    if (codes[i] === extendLeasesOutcomes.cancelled) extended.cancelled.set(job.id, reasons[cancels++] ?? "");
+    else if (codes[i] !== extendLeasesOutcomes.extended) extended.lost.add(job.id);
+  }
+  return extended;
 }
 
 export interface StalledCheck {

@@ -6,7 +6,16 @@
 import type { ActiveJob } from "../job/active-job.ts";
 import { takeWithinBudget } from "./ack-size.ts";
 import { ackOrder } from "./call-plan.ts";
+import type { Extended } from "./calls.ts";
 import type { Held } from "./held.ts";
+
+/** What a lease extension calls: the extension itself, then per job found lost or cancelled. */
+export interface LeaseHandlers {
+  extend(jobs: ActiveJob[]): Promise<Extended>;
+  lost(held: Held): void;
+  /** `acking`: the job's ack is in flight (its decision is sent and stays). */
+  cancelled(held: Held, reason: string, acking: boolean): void;
+}
 
 export class HeldJobs {
   readonly queued: Held[] = [];
@@ -44,26 +53,24 @@ export class HeldJobs {
 
   /**
    * Extends, in one call, every lock older than a third of the lease; a job reported lost that is
-   * still held (not acked meanwhile, which also drops its lock) goes to `onLost`.
+   * still held (not acked meanwhile, which also drops its lock) goes to `handlers.lost`, one a cancel
+   * reached (still extended) to `handlers.cancelled`.
    */
-  async extend(
-    now: number,
-    leaseMs: number,
-    extend: (jobs: ActiveJob[]) => Promise<Set<string>>,
-    onLost: (held: Held) => void,
-  ): Promise<void> {
+  async extend(now: number, leaseMs: number, handlers: LeaseHandlers): Promise<void> {
     if (this.extending) return;
     const all = [...this.queued, ...this.running, ...this.done, ...this.acking];
     const due = all.filter((held) => !held.lost && now - held.lockedAt >= leaseMs / 3);
     if (due.length === 0) return;
     this.extendCalls += 1;
     try {
-      const lost = await extend(due.map((held) => held.job));
+      const { lost, cancelled } = await handlers.extend(due.map((held) => held.job));
       for (const held of due) {
+        const reason = cancelled.get(held.job.id);
+        if (reason !== undefined) handlers.cancelled(held, reason, this.acking.has(held));
         if (!lost.has(held.job.id)) held.lockedAt = now;
         else if (this.stillHeld(held)) this.drop(held);
         else continue;
-        if (held.lost) onLost(held);
+        if (held.lost) handlers.lost(held);
       }
     } finally {
       this.extendCalls -= 1;

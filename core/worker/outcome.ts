@@ -6,7 +6,7 @@
 
 import { deadLetterFields, noDeadLetter } from "../dead-letter/dead-letter.ts";
 import { DelayedError, RateLimitError, UnrecoverableError, WaitingChildrenError } from "../errors.ts";
-import type { AckEntry, AckOutcome } from "../job/ack-entry.ts";
+import { type AckEntry, type AckOutcome, keptBy, parentPolicyOf } from "../job/ack-entry.ts";
 import type { ActiveJob } from "../job/active-job.ts";
 import { type BackoffStrategy, backoffDelay } from "../job/backoff.ts";
 import { scriptCodes } from "../redis/generated/scripts.ts";
@@ -38,19 +38,6 @@ export interface Decision {
   returnValue?: unknown;
 }
 
-function keep(option: KeepJobs | undefined): { count: number; age: number; limit: number } {
-  if (option === undefined || option === false) return { count: -1, age: 0, limit: 0 };
-  if (option === true) return { count: 0, age: 0, limit: 0 };
-  if (typeof option === "number") return { count: option, age: 0, limit: 0 };
-  return { count: option.count ?? -1, age: option.age ?? 0, limit: option.limit ?? 0 };
-}
-
-function policyOf(parent: ActiveJob["parent"]): string {
-  const flags = (parent ?? {}) as Record<string, unknown>;
-  for (const flag of ["fpof", "cpof", "idof", "rdof"]) if (flags[flag]) return flag;
-  return "";
-}
-
 function stacktraceWith(job: ActiveJob, error: Error): string {
   const limit = Number(job.opts.stackTraceLimit ?? -1);
   // BullMQ: a limit of 0 keeps no trace at all; no limit keeps every attempt's.
@@ -60,7 +47,7 @@ function stacktraceWith(job: ActiveJob, error: Error): string {
 }
 
 function baseEntry(job: ActiveJob, outcome: AckOutcome, keepJobs: KeepJobs | undefined): AckEntry {
-  const kept = keep(keepJobs);
+  const kept = keptBy(keepJobs);
   return {
     id: job.id,
     token: job.token,
@@ -77,7 +64,7 @@ function baseEntry(job: ActiveJob, outcome: AckOutcome, keepJobs: KeepJobs | und
     attempts: Number(job.opts.attempts ?? 0),
     parentKey: job.parentKey ?? "",
     parentPrefix: job.parent ? `${job.parent.queueKey}:` : "",
-    parentPolicy: policyOf(job.parent),
+    parentPolicy: parentPolicyOf(job.parent),
     dedupId: job.deduplicationId ?? "",
     deferred: job.deferredFailure !== undefined ? "1" : "",
     ...noDeadLetter,
@@ -105,6 +92,23 @@ export function refusedCompletion(job: ActiveJob, code: number, settings: Outcom
   // The failed child left `defa` on this running parent; BullMQ's final failure clears it.
   if (code === scriptCodes.childFailed && decision.entry) decision.entry.deferred = "1";
   return decision;
+}
+
+/**
+ * A cancelled job's failure, whatever its processor threw after the abort: the cancel's reason as the
+ * failedReason, final (no retry, no retries-exhausted event) and no dead letter — a cancel is not a
+ * failure to keep for a redrive.
+ */
+function cancelledFailure(job: ActiveJob, error: Error, removeOnFail: KeepJobs | undefined): Decision {
+  const attemptsMade = job.attemptsMade + 1;
+  const entry = {
+    ...baseEntry(job, "failed", removeOnFail),
+    value: job.cancelReason as string,
+    stacktrace: stacktraceWith(job, error),
+    attemptsMade,
+    attempts: attemptsMade + 1,
+  };
+  return { entry, result: "failed", error };
 }
 
 /** Turns an attempt's end into the ack entry and what to report. */
@@ -139,6 +143,7 @@ export function decide(job: ActiveJob, settled: Settled, settings: OutcomeSettin
   }
   const error = settled.error;
   if (error instanceof WaitingChildrenError) return { entry: undefined, result: "waiting-children" };
+  if (job.cancelReason !== undefined) return cancelledFailure(job, error, removeOnFail);
   if (error instanceof DelayedError)
     return { entry: baseEntry(job, "returned", undefined), result: "handed-back" };
   if (error instanceof RateLimitError)

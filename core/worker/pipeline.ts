@@ -20,11 +20,10 @@ import {
   ackAnswered,
   decideHeld,
   emptySummary,
-  extendLeased,
   heldFromHandoff,
+  leaseHandlers,
   type PipelineSettings,
   prepareLeased,
-  reportLost,
   reportOutcome,
   type WorkerSetup,
 } from "./worker-setup.ts";
@@ -303,12 +302,7 @@ export class Pipeline {
   /** Extends every held lock older than a third of the lease, in one call; stops jobs whose lease is lost. */
   private async extend(): Promise<void> {
     try {
-      await this.jobs.extend(
-        this.now(),
-        this.settings.leaseMs,
-        (jobs) => extendLeased(this.setup, jobs),
-        (held) => reportLost(this.setup, held, "lease lost", this.summary),
-      );
+      await this.jobs.extend(this.now(), this.settings.leaseMs, leaseHandlers(this.setup, this.summary));
     } catch (error) {
       this.gate.extendFailed(this.now());
       this.setup.emit("error", error as Error);

@@ -15,6 +15,7 @@ import { fitHeld } from "./ack-size.ts";
 import type { AttemptOptions } from "./attempt.ts";
 import { ackDone, extendBatch } from "./calls.ts";
 import type { Held } from "./held.ts";
+import type { LeaseHandlers } from "./held-jobs.ts";
 import {
   type Decision,
   decide,
@@ -160,9 +161,23 @@ export async function prepareLeased(setup: WorkerSetup, jobs: ActiveJob[]): Prom
   return await withNextIterations(setup.context, jobs, settings.maxLenEvents, (e) => emit("error", e));
 }
 
-/** Extends the jobs' leases; resolves to the ids whose lease is lost. */
-export function extendLeased(setup: WorkerSetup, jobs: ActiveJob[]): Promise<Set<string>> {
-  return extendBatch(setup.context, jobs, setup.settings.leaseMs);
+/** A drain's lease extension, and what it does with the jobs found lost and cancelled. */
+export function leaseHandlers(setup: WorkerSetup, summary: DrainSummary): LeaseHandlers {
+  return {
+    extend: (jobs) => extendBatch(setup.context, jobs, setup.settings.leaseMs),
+    lost: (held) => reportLost(setup, held, "lease lost", summary),
+    cancelled: (held, reason, acking) => cancelHeld(setup, held, reason, acking),
+  };
+}
+
+/**
+ * A cancel reached a held job (queue.cancelJob, read by a lease extension): its signal fires, and an
+ * attempt that already ended failing (not yet acked) is decided again, its failure now final.
+ */
+export function cancelHeld(setup: WorkerSetup, held: Held, reason: string, acking: boolean): void {
+  if (held.job.cancelReason !== undefined) return;
+  held.job.cancelled(reason);
+  if (!acking && held.settled?.kind === "threw") decideHeld(setup, held, held.settled);
 }
 
 /**

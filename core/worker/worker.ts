@@ -254,7 +254,8 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
         maxTimeoutMs: this.options.maxJobTimeoutMs,
       },
       emit: (event, ...args) => this.emit(event, ...args),
-      nextToken: () => `${this.id}:${++this.sequence}`,
+      // "nq-" tells cancelJob that a nimbusq worker holds the lock (it may mark it; a BullMQ one it leaves).
+      nextToken: () => `nq-${this.id}:${++this.sequence}`,
       carried: [],
     };
   }

@@ -12,6 +12,7 @@
 -- @include requeueJob
 -- @include refusedCompletions
 -- @include removeFromActive
+-- @include holdsLock
 local function ackEntries(q, jobs, now)
   local codes, deviations = {}, {}
   if #jobs == 0 then return codes, "", {} end
@@ -22,7 +23,7 @@ local function ackEntries(q, jobs, now)
   local held = {}
   for i, job in ipairs(jobs) do
     local code = 1
-    if not locks[i] then code = -2 elseif locks[i] ~= job.token then code = -6 end
+    if not locks[i] then code = -2 elseif not holdsLock(locks[i], job.token) then code = -6 end
     if code == 1 and refused[i] then code = refused[i] end
     codes[i] = code
     if code == 1 then held[#held + 1] = job.id end

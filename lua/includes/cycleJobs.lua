@@ -13,6 +13,7 @@
 -- @include pruneFinished
 -- @include encodeIds
 -- @include decodeIds
+-- @include holdsLock
 local function cycleJobs(open)
   checkIntegerArgs("worker call", { "now", "leaseMs", "count", "peek", "guardTtl", "maxLenEvents", "events" })
   if tonumber(ARGV[ARG.count]) > 4000 or tonumber(ARGV[ARG.peek]) > 4000 then
@@ -56,7 +57,7 @@ local function cycleJobs(open)
     end
     local locks = #lockKeys > 0 and redis.call("MGET", unpack(lockKeys)) or {}
     for i, id in ipairs(savedIds) do
-      if locks[i] == q.token then
+      if holdsLock(locks[i], q.token) then
         leased[#leased + 1] = id
         hashes[#hashes + 1] = id
         hashes[#hashes + 1] = redis.call("HGETALL", q.prefix .. id)

@@ -2,7 +2,8 @@
 -- immediate removal (keep count 0), the completed / failed / retries-exhausted events, the
 -- deduplication window, the parent, and a failed job's dead letter (with `q.attention`, the parent's and
 -- the dead letter's queues are noted in the sweeper's attention index). `q.level` (events: 2 all, 1 final
--- only, 0 none; nil is 2) says which events are written.
+-- only, 0 none; nil is 2) says which events are written; `job.prev` the state the event names as prev
+-- (nil: active).
 -- @include addDeadLetter
 -- @include removeJobKeys
 -- @include cleanDeduplicationKey
@@ -39,7 +40,7 @@ local function finishJob(q, job, now)
   local level = q.level or 2
   if level >= 1 then
     redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", target, "jobId", id, valueField, job.value,
-      "prev", "active")
+      "prev", job.prev or "active")
   end
   if level >= 1 and failed and tonumber(job.attemptsMade) >= tonumber(job.attempts) then
     redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "retries-exhausted", "jobId", id,

@@ -38,7 +38,7 @@ describe("decide (BullMQ's retry rules)", () => {
     expect(decide(job({ attempts: 3 }, { attemptsMade: 1 }), failing, { now }).result).toBe("retried");
     const last = decide(job({ attempts: 3 }, { attemptsMade: 2 }), failing, { now });
     expect(last.result).toBe("failed");
-    expect(last.entry).toMatchObject({ outcome: "failed", attemptsMade: "3", value: "boom", attempts: 3 });
+    expect(last.entry).toMatchObject({ outcome: "failed", attemptsMade: 3, value: "boom", attempts: 3 });
     for (const attempts of [undefined, 0, 1]) {
       expect(decide(job({ attempts }), failing, { now }).result).toBe("failed");
     }
@@ -47,9 +47,9 @@ describe("decide (BullMQ's retry rules)", () => {
   it("retries with backoff to delayed at now + wait, without backoff to wait", () => {
     const failing = { kind: "threw" as const, error: new Error("boom") };
     const delayed = decide(job({ attempts: 2, backoff: { type: "fixed", delay: 500 } }), failing, { now });
-    expect(delayed.entry).toMatchObject({ outcome: "delayed", due: now + 500, attemptsMade: "1" });
+    expect(delayed.entry).toMatchObject({ outcome: "delayed", due: now + 500, attemptsMade: 1 });
     const immediate = decide(job({ attempts: 2 }), failing, { now });
-    expect(immediate.entry).toMatchObject({ outcome: "waiting", attemptsMade: "1" });
+    expect(immediate.entry).toMatchObject({ outcome: "waiting", attemptsMade: 1 });
   });
 
   it("fails at once on UnrecoverableError, a deferred failure, or a strategy saying -1", () => {

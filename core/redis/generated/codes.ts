@@ -90,6 +90,26 @@ export const addJobsCodes = {
 
 export type AddJobsCode = (typeof addJobsCodes)[keyof typeof addJobsCodes];
 
+/** cancelJob's positive outcomes (OUTCOMES in lua/cancelJob.lua). */
+export const cancelJobOutcomes = {
+  /** the job ended failed with the reason now */
+  cancelled: 1,
+  /** a nimbusq worker runs it: its next lease extension aborts it */
+  signalled: 2,
+  /** a worker nimbusq cannot reach runs it: recorded for a later nimbusq lease */
+  recorded: 3,
+  /** the job had finished already (state: completed or failed); nothing changed */
+  finished: 4,
+} as const;
+
+/** cancelJob's return codes (CODES in lua/cancelJob.lua). */
+export const cancelJobCodes = {
+  /** no such job */
+  jobNotFound: -1,
+} as const;
+
+export type CancelJobCode = (typeof cancelJobCodes)[keyof typeof cancelJobCodes];
+
 /** changeDelay's return codes (CODES in lua/changeDelay.lua). */
 export const changeDelayCodes = {
   /** no such job */
@@ -119,6 +139,16 @@ export const commitStagedJobsCodes = {
 } as const;
 
 export type CommitStagedJobsCode = (typeof commitStagedJobsCodes)[keyof typeof commitStagedJobsCodes];
+
+/** extendLeases's positive outcomes (OUTCOMES in lua/extendLeases.lua). */
+export const extendLeasesOutcomes = {
+  /** the lock is gone or another token's */
+  lost: 0,
+  /** extended */
+  extended: 1,
+  /** extended, and cancelled: the worker aborts the job's signal */
+  cancelled: 2,
+} as const;
 
 /** getRateLimitTtl's return codes (CODES in lua/getRateLimitTtl.lua). */
 export const getRateLimitTtlCodes = {
@@ -256,7 +286,7 @@ export type UpsertJobSchedulerCode = (typeof upsertJobSchedulerCodes)[keyof type
 export const scriptCodes = {
   /** answered by abortStagedJobs */
   committed: -1,
-  /** answered by changeDelay, changePriority, promoteJob, retryJob, updateJob */
+  /** answered by cancelJob, changeDelay, changePriority, promoteJob, retryJob, updateJob */
   jobNotFound: -1,
   /** answered by getRateLimitTtl */
   noExpiry: -1,

@@ -10,7 +10,7 @@ export * from "./codes.ts";
 const include_ackEntries_0 = `-- include ackEntries
 `;
 
-const include_ackEntries_4 = `local function ackEntries(q, jobs, now)
+const include_ackEntries_5 = `local function ackEntries(q, jobs, now)
   local codes, deviations = {}, {}
   if #jobs == 0 then return codes, "", {} end
   local lockKeys = {}
@@ -20,7 +20,7 @@ const include_ackEntries_4 = `local function ackEntries(q, jobs, now)
   local held = {}
   for i, job in ipairs(jobs) do
     local code = 1
-    if not locks[i] then code = -2 elseif locks[i] ~= job.token then code = -6 end
+    if not locks[i] then code = -2 elseif not holdsLock(locks[i], job.token) then code = -6 end
     if code == 1 and refused[i] then code = refused[i] end
     codes[i] = code
     if code == 1 then held[#held + 1] = job.id end
@@ -263,7 +263,7 @@ end
 const include_cycleJobs_0 = `-- include cycleJobs
 `;
 
-const include_cycleJobs_10 = `local function cycleJobs(open)
+const include_cycleJobs_11 = `local function cycleJobs(open)
   checkIntegerArgs("worker call", { "now", "leaseMs", "count", "peek", "guardTtl", "maxLenEvents", "events" })
   if tonumber(ARGV[ARG.count]) > 4000 or tonumber(ARGV[ARG.peek]) > 4000 then
     error("worker call: count and peek must be at most 4000")
@@ -304,7 +304,7 @@ const include_cycleJobs_10 = `local function cycleJobs(open)
     end
     local locks = #lockKeys > 0 and redis.call("MGET", unpack(lockKeys)) or {}
     for i, id in ipairs(savedIds) do
-      if locks[i] == q.token then
+      if holdsLock(locks[i], q.token) then
         leased[#leased + 1] = id
         hashes[#hashes + 1] = id
         hashes[#hashes + 1] = redis.call("HGETALL", q.prefix .. id)
@@ -544,7 +544,7 @@ const include_finishJob_5 = `local function finishJob(q, job, now)
   local level = q.level or 2
   if level >= 1 then
     redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", target, "jobId", id, valueField, job.value,
-      "prev", "active")
+      "prev", job.prev or "active")
   end
   if level >= 1 and failed and tonumber(job.attemptsMade) >= tonumber(job.attempts) then
     redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "retries-exhausted", "jobId", id,
@@ -705,6 +705,16 @@ local function hashTagOf(keyPrefix)
   local close = string.find(keyPrefix, "}", open + 1, true)
   if not close or close == open + 1 then return nil end
   return string.sub(keyPrefix, open + 1, close - 1)
+end
+`;
+
+const include_holdsLock_0 = `-- include holdsLock
+local function cancelReason(lock, token)
+  if type(lock) ~= "string" or string.sub(lock, 1, #token + 8) ~= token .. "|cancel|" then return nil end
+  return string.sub(lock, #token + 9)
+end
+local function holdsLock(lock, token)
+  return lock == token or cancelReason(lock, token) ~= nil
 end
 `;
 
@@ -1112,17 +1122,19 @@ end
 `;
 
 const include_refusedCompletions_0 = `-- include refusedCompletions
-local function refusedCompletions(prefix, jobs, locks)
+`;
+
+const include_refusedCompletions_1 = `local function refusedCompletions(prefix, jobs, locks)
   local refused, keys = {}, {}
   for i, job in ipairs(jobs) do
-    if job.outcome == "completed" and locks[i] == job.token then
+    if job.outcome == "completed" and holdsLock(locks[i], job.token) then
       keys[#keys + 1] = prefix .. job.id .. ":dependencies"
       keys[#keys + 1] = prefix .. job.id .. ":unsuccessful"
     end
   end
   if #keys == 0 or redis.call("EXISTS", unpack(keys)) == 0 then return refused end
   for i, job in ipairs(jobs) do
-    if job.outcome == "completed" and locks[i] == job.token then
+    if job.outcome == "completed" and holdsLock(locks[i], job.token) then
       if redis.call("EXISTS", prefix .. job.id .. ":dependencies") == 1 then
         refused[i] = -4
       elseif redis.call("EXISTS", prefix .. job.id .. ":unsuccessful") == 1 then
@@ -1788,7 +1800,7 @@ export interface AckAndLeaseArgs {
  */
 export const ackAndLease: ScriptDef<AckAndLeaseKeys, AckAndLeaseArgs> = {
   name: "ackAndLease",
-  sha1: "735fc556ffc2540f5d663d8e3b7e6d3b7f15b6c6",
+  sha1: "ba786f50d7f006b6425d6f84d17c66928e7fc5ec",
   keyLocking: true,
   keys: { fixed: ["meta","wait","active","prioritized","priorityCounter","delayed","completed","failed","stalled","limiter","marker","events","replayGuard","finishCounts","attention","workers"], group: { name: "declared", fields: ["key"] } },
   argv: { fixed: ["prefix","leaseToken","now","leaseMs","count","peek","candidates","limiterMax","limiterDuration","workerName","guardTtl","maxLenEvents","events","prunes","unregister"], group: { name: "jobs", fields: ["id","token","outcome","value","attemptsMade","extra"] } },
@@ -1832,8 +1844,10 @@ local function groupArg(i, offset) return ARGV[16 + (i - 1) * 6 + offset] end
     include_nextDelayedScore_0,
     include_requeueJob_1,
     include_refusedCompletions_0,
+    include_holdsLock_0,
+    include_refusedCompletions_1,
     include_removeFromActive_0,
-    include_ackEntries_4,
+    include_ackEntries_5,
     include_leaseReadyJobs_0,
     include_takeCandidates_0,
     include_takeReadyJobs_0,
@@ -1843,7 +1857,7 @@ local function groupArg(i, offset) return ARGV[16 + (i - 1) * 6 + offset] end
     include_pruneFinished_0,
     include_pruneFinished_1,
     include_encodeIds_0,
-    include_cycleJobs_10,
+    include_cycleJobs_11,
     `return cycleJobs(false)
 `,
   ].join(""),
@@ -1977,7 +1991,7 @@ export interface AckPromoteAndLeaseArgs {
  */
 export const ackPromoteAndLease: ScriptDef<AckPromoteAndLeaseKeys, AckPromoteAndLeaseArgs> = {
   name: "ackPromoteAndLease",
-  sha1: "6c09d785b6e2f300877851bd5b6b03b50f3e50aa",
+  sha1: "4af9a987db699028cfd2c023f42452a1bae1201b",
   keyLocking: false,
   keys: { fixed: ["meta","wait","active","prioritized","priorityCounter","delayed","completed","failed","stalled","limiter","marker","events","replayGuard","finishCounts","attention","workers"] },
   argv: { fixed: ["prefix","leaseToken","now","leaseMs","count","peek","candidates","limiterMax","limiterDuration","workerName","guardTtl","maxLenEvents","events","prunes","unregister"], group: { name: "jobs", fields: ["id","token","outcome","value","attemptsMade","extra"] } },
@@ -2017,8 +2031,10 @@ local function groupArg(i, offset) return ARGV[16 + (i - 1) * 6 + offset] end
     include_nextDelayedScore_0,
     include_requeueJob_1,
     include_refusedCompletions_0,
+    include_holdsLock_0,
+    include_refusedCompletions_1,
     include_removeFromActive_0,
-    include_ackEntries_4,
+    include_ackEntries_5,
     include_leaseReadyJobs_0,
     include_takeCandidates_0,
     include_takeReadyJobs_0,
@@ -2028,7 +2044,7 @@ local function groupArg(i, offset) return ARGV[16 + (i - 1) * 6 + offset] end
     include_pruneFinished_0,
     include_pruneFinished_1,
     include_encodeIds_0,
-    include_cycleJobs_10,
+    include_cycleJobs_11,
     `return cycleJobs(true)
 `,
   ].join(""),
@@ -2482,6 +2498,165 @@ const advanceEventCursorsReply: ReplySpec = { script: "advanceEventCursors", cod
  */
 export function decodeAdvanceEventCursors(reply: unknown): AdvanceEventCursorsReply {
   return decodeReply(advanceEventCursorsReply, reply) as AdvanceEventCursorsReply;
+}
+
+export interface CancelJobKeys {
+  /** the job's hash, {P}<id> */
+  job: string;
+  /** its lock, {P}<id>:lock */
+  lock: string;
+  /** {P}failed */
+  failed: string;
+  /** {P}completed */
+  completed: string;
+  /** {P}events */
+  events: string;
+  /** nimbusq's replay guard for this call */
+  replayGuard: string;
+  /** <prefix>:nq:due, the sweeper's attention index */
+  attention: string;
+}
+
+export interface CancelJobArgs {
+  /** the queue key prefix {P} */
+  prefix: string;
+  /** the job id */
+  jobId: string;
+  /** the cancel's reason: the failedReason, or the lock's mark */
+  reason: string;
+  /** the caller's clock (ms): finishedOn */
+  now: number;
+  /** how long the replay guard lives (ms) */
+  guardTtl: number;
+  /** the events stream's approximate cap (MAXLEN ~) */
+  maxLenEvents: number;
+  /** which events to write: 2 all, 1 final only, 0 none (failed is a final event) */
+  events: number;
+  /** removeOnFail's count: -1 keep every failed job, 0 remove this one at once */
+  keepCount: number;
+  /** removeOnFail's age (s), 0 for none */
+  keepAge: number;
+  /** removeOnFail's limit per call, 0 for the default */
+  keepLimit: number;
+  /** what the parent does when this job fails (AckEntry.parentPolicy) */
+  parentPolicy: string;
+}
+
+/**
+ * Cancels a job from anywhere (queue.cancelJob). A job that waits (wait, paused, prioritized, delayed, waiting-children) or whose lease lapsed ends failed at once with the reason: a final failure (no retry, no retries-exhausted event, no dead letter) with its removeOnFail, parent and deduplication handled as a worker's final failure. A running job whose lock a nimbusq worker holds (its token starts with "nq-") gets the lock marked `<token>|cancel|<reason>`, TTL kept: the holder's next lease extension reads the mark, aborts the job's signal and fails the job with the reason. A lock another kind of worker holds (BullMQ's) is left alone. Either way the job's `nq:cancel` field records the reason, so a nimbusq worker that leases the job later (after a crash, a retry or a stall) fails it at once without running it; retries clear the field. Runs under the global lock: failing a waiting job touches the keys of its state, its parent and its deduplication id, found in its hash.
+ *
+ * Reply: see decodeCancelJob.
+ *
+ * Events: a job failed now: failed {jobId, failedReason, prev: its state}
+ */
+export const cancelJob: ScriptDef<CancelJobKeys, CancelJobArgs> = {
+  name: "cancelJob",
+  sha1: "d9235904c1ad343067983526084c028cef0c2237",
+  keyLocking: false,
+  keys: { fixed: ["job","lock","failed","completed","events","replayGuard","attention"] },
+  argv: { fixed: ["prefix","jobId","reason","now","guardTtl","maxLenEvents","events","keepCount","keepAge","keepLimit","parentPolicy"] },
+  source: /* @__PURE__ */ [
+    `-- nimbusq:cancelJob (generated from lua/cancelJob.lua; do not edit)
+local KEY = { job = 1, lock = 2, failed = 3, completed = 4, events = 5, replayGuard = 6, attention = 7 }
+local ARG = { prefix = 1, jobId = 2, reason = 3, now = 4, guardTtl = 5, maxLenEvents = 6, events = 7, keepCount = 8, keepAge = 9, keepLimit = 10, parentPolicy = 11 }
+`,
+    include_checkIntegerArgs_0,
+    include_removeFromAnyState_0,
+    include_removeFromList_0,
+    include_removeFromAnyState_1,
+    include_finishJob_0,
+    include_addDeadLetter_0,
+    include_removeJobKeys_0,
+    include_cleanDeduplicationKey_0,
+    include_settleParent_0,
+    include_releaseParent_0,
+    include_pushReadyJob_0,
+    include_isQueuePausedOrMaxed_0,
+    include_pushReadyJob_1,
+    include_setDelayedMarker_0,
+    include_releaseParent_2,
+    include_moveParentToWaitNow_0,
+    include_moveParentToWaitNow_1,
+    include_settleParent_2,
+    include_noteAttention_0,
+    include_finishJob_5,
+    include_pruneFinished_0,
+    include_pruneFinished_1,
+    include_parentPrefixOf_0,
+    `checkIntegerArgs("cancelJob", { "now", "guardTtl", "maxLenEvents", "events", "keepCount", "keepAge", "keepLimit" })
+local id, prefix, reason, now = ARGV[ARG.jobId], ARGV[ARG.prefix], ARGV[ARG.reason], tonumber(ARGV[ARG.now])
+if redis.call("SET", KEYS[KEY.replayGuard], "", "NX", "PX", ARGV[ARG.guardTtl]) == false then
+  local saved = redis.call("GET", KEYS[KEY.replayGuard]) or ""
+  local outcome, state = string.match(saved, "^(%d+)|(.*)$")
+  if outcome then return { tonumber(outcome), state } end
+  return { -1 }
+end
+local function answer(outcome, state)
+  redis.call("SET", KEYS[KEY.replayGuard], outcome .. "|" .. state, "XX", "KEEPTTL")
+  return { outcome, state }
+end
+local job = redis.call("HMGET", KEYS[KEY.job], "timestamp", "finishedOn", "atm", "stacktrace", "parentKey",
+  "parent", "deid")
+if not job[1] then
+  redis.call("SET", KEYS[KEY.replayGuard], "", "XX", "KEEPTTL")
+  return { -1 }
+end
+if job[2] then
+  return answer(4, redis.call("ZSCORE", KEYS[KEY.failed], id) and "failed" or "completed")
+end
+local lock = redis.call("GET", KEYS[KEY.lock])
+if lock then
+  redis.call("HSET", KEYS[KEY.job], "nq:cancel", reason)
+  if string.sub(lock, 1, 3) ~= "nq-" then return answer(3, "active") end
+  local token = string.match(lock, "^(.-)|cancel|") or lock
+  redis.call("SET", KEYS[KEY.lock], token .. "|cancel|" .. reason, "KEEPTTL")
+  return answer(2, "active")
+end
+local state = removeFromAnyState(prefix, id, job[1])
+if state == "completed" or state == "failed" or state == "unknown" then
+  if state ~= "unknown" then redis.call("ZADD", KEYS[KEY[state]], now, id) end
+  return answer(4, state)
+end
+local atm = tonumber(job[3] or "0") or 0
+local q = { prefix = prefix, events = KEYS[KEY.events], maxLen = ARGV[ARG.maxLenEvents],
+  level = tonumber(ARGV[ARG.events]), finished = { completed = {}, failed = {} }, prunes = {},
+  attention = KEYS[KEY.attention] }
+finishJob(q, { id = id, outcome = "failed", value = reason, stacktrace = job[4] or "[]", attemptsMade = atm,
+  attempts = atm + 1, deferred = "", dedupId = job[7] or "", parentKey = job[5] or "",
+  parentPrefix = parentPrefixOf(job[6]) or "", parentPolicy = ARGV[ARG.parentPolicy], keepCount = ARGV[ARG.keepCount],
+  keepAge = ARGV[ARG.keepAge], keepLimit = ARGV[ARG.keepLimit], deadLetter = "", prev = state }, now)
+if #q.finished.failed > 0 then redis.call("ZADD", KEYS[KEY.failed], unpack(q.finished.failed)) end
+for _, prune in pairs(q.prunes) do pruneFinished(prefix, KEYS[KEY.failed], prune[2], prune[3], prune[4], now) end
+noteAttention(KEYS[KEY.attention], prefix, now)
+return answer(1, state)
+`,
+  ].join(""),
+};
+
+export type CancelJobReply =
+  | {
+    form: "done";
+    /** what the cancel did (OUTCOMES) */
+    outcome: number;
+    /** the job's state before it: wait, paused, prioritized, delayed, waiting-children, active, completed or failed */
+    state: string;
+  }
+  | {
+    form: "refused";
+    code: codes.CancelJobCode;
+  };
+
+const cancelJobReply: ReplySpec = { script: "cancelJob", codes: [-1], forms: [{"name":"done","fields":[{"name":"outcome","type":"int"},{"name":"state","type":"string"}]},{"name":"refused","fields":[{"name":"code","type":"code"}]}] };
+
+/**
+ * Checks cancelJob's reply against the REPLY of lua/cancelJob.lua and names its parts;
+ * UnexpectedReplyError (naming what did not fit, never the values) when it fits no form.
+ */
+export function decodeCancelJob<F extends CancelJobReply["form"] = CancelJobReply["form"]>(
+  reply: unknown,
+  forms?: readonly F[],
+): Extract<CancelJobReply, { form: F }> {
+  return decodeReply(cancelJobReply, reply, forms) as Extract<CancelJobReply, { form: F }>;
 }
 
 export interface ChangeDelayKeys {
@@ -3233,7 +3408,7 @@ export interface ExtendLeasesArgs {
 }
 
 /**
- * Extends the locks of every job a worker holds (running, waiting for a slot, or finished and not yet acked), in one call under Upstash's key-based locking: every lock is declared. A job whose lock is gone or owned by another token is reported lost (the worker then never writes its result).
+ * Extends the locks of every job a worker holds (running, waiting for a slot, or finished and not yet acked), in one call under Upstash's key-based locking: every lock is declared. A job whose lock is gone or owned by another token is reported lost (the worker then never writes its result). A lock cancelJob marked for the job's token (`<token>|cancel|<reason>`) is extended with its mark and reported cancelled with the reason, read from the lock this call reads anyway: a cancel costs the jobs that are not cancelled nothing.
  *
  * Reply: see decodeExtendLeases.
  *
@@ -3241,7 +3416,7 @@ export interface ExtendLeasesArgs {
  */
 export const extendLeases: ScriptDef<ExtendLeasesKeys, ExtendLeasesArgs> = {
   name: "extendLeases",
-  sha1: "bb0755aaa7a9c0d97f1aa141db868ae302d8ace7",
+  sha1: "f868a2df55f22b8f26ac9741a18188ae8d547fa8",
   keyLocking: true,
   keys: { fixed: ["stalled"], group: { name: "locks", fields: ["lock"] } },
   argv: { fixed: ["leaseMs"], group: { name: "jobs", fields: ["id","token"] } },
@@ -3257,35 +3432,41 @@ local ARG_GROUP = { first = 2, size = 2, id = 0, token = 1 }
 local ARG_GROUP_COUNT = (#ARGV - 1) / 2
 local function groupArg(i, offset) return ARGV[2 + (i - 1) * 2 + offset] end
 `,
+    include_holdsLock_0,
     `local leaseMs = ARGV[ARG.leaseMs]
-if ARG_GROUP_COUNT == 0 then return {} end
+if ARG_GROUP_COUNT == 0 then return { {} } end
 local lockKeys = {}
 for i = 1, ARG_GROUP_COUNT do lockKeys[i] = groupKey(i, KEY_GROUP.lock) end
 local locks = redis.call("MGET", unpack(lockKeys))
 local codes, kept = {}, {}
+local out = { codes }
 for i = 1, ARG_GROUP_COUNT do
   local token = groupArg(i, ARG_GROUP.token)
-  if locks[i] == token then
-    redis.call("SET", lockKeys[i], token, "PX", leaseMs)
+  if holdsLock(locks[i], token) then
+    redis.call("SET", lockKeys[i], locks[i], "PX", leaseMs)
     kept[#kept + 1] = groupArg(i, ARG_GROUP.id)
-    codes[i] = 1
+    local reason = cancelReason(locks[i], token)
+    codes[i] = reason and 2 or 1
+    if reason then out[#out + 1] = reason end
   else
     codes[i] = 0
   end
 end
 if #kept > 0 then redis.call("SREM", KEYS[KEY.stalled], unpack(kept)) end
-return codes
+return out
 `,
   ].join(""),
 };
 
 export type ExtendLeasesReply =
   | {
-    /** per job: 1 extended, 0 lost */
+    /** per job: 1 extended, 0 lost, 2 extended and cancelled */
     codes: Array<number>;
+    /** the cancel's reason of each job coded 2, in order */
+    reasons: Array<string>;
   };
 
-const extendLeasesReply: ReplySpec = { script: "extendLeases", codes: [], forms: [{"fields":[{"name":"codes","type":{"each":"int"}}]}] };
+const extendLeasesReply: ReplySpec = { script: "extendLeases", codes: [], forms: [{"fields":[{"name":"codes","type":{"list":{"each":"int"}}},{"name":"reasons","type":{"each":"string"}}]}] };
 
 /**
  * Checks extendLeases's reply against the REPLY of lua/extendLeases.lua and names its parts;
@@ -4213,7 +4394,7 @@ export interface MoveJobsToWaitArgs {
  */
 export const moveJobsToWait: ScriptDef<MoveJobsToWaitKeys, MoveJobsToWaitArgs> = {
   name: "moveJobsToWait",
-  sha1: "e020e5bf0f06c07b53e3b347d554f5363926b54c",
+  sha1: "9f36e12ed00c4c903a42af1adb45bd590c145c84",
   keyLocking: false,
   keys: { fixed: ["source","wait","meta","active","marker","events","replayGuard","attention"] },
   argv: { fixed: ["prefix","state","count","maxScore","guardTtl"] },
@@ -4241,7 +4422,7 @@ if #jobs > 0 then
     local valueField = state == "failed" and "failedReason" or "returnvalue"
     for _, id in ipairs(jobs) do
       local jobKey = prefix .. id
-      redis.call("HDEL", jobKey, "finishedOn", "processedOn", valueField)
+      redis.call("HDEL", jobKey, "finishedOn", "processedOn", valueField, "nq:cancel")
       moveChildBackToParent(jobKey, redis.call("HGET", jobKey, "parentKey"), state)
     end
   end
@@ -4319,7 +4500,7 @@ export interface MoveToWaitingChildrenArgs {
  */
 export const moveToWaitingChildren: ScriptDef<MoveToWaitingChildrenKeys, MoveToWaitingChildrenArgs> = {
   name: "moveToWaitingChildren",
-  sha1: "7613eb5d1cd8a4f16fc3de956bc85e260cebbfa2",
+  sha1: "8764aa94d03139bb9723f043e32c1d906b1f83f9",
   keyLocking: false,
   keys: { fixed: ["lock","dependencies","unsuccessful","active","waitingChildren","stalled","events"] },
   argv: { fixed: ["jobId","token","now","child"] },
@@ -4329,6 +4510,7 @@ local KEY = { lock = 1, dependencies = 2, unsuccessful = 3, active = 4, waitingC
 local ARG = { jobId = 1, token = 2, now = 3, child = 4 }
 `,
     include_checkIntegerArgs_0,
+    include_holdsLock_0,
     `checkIntegerArgs("moveToWaitingChildren", { "now" })
 local id = ARGV[ARG.jobId]
 if redis.call("ZCARD", KEYS[KEY.unsuccessful]) > 0 then return -9 end
@@ -4337,7 +4519,7 @@ if not lock then
   if redis.call("ZSCORE", KEYS[KEY.waitingChildren], id) then return 1 end
   return -2
 end
-if lock ~= ARGV[ARG.token] then return -6 end
+if not holdsLock(lock, ARGV[ARG.token]) then return -6 end
 local pending
 if ARGV[ARG.child] ~= "" then
   pending = redis.call("SISMEMBER", KEYS[KEY.dependencies], ARGV[ARG.child]) == 1
@@ -5625,7 +5807,7 @@ export interface RetryJobArgs {
  */
 export const retryJob: ScriptDef<RetryJobKeys, RetryJobArgs> = {
   name: "retryJob",
-  sha1: "2e9bf5ed42cd05d8cb2dee61e518f23fd9af49aa",
+  sha1: "bc24248fb670563f3cd1d27060edacefe9d1935e",
   keyLocking: false,
   keys: { fixed: ["replayGuard","jobKey","finished","wait","prioritized","priorityCounter","meta","active","marker","events","attention"] },
   argv: { fixed: ["jobId","state","lifo","resetAttemptsMade","resetAttemptsStarted","guardTtl"] },
@@ -5644,7 +5826,7 @@ local ARG = { jobId = 1, state = 2, lifo = 3, resetAttemptsMade = 4, resetAttemp
     `local jobKey, jobId, state = KEYS[KEY.jobKey], ARGV[ARG.jobId], ARGV[ARG.state]
 local refused = startGuardedMove(KEYS[KEY.replayGuard], ARGV[ARG.guardTtl], "1", jobKey, KEYS[KEY.finished], jobId)
 if refused then return refused end
-local dropped = { "finishedOn", "processedOn", state == "failed" and "failedReason" or "returnvalue" }
+local dropped = { "finishedOn", "processedOn", state == "failed" and "failedReason" or "returnvalue", "nq:cancel" }
 if ARGV[ARG.resetAttemptsMade] == "1" then dropped[#dropped + 1] = "atm" end
 if ARGV[ARG.resetAttemptsStarted] == "1" then dropped[#dropped + 1] = "ats" end
 redis.call("HDEL", jobKey, unpack(dropped))
