@@ -11,6 +11,7 @@ import { parseArgs } from "node:util";
 import { createRedis, defaultPrefix, Queue, ValidationError } from "../core/index.ts";
 import { prefixFromEnv } from "../functions/config/prefix-env.ts";
 import { type Command, type Context, type Flags, UsageError } from "./command.ts";
+import { cancel } from "./commands/cancel.ts";
 import { clean } from "./commands/clean.ts";
 import { job } from "./commands/job.ts";
 import { jobs } from "./commands/jobs.ts";
@@ -27,6 +28,7 @@ const commands: readonly Command[] = [
   jobs,
   job,
   retry,
+  cancel,
   redrive,
   pause,
   resume,

@@ -5,6 +5,7 @@
 import { Hono } from "hono";
 import { mount } from "./api-route.ts";
 import type { AppEnv } from "./app-env.ts";
+import { addCancelRoute } from "./cancel-route.ts";
 import { corsMiddleware, preflightResponse } from "./cors.ts";
 import { addEnqueueRoute } from "./enqueue.ts";
 import { errorBody, errorCodes, errorResponse, HttpError } from "./http-errors.ts";
@@ -75,6 +76,7 @@ export function createHttpApp(options: HttpOptions): Hono<AppEnv> {
   addEnqueueRoute(app, access);
   addJobListRoute(app, access);
   addJobRoutes(app, access);
+  addCancelRoute(app, access);
   addQueueRoutes(app, access);
   addMaintenanceRoutes(app, access);
   addRedriveRoute(app, access);

@@ -5,6 +5,7 @@
  */
 import * as z from "zod/mini";
 import type { ApiRoute } from "./api-route.ts";
+import { cancelJobRoute } from "./cancel-route.ts";
 import { addJobsRoute } from "./enqueue.ts";
 import { errorResponses } from "./error-schemas.ts";
 import { errorCodes } from "./http-errors.ts";
@@ -51,6 +52,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   getJobRoute,
   removeJobRoute,
   retryJobRoute,
+  cancelJobRoute,
   getQueueRoute,
   pauseQueueRoute,
   resumeQueueRoute,

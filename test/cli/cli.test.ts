@@ -217,6 +217,20 @@ describe("nimbusq CLI", () => {
     for (const id of completedIds) expect(await mail.getJob(id)).toBeUndefined();
   });
 
+  it("cancel: a delayed job fails with the reason; a finished one exits 1 saying so", async () => {
+    const later = await mail.add("later", {}, { delay: 60_000 });
+    expect(await json(["cancel", "mail", later.id as string, "--reason", "not needed"])).toEqual({
+      id: later.id,
+      outcome: "cancelled",
+      state: "delayed",
+    });
+    expect((await mail.getJob(later.id as string))?.failedReason).toBe("not needed");
+    const again = await cli(["cancel", "mail", later.id as string]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/is failed: there is nothing to cancel/);
+    expect((await cli(["cancel", "mail", "no-such-job"])).code).toBe(1);
+  });
+
   it("shows progress on stderr while a long clean runs in steps", async () => {
     const bulk = new Queue("bulk", { redis, prefix });
     await bulk.addBulk(Array.from({ length: 1001 }, (_, i) => ({ name: "n", data: { i } })));

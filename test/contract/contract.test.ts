@@ -187,6 +187,26 @@ const cases: Case[] = [
   ],
   ["retryJob", "a text body", "post", "/queues/q/jobs/c-1/retry", admin(text("now")), 415],
   ["retryJob", "a user token", "post", "/queues/q/jobs/c-1/retry", {}, 403],
+  [
+    "cancelJob",
+    "a waiting job",
+    "post",
+    "/queues/x/jobs/x-1/cancel",
+    admin({ json: { reason: "stop" } }),
+    200,
+  ],
+  ["cancelJob", "a job it failed", "post", "/queues/x/jobs/x-1/cancel", admin(), 409],
+  ["cancelJob", "an unknown job", "post", "/queues/x/jobs/nope/cancel", admin(), 404],
+  [
+    "cancelJob",
+    "a reason too long",
+    "post",
+    "/queues/x/jobs/x-1/cancel",
+    admin({ json: { reason: "x".repeat(1001) } }),
+    400,
+  ],
+  ["cancelJob", "an unknown field", "post", "/queues/x/jobs/x-1/cancel", admin({ json: { why: "" } }), 400],
+  ["cancelJob", "a user token", "post", "/queues/x/jobs/x-1/cancel", {}, 403],
   ["removeJob", "a user token", "delete", "/queues/q/jobs/c-1", {}, 403],
   ["removeJob", "a job", "delete", "/queues/q/jobs/c-1", admin(), 200],
   ["removeJob", "an unknown job", "delete", "/queues/q/jobs/c-1", admin(), 404],
@@ -280,6 +300,10 @@ beforeAll(async () => {
   ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
   ajv.addSchema(doc as object, "doc");
+  // A waiting job for cancelJob.
+  await main.call("POST", "/queues/x/jobs", {
+    json: { name: "later", opts: { jobId: "x-1", delay: 60_000 } },
+  });
   // A failed job for retryJob.
   await main.call("POST", "/queues/f/jobs", { json: { name: "doomed", opts: { jobId: "f-1" } } });
   const fail = async (_job: ActiveJob) => Promise.reject(new Error("no"));
@@ -336,6 +360,7 @@ describe("the HTTP contract", () => {
       .map((op) => op.operationId);
     expect(adminOnly.sort()).toEqual(
       [
+        "cancelJob",
         "cleanJobs",
         "drainQueue",
         "pauseQueue",

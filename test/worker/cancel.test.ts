@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { Worker as BullWorker } from "bullmq";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { JobNotFoundError, Queue, ValidationError, Worker } from "../../core/index.ts";
+import { expectError, field, makeApi } from "../support/http-app.ts";
 import {
   type PrivateStack,
   sharedConnection,
@@ -123,6 +124,26 @@ describe("cancelling a job that waits", () => {
     expect((await queue.cancelJob(job.id as string)).outcome).toBe("cancelled");
     expect(await queue.getJob(job.id as string)).toBeUndefined();
     expect(await queue.getDeduplicationJobId("once")).toBeNull();
+    await queue.close();
+  });
+});
+
+describe("cancelling over HTTP", () => {
+  it("POST /queues/:queue/jobs/:id/cancel fails a delayed job with the reason; a finished one answers 409", async () => {
+    const api = makeApi();
+    const queue = new Queue("cancel", { redis, prefix: api.prefix });
+    const job = await queue.add("later", {}, { delay: 60_000 });
+    const answer = await api.admin("POST", `/queues/cancel/jobs/${job.id}/cancel`, {
+      json: { reason: "stop it" },
+    });
+    expect({ status: answer.status, body: answer.body }).toEqual({
+      status: 200,
+      body: { id: job.id, outcome: "cancelled", prev: "delayed" },
+    });
+    expect((await queue.getJob(job.id as string))?.failedReason).toBe("stop it");
+    const again = await api.admin("POST", `/queues/cancel/jobs/${job.id}/cancel`);
+    expectError(again, 409, "wrong_state");
+    expect(field(again, "error", "message")).toMatch(/is failed: there is nothing to cancel/);
     await queue.close();
   });
 });

@@ -56,6 +56,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/queues/{queue}/jobs/{id}/cancel": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Cancel a job (admin): a waiting one fails now, a running one is aborted where it runs */
+    post: operations["cancelJob"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/queues/{queue}": {
     parameters: {
       query?: never;
@@ -239,6 +256,15 @@ export interface components {
       state?: "failed" | "completed";
       resetAttemptsMade?: boolean;
       resetAttemptsStarted?: boolean;
+    };
+    /**
+     * @example {
+     *       "reason": "the customer closed the account"
+     *     }
+     */
+    CancelJobRequest: {
+      /** @description The failedReason the job ends with (default "cancelled") */
+      reason?: string;
     };
     /** @example {} */
     NoOptions: Record<string, never>;
@@ -862,6 +888,23 @@ export interface components {
          */
         field?: string;
       };
+    };
+    /**
+     * @example {
+     *       "id": "signup-42",
+     *       "outcome": "cancelled",
+     *       "prev": "delayed"
+     *     }
+     */
+    CancelledJob: {
+      id: string;
+      /**
+       * @description cancelled: it waited and is failed now; signalled: a nimbusq worker runs it and aborts it at its next lease extension (within a third of the lease), then fails it with the reason unless its processor returns; recorded: a worker nimbusq cannot reach (BullMQ's) runs it, and it ends as that worker ends it
+       * @enum {string}
+       */
+      outcome: "cancelled" | "signalled" | "recorded";
+      /** @description The job's state before the cancel */
+      prev: string;
     };
     /**
      * @example {
@@ -1529,6 +1572,123 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["RetriedJob"];
+        };
+      };
+      /** @description invalid_request: a parameter, header or body field breaks its rule (`field` names it); invalid_json: the body is empty where one is required, not UTF-8, or not JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["InvalidRequestOrInvalidJsonError"];
+        };
+      };
+      /** @description unauthorized: no valid `Authorization: Bearer <token>` */
+      401: {
+        headers: {
+          /** @description `Bearer realm="nimbusq"` (with `error="invalid_token"` for a wrong one) */
+          "WWW-Authenticate": string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["UnauthorizedError"];
+        };
+      };
+      /** @description forbidden: the operation needs an admin token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ForbiddenError"];
+        };
+      };
+      /** @description unknown_queue: the API's queue allow-list lacks the queue; job_not_found: no job has this id (ids that name one of the queue's own keys included) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["UnknownQueueOrJobNotFoundError"];
+        };
+      };
+      /** @description method_not_allowed: the path does not serve this method (see Allow) */
+      405: {
+        headers: {
+          /** @description The methods the path serves, e.g. `GET, HEAD` */
+          Allow: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["MethodNotAllowedError"];
+        };
+      };
+      /** @description wrong_state: the job (or queue) is not in a state the operation applies to */
+      409: {
+        headers: {
+          /** @description Seconds to wait, with job_in_flight */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["WrongStateError"];
+        };
+      };
+      /** @description payload_too_large: the body is over the size limit (1 MiB unless configured) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PayloadTooLargeError"];
+        };
+      };
+      /** @description unsupported_media_type: a body was sent without Content-Type application/json (or +json) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["UnsupportedMediaTypeError"];
+        };
+      };
+      /** @description internal: a server fault; the body says only "internal error" */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["InternalError"];
+        };
+      };
+    };
+  };
+  cancelJob: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The queue; 404 unknown_queue when the API's allow-list lacks it */
+        queue: string;
+        /** @description The job id. Ids that name one of the queue's own keys (meta, wait, 1:lock, …) answer 404; dead letters (dl:…) and scheduler iterations (repeat:…) are readable */
+        id: string;
+      };
+      cookie?: never;
+    };
+    /** @description Optional; an empty body is {} */
+    requestBody?: {
+      content: {
+        "application/json": components["schemas"]["CancelJobRequest"];
+      };
+    };
+    responses: {
+      /** @description Cancelled, or on its way */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["CancelledJob"];
         };
       };
       /** @description invalid_request: a parameter, header or body field breaks its rule (`field` names it); invalid_json: the body is empty where one is required, not UTF-8, or not JSON */
