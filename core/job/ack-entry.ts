@@ -1,6 +1,5 @@
 /** One job's entry in a worker call's ack: what the Lua side reads (lua/includes/readAckEntries.lua). */
 import type { KeepJobs } from "../types.ts";
-import type { Job } from "./job.ts";
 
 export type AckOutcome = "completed" | "failed" | "delayed" | "waiting" | "returned";
 
@@ -42,7 +41,7 @@ export function keptBy(option: KeepJobs | undefined): { count: number; age: numb
 }
 
 /** What a job's parent does when the job fails for good: BullMQ's flag (fpof, cpof, idof, rdof) or "". */
-export function parentPolicyOf(parent: Job["parent"]): string {
+export function parentPolicyOf(parent: object | undefined): string {
   const flags = (parent ?? {}) as Record<string, unknown>;
   for (const flag of ["fpof", "cpof", "idof", "rdof"]) if (flags[flag]) return flag;
   return "";

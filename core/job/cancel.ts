@@ -25,7 +25,6 @@ import { runScript } from "../redis/scripts.ts";
 import type { KeepJobs } from "../types.ts";
 import { Checker } from "../validate.ts";
 import { keptBy, parentPolicyOf } from "./ack-entry.ts";
-import type { Job } from "./job.ts";
 
 /** The longest cancel reason (characters): it rides in the job's lock until the worker reads it. */
 export const maxCancelReasonLength = 1000;
@@ -103,7 +102,7 @@ export async function cancelJob(
   if (flat.length === 0) throw new JobNotFoundError(`cancel: ${subject} does not exist`);
   const hash = hashFromFlat(flat);
   const kept = keptBy(decodeOptions(hash.opts).removeOnFail as KeepJobs | undefined);
-  const parent = hash.parent === undefined ? undefined : (JSON.parse(hash.parent) as Job["parent"]);
+  const parent = hash.parent === undefined ? undefined : (JSON.parse(hash.parent) as object);
   const keys = queueKeys(prefix, queueName);
   const key = jobKey(prefix, queueName, id);
   const reply = decodeCancelJob(

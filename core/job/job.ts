@@ -104,12 +104,7 @@ export class Job<TData = unknown, TResult = unknown> {
     context: QueueContext,
     reply: readonly { jobId: string; fields: readonly string[] }[],
   ): Job<T, R>[] {
-    const jobs: Job<T, R>[] = [];
-    for (const { jobId, fields } of reply) {
-      const job = Job.fromFlat<T, R>(context, jobId, fields);
-      if (job) jobs.push(job);
-    }
-    return jobs;
+    return reply.flatMap(({ jobId, fields }) => Job.fromFlat<T, R>(context, jobId, fields) ?? []);
   }
 
   /** @internal Decodes a stored hash (flat HGETALL reply); undefined when the hash is empty. */
@@ -123,14 +118,9 @@ export class Job<TData = unknown, TResult = unknown> {
   }
 
   /**
-   * When the job scheduler planned this iteration to run (ms since the epoch), for cron and `every`
-   * schedules alike: the millis of its id `repeat:<schedulerId>:<millis>` (for cron patterns also
-   * BullMQ's `opts.prevMillis`). A late start or a retry hours later still sees the planned time;
-   * undefined for jobs no scheduler made.
-   *
-   * @example
-   * const to = job.scheduledAt ?? job.timestamp; // a "last 24 hours" window that retries repeat
-   * const from = to - 24 * 60 * 60 * 1000;
+   * When the job scheduler planned this iteration to run (ms), cron or `every`: the millis of its id
+   * `repeat:<schedulerId>:<millis>` (for cron also BullMQ's `opts.prevMillis`), so a late start or a
+   * retry sees the planned time; undefined for jobs no scheduler made.
    */
   get scheduledAt(): number | undefined {
     if (!this.repeatJobKey) return undefined;

@@ -4,6 +4,15 @@
  */
 import { Redis } from "@upstash/redis";
 import { checkClockOnce } from "./clock-check.ts";
+import { TcpRedis, type TcpRedisOptions } from "./tcp-redis.ts";
+
+/** createRedis's options for Redis over TCP: a `redis://` or `rediss://` URL. */
+export type TcpCreateRedisOptions = TcpRedisOptions & { url: `redis://${string}` | `rediss://${string}` };
+
+/** Whether a URL names Redis over TCP (redis:// or rediss://) rather than the REST API. */
+export function isTcpUrl(url: unknown): url is `redis://${string}` | `rediss://${string}` {
+  return typeof url === "string" && /^rediss?:\/\//i.test(url);
+}
 
 export interface CreateRedisOptions {
   url?: string;
@@ -35,19 +44,28 @@ function signalFor(timeoutFor: () => number): () => AbortSignal {
 }
 
 /**
+ * A Redis client for nimbusq: over Upstash's REST API (an `https://` URL and a token, the default), or
+ * over TCP with a `redis://` or `rediss://` URL (core/redis/tcp-redis.ts; `cluster: true` for Redis
+ * Cluster), which loads `ioredis` at its first command.
+ *
  * @example
  * const redis = createRedis(); // reads UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN
+ * const tcp = createRedis({ url: "rediss://default:secret@my-cache.abc.cache.amazonaws.com:6379", cluster: true });
  */
-export function createRedis(options: CreateRedisOptions = {}): Redis {
-  const env = options.env ?? defaultEnv();
+export function createRedis(options: TcpCreateRedisOptions): TcpRedis;
+export function createRedis(options?: CreateRedisOptions): Redis;
+export function createRedis(options: CreateRedisOptions | TcpCreateRedisOptions = {}): Redis | TcpRedis {
+  if (isTcpUrl(options.url)) return new TcpRedis(options as TcpRedisOptions);
+  const rest = options as CreateRedisOptions;
+  const env = rest.env ?? defaultEnv();
   const url = options.url ?? env.UPSTASH_REDIS_REST_URL;
-  const token = options.token ?? env.UPSTASH_REDIS_REST_TOKEN;
+  const token = rest.token ?? env.UPSTASH_REDIS_REST_TOKEN;
   if (!url) throw new TypeError("createRedis: url is missing (set UPSTASH_REDIS_REST_URL or pass { url })");
   if (!token)
     throw new TypeError("createRedis: token is missing (set UPSTASH_REDIS_REST_TOKEN or pass { token })");
-  const timeoutMs = options.timeoutMs ?? 10_000;
-  const timeout = options.timeoutFor
-    ? signalFor(options.timeoutFor)
+  const timeoutMs = rest.timeoutMs ?? 10_000;
+  const timeout = rest.timeoutFor
+    ? signalFor(rest.timeoutFor)
     : timeoutMs > 0
       ? () => AbortSignal.timeout(timeoutMs)
       : undefined;
@@ -55,7 +73,7 @@ export function createRedis(options: CreateRedisOptions = {}): Redis {
   // function makes its client at import, and touching fetch there loads Node's HTTP stack (~40 ms of
   // every cold start) before the function has anything to send.
   const signal =
-    options.checkClock === false
+    rest.checkClock === false
       ? timeout
       : () => {
           void checkClockOnce(url);

@@ -6,16 +6,7 @@
 import type { ActiveJob } from "../job/active-job.ts";
 import { takeWithinBudget } from "./ack-size.ts";
 import { ackOrder } from "./call-plan.ts";
-import type { Extended } from "./calls.ts";
-import type { Held } from "./held.ts";
-
-/** What a lease extension calls: the extension itself, then per job found lost or cancelled. */
-export interface LeaseHandlers {
-  extend(jobs: ActiveJob[]): Promise<Extended>;
-  lost(held: Held): void;
-  /** `acking`: the job's ack is in flight (its decision is sent and stays). */
-  cancelled(held: Held, reason: string, acking: boolean): void;
-}
+import type { Held, LeaseHandlers } from "./held.ts";
 
 export class HeldJobs {
   readonly queued: Held[] = [];

@@ -14,8 +14,7 @@ import type { EventsLevel } from "../types.ts";
 import { fitHeld } from "./ack-size.ts";
 import type { AttemptOptions } from "./attempt.ts";
 import { ackDone, extendBatch } from "./calls.ts";
-import type { Held } from "./held.ts";
-import type { LeaseHandlers } from "./held-jobs.ts";
+import type { Held, LeaseHandlers } from "./held.ts";
 import {
   type Decision,
   decide,

@@ -1,0 +1,80 @@
+/**
+ * Redis Cluster over TCP (issue 27, point 1): a local cluster of three masters (real redis-servers in
+ * cluster mode, joined by redis-cli), queues under hash-tagged prefixes spread over the masters, and
+ * createRedis({ url, cluster: true }) finding each queue's node (MOVED), loading scripts on each node
+ * as it first meets them (NOSCRIPT per node) and running adds, a worker's drain and a flow.
+ */
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { Redis as IORedis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createRedis, FlowProducer, Queue, type TcpRedis, Worker } from "../../core/index.ts";
+import { type RedisServer, startRedisServer } from "../../infra/redis-server.ts";
+
+const run = promisify(execFile);
+let nodes: RedisServer[] = [];
+let redis: TcpRedis;
+
+async function clusterOk(node: RedisServer): Promise<boolean> {
+  const client = new IORedis({ host: node.host, port: node.port, lazyConnect: true });
+  try {
+    await client.connect();
+    return /cluster_state:ok/.test(String(await client.call("CLUSTER", "INFO")));
+  } finally {
+    client.disconnect();
+  }
+}
+
+beforeAll(async () => {
+  nodes = await Promise.all(
+    [0, 1, 2].map(() =>
+      startRedisServer({ args: ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"] }),
+    ),
+  );
+  const addresses = nodes.map((node) => `${node.host}:${node.port}`);
+  await run("redis-cli", ["--cluster", "create", ...addresses, "--cluster-replicas", "0", "--cluster-yes"]);
+  for (let i = 0; i < 100; i++) {
+    if ((await Promise.all(nodes.map(clusterOk))).every(Boolean)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  redis = createRedis({ url: `redis://${nodes[0]?.host}:${nodes[0]?.port}`, cluster: true });
+}, 60_000);
+
+afterAll(async () => {
+  await redis?.close();
+  await Promise.all(nodes.map((node) => node.stop()));
+});
+
+describe("createRedis({ url, cluster: true })", () => {
+  it("runs queues under hash-tagged prefixes on different masters: adds, a drain, a flow", async () => {
+    const prefixes = ["{tenant-a}", "{tenant-b}", "{tenant-c}", "{tenant-d}"];
+    for (const prefix of prefixes) {
+      const queue = new Queue("mail", { redis, prefix });
+      await queue.addBulk(Array.from({ length: 20 }, (_, i) => ({ name: "send", data: { i } })));
+      await new FlowProducer({ redis, prefix }).add({
+        name: "report",
+        queueName: "mail",
+        children: [{ name: "part", queueName: "mail", data: { i: 99 } }],
+      });
+      const worker = new Worker("mail", async (job) => job.name, { redis, prefix, concurrency: 10 });
+      let completed = 0;
+      for (let round = 0; round < 5 && completed < 22; round++) completed += (await worker.drain()).completed;
+      expect({ prefix, completed }).toEqual({ prefix, completed: 22 });
+      expect(await queue.getJobCounts("completed", "waiting", "waiting-children")).toEqual({
+        completed: 22,
+        waiting: 0,
+        "waiting-children": 0,
+      });
+    }
+    // The queues really are spread: at least two masters hold keys, and each loaded the scripts it ran.
+    const perNode = await Promise.all(
+      nodes.map(async (node) => {
+        const client = new IORedis({ host: node.host, port: node.port });
+        const keys = await client.dbsize();
+        client.disconnect();
+        return keys;
+      }),
+    );
+    expect(perNode.filter((keys) => keys > 0).length).toBeGreaterThanOrEqual(2);
+  });
+});

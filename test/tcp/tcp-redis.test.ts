@@ -1,0 +1,101 @@
+/**
+ * Redis over TCP (issue 27, point 1), standalone: the same queues, workers, flows and events through
+ * `createRedis({ url: "redis://…" })` on the test run's redis-server, with no REST server between —
+ * nimbusq's allow-key-locking scripts adapted for plain Redis, NOSCRIPT after a flush, a dropped
+ * connection ridden out, and real BullMQ reading what nimbusq wrote over TCP.
+ */
+import { Queue as BullQueue } from "bullmq";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { createRedis, FlowProducer, Queue, QueueEvents, TcpRedis, Worker } from "../../core/index.ts";
+import { withoutUpstashFlags } from "../../core/redis/tcp-redis.ts";
+import { sharedConnection, uniquePrefix } from "../support/stack.ts";
+
+const url = `redis://${inject("redisHost")}:${inject("redisPort")}` as const;
+const redis = createRedis({ url });
+const direct = sharedConnection();
+afterAll(async () => {
+  await redis.close();
+  direct.disconnect();
+});
+
+describe("createRedis with a redis:// URL", () => {
+  it("gives a TCP client; a bad URL is refused naming what is expected", () => {
+    expect(redis).toBeInstanceOf(TcpRedis);
+    expect(redis.scriptFlags).toBe("redis");
+    expect(createRedis({ url: "rediss://default:pw@eu1-example.upstash.io:6379" }).scriptFlags).toBe(
+      "upstash",
+    );
+    expect(createRedis({ url: "redis://x.upstash.io:6379", scriptFlags: "redis" }).scriptFlags).toBe("redis");
+    expect(() => new TcpRedis({ url: "https://example.com" })).toThrow(/redis:\/\/ or rediss:\/\//);
+    expect(() => new TcpRedis({ url: "not a url" })).toThrow(/not a URL/);
+  });
+
+  it("takes Upstash's flag out of a shebang, keeping the others", () => {
+    expect(withoutUpstashFlags("#!lua flags=allow-key-locking\nreturn 1")).toBe("return 1");
+    expect(withoutUpstashFlags("#!lua flags=no-writes,allow-key-locking\nreturn 1")).toBe(
+      "#!lua flags=no-writes\nreturn 1",
+    );
+    expect(withoutUpstashFlags("return 1")).toBe("return 1");
+  });
+
+  it("runs adds, a worker's drain, a flow and QueueEvents over TCP", async () => {
+    const prefix = uniquePrefix("tcp");
+    const queue = new Queue("mail", { redis, prefix });
+    await queue.addBulk(Array.from({ length: 60 }, (_, i) => ({ name: "send", data: { i } })));
+    await new FlowProducer({ redis, prefix }).add({
+      name: "parent",
+      queueName: "mail",
+      children: [{ name: "child", queueName: "mail", data: { i: 100 } }],
+    });
+    const events = new QueueEvents("mail", {
+      redis,
+      prefix,
+      lastEventId: "0",
+      poll: { minMs: 10, maxMs: 50 },
+    });
+    const completed: string[] = [];
+    events.on("completed", ({ jobId }) => completed.push(jobId));
+    const worker = new Worker("mail", async (job) => (job.data as { i?: number }).i ?? "parent", {
+      redis,
+      prefix,
+      concurrency: 20,
+      batchSize: 20,
+    });
+    let done = 0;
+    for (let round = 0; round < 5 && done < 62; round++) done += (await worker.drain()).completed;
+    expect(done).toBe(62);
+    expect(await queue.getJobCounts("completed", "waiting", "active")).toEqual({
+      completed: 62,
+      waiting: 0,
+      active: 0,
+    });
+    for (let i = 0; i < 200 && completed.length < 62; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(completed).toHaveLength(62);
+    // BullMQ reads what nimbusq wrote over TCP.
+    const bull = new BullQueue("mail", { connection: direct, prefix });
+    expect(await bull.getJobCounts("completed")).toEqual({ completed: 62 });
+    await bull.close();
+    await events.close();
+  });
+
+  it("loads its scripts again after SCRIPT FLUSH, and rides out a dropped connection", async () => {
+    const prefix = uniquePrefix("tcp");
+    const queue = new Queue("q", { redis, prefix });
+    await queue.add("a", {});
+    await direct.script("FLUSH");
+    await queue.add("b", {});
+    await direct.client("KILL", "TYPE", "normal", "SKIPME", "yes");
+    await queue.add("c", {});
+    expect(await queue.getJobCounts("waiting")).toEqual({ waiting: 3 });
+  });
+
+  it("refuses the REST form on plain Redis: the script form is what makes it run", async () => {
+    const upstashForm = createRedis({ url, scriptFlags: "upstash" });
+    const prefix = uniquePrefix("tcp");
+    const queue = new Queue("q", { redis: upstashForm, prefix, retry: { windowMs: 0 } });
+    await queue.add("a", {});
+    const worker = new Worker("q", async () => 1, { redis: upstashForm, prefix, retry: { windowMs: 0 } });
+    await expect(worker.drain()).rejects.toThrow(/allow-key-locking|flag/i);
+    await upstashForm.close();
+  });
+});
