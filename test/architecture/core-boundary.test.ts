@@ -58,7 +58,8 @@ describe("core/", () => {
           ["fs", "path", "os", "net", "http", "crypto", "child_process"].includes(target);
         // The one exception: Redis over TCP loads ioredis at its first command, through a specifier
         // bundlers do not follow (checked below), so REST-only and edge bundles never carry it.
-        if (bad && `${file}: ${target}` !== "core/redis/tcp-redis.ts: ioredis") offenders.push(`${file}: ${target}`);
+        if (bad && `${file}: ${target}` !== "core/redis/tcp-redis.ts: ioredis")
+          offenders.push(`${file}: ${target}`);
       }
       if (/\bprocess\.env\b/.test(text) && !file.endsWith("client.ts"))
         offenders.push(`${file}: process.env`);
