@@ -2,11 +2,11 @@
  * The HTTP API's options from the environment, read once at cold start: a bad value fails it, naming
  * the variable, instead of every request.
  */
-import { createRedis, type JobsOptions, ValidationError } from "../../core/index.ts";
+import { type JobsOptions, ValidationError } from "../../core/index.ts";
 import { type ApiToken, checkQueueDefaults, type HttpOptions } from "../http/options.ts";
-import { requestTimeoutMs } from "../request-deadline.ts";
 import { eventsFromEnv } from "./events-env.ts";
 import { prefixFromEnv } from "./prefix-env.ts";
+import { redisFromEnv } from "./redis-env.ts";
 import { envWithSecrets, type SecretOptions } from "./secrets.ts";
 import { tickFromEnv } from "./tick-env.ts";
 
@@ -78,7 +78,7 @@ export function httpOptionsFromEnv(env: Env = process.env): HttpOptions {
   const apiUrl = env.NIMBUSQ_API_URL?.trim();
   const tickMs = tickFromEnv(env, "httpOptionsFromEnv");
   return {
-    redis: createRedis({ env, timeoutFor: requestTimeoutMs }),
+    redis: redisFromEnv(env),
     tokens,
     ...(queues.length > 0 ? { queues } : {}),
     ...(prefix ? { prefix } : {}),

@@ -1,15 +1,45 @@
 /**
- * The Redis client a handler uses: the one given, or one built from UPSTASH_REDIS_REST_URL and the
- * token — UPSTASH_REDIS_REST_TOKEN, or the SSM parameter UPSTASH_REDIS_REST_TOKEN_PARAM names, read
- * before the first command (see secrets.ts). Each request's timeout follows the invocation's
- * remaining time (request-deadline.ts). A missing URL or token is createRedis's error, which names
- * the variable.
+ * The Redis client a handler uses: the one given; or Redis over TCP when NIMBUSQ_REDIS_URL is set (a
+ * `redis://` or `rediss://` URL, or the SSM parameter NIMBUSQ_REDIS_URL_PARAM names, since the URL
+ * carries the password; NIMBUSQ_REDIS_CLUSTER=true for Redis Cluster); else one built from
+ * UPSTASH_REDIS_REST_URL and the token — UPSTASH_REDIS_REST_TOKEN, or the SSM parameter
+ * UPSTASH_REDIS_REST_TOKEN_PARAM names, read before the first command (see secrets.ts). Each REST
+ * request's timeout follows the invocation's remaining time (request-deadline.ts). A missing URL or
+ * token is createRedis's error, which names the variable.
  */
-import { createRedis, type RedisPort, type UpstashRedisLike } from "../../core/index.ts";
+import {
+  createRedis,
+  isTcpUrl,
+  type RedisPort,
+  TcpRedis,
+  type UpstashRedisLike,
+  ValidationError,
+} from "../../core/index.ts";
 import { requestTimeoutMs } from "../request-deadline.ts";
 import { parameterSuffix, type SecretOptions, secretFromEnv } from "./secrets.ts";
 
 const tokenVariable = "UPSTASH_REDIS_REST_TOKEN";
+const tcpVariable = "NIMBUSQ_REDIS_URL";
+const clusterVariable = "NIMBUSQ_REDIS_CLUSTER";
+
+/** The TCP client for a URL from the environment: refused, naming the variable, unless redis:// or rediss://. */
+function tcpRedis(url: string, env: Record<string, string | undefined>): TcpRedis {
+  const where = "redis from the environment";
+  if (!isTcpUrl(url.trim())) throw new ValidationError(tcpVariable, "a redis:// or rediss:// URL", where);
+  const cluster = env[clusterVariable]?.trim() || "false";
+  if (cluster !== "true" && cluster !== "false") {
+    throw new ValidationError(clusterVariable, '"true" or "false"', where);
+  }
+  return new TcpRedis({ url: url.trim(), cluster: cluster === "true" });
+}
+
+/** The client the environment names: TCP with NIMBUSQ_REDIS_URL(_PARAM), else Upstash's REST API. */
+export function redisFromEnv(
+  env: Record<string, string | undefined> = process.env,
+  secrets: SecretOptions = {},
+): UpstashRedisLike {
+  return redisOrEnv(undefined, env, secrets) as UpstashRedisLike;
+}
 
 export function redisOrEnv(
   redis: UpstashRedisLike | RedisPort | undefined,
@@ -17,6 +47,13 @@ export function redisOrEnv(
   secrets: SecretOptions = {},
 ): UpstashRedisLike | RedisPort {
   if (redis) return redis;
+  const tcpUrl = env[tcpVariable];
+  if (tcpUrl) return tcpRedis(tcpUrl, env);
+  if (env[tcpVariable + parameterSuffix]) {
+    return redisAfterSecret(async () =>
+      tcpRedis((await secretFromEnv(tcpVariable, env, secrets)) as string, env),
+    );
+  }
   if (env[tokenVariable] || !env[tokenVariable + parameterSuffix])
     return createRedis({ env, timeoutFor: requestTimeoutMs });
   return redisAfterSecret(async () => {
@@ -25,7 +62,7 @@ export function redisOrEnv(
   });
 }
 
-type Client = ReturnType<typeof createRedis>;
+type Client = ReturnType<typeof createRedis> | TcpRedis;
 
 /** A client whose commands first wait for the real one (built once; a failed build is retried). */
 function redisAfterSecret(build: () => Promise<Client>): UpstashRedisLike {

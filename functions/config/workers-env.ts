@@ -9,7 +9,6 @@
  * once unless it already has its maximum running.
  */
 import {
-  createRedis,
   defaultMaxWorkers,
   defaultPrefix,
   type HandoffTarget,
@@ -20,9 +19,9 @@ import {
 import { Checker, checkQueueName, countRunningWorkers } from "../../core/internal.ts";
 import { createLambdaInvoker, type Invoke } from "../aws/lambda-invoker.ts";
 import { errorFields, logger } from "../log.ts";
-import { requestTimeoutMs } from "../request-deadline.ts";
 import type { SweptQueue } from "../sweeper.ts";
 import { prefixFromEnv } from "./prefix-env.ts";
+import { redisFromEnv } from "./redis-env.ts";
 
 export type Env = Record<string, string | undefined>;
 
@@ -171,7 +170,7 @@ export function workerKickFromEnv(
     invoke,
     () =>
       registry ?? {
-        redis: createRedis({ env, timeoutFor: requestTimeoutMs }),
+        redis: redisFromEnv(env),
         ...(prefix ? { prefix } : {}),
       },
     { handoff: handoff === "on" },

@@ -8,6 +8,10 @@ import { Queue as BullQueue } from "bullmq";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { createRedis, FlowProducer, Queue, QueueEvents, TcpRedis, Worker } from "../../core/index.ts";
 import { withoutUpstashFlags } from "../../core/redis/tcp-redis.ts";
+import { redisFromEnv } from "../../functions/config/redis-env.ts";
+import { createHttpApp, httpOptionsFromEnv } from "../../functions/index.ts";
+import { type WorkerEvent, workerHandler } from "../../functions/worker.ts";
+import { lambdaContext } from "../support/aws-events.ts";
 import { sharedConnection, uniquePrefix } from "../support/stack.ts";
 
 const url = `redis://${inject("redisHost")}:${inject("redisPort")}` as const;
@@ -97,5 +101,43 @@ describe("createRedis with a redis:// URL", () => {
     const worker = new Worker("q", async () => 1, { redis: upstashForm, prefix, retry: { windowMs: 0 } });
     await expect(worker.drain()).rejects.toThrow(/allow-key-locking|flag/i);
     await upstashForm.close();
+  });
+});
+
+describe("the functions over TCP, by configuration", () => {
+  it("NIMBUSQ_REDIS_URL: the HTTP API adds over TCP and a worker invocation drains over TCP", async () => {
+    const prefix = uniquePrefix("tcp");
+    const env = { NIMBUSQ_REDIS_URL: url, NIMBUSQ_API_TOKENS: "t", NIMBUSQ_PREFIX: prefix };
+    const options = httpOptionsFromEnv(env);
+    expect(options.redis).toBeInstanceOf(TcpRedis);
+    const app = createHttpApp(options);
+    const answer = await app.request("/queues/mail/jobs", {
+      method: "POST",
+      headers: { authorization: "Bearer t", "content-type": "application/json" },
+      body: JSON.stringify({ name: "send", data: { to: "a@example.com" } }),
+    });
+    expect(answer.status).toBe(202);
+    const tcp = redisFromEnv(env);
+    const handler = workerHandler({
+      queue: "mail",
+      processor: async () => "sent",
+      redis: tcp,
+      prefix,
+      output: () => {},
+    });
+    await handler({} as WorkerEvent, lambdaContext({ remainingMs: 60_000 }));
+    expect(await new Queue("mail", { redis, prefix }).getJobCounts("completed")).toEqual({ completed: 1 });
+    await (tcp as TcpRedis).close();
+    await (options.redis as TcpRedis).close();
+  });
+
+  it("refuses a NIMBUSQ_REDIS_URL that is not redis:// and a bad NIMBUSQ_REDIS_CLUSTER, naming them", () => {
+    expect(() => redisFromEnv({ NIMBUSQ_REDIS_URL: "https://x.upstash.io" })).toThrow(
+      /NIMBUSQ_REDIS_URL.*redis:\/\//,
+    );
+    expect(() => redisFromEnv({ NIMBUSQ_REDIS_URL: url, NIMBUSQ_REDIS_CLUSTER: "yes" })).toThrow(
+      /NIMBUSQ_REDIS_CLUSTER/,
+    );
+    expect(redisFromEnv({ NIMBUSQ_REDIS_URL: url, NIMBUSQ_REDIS_CLUSTER: "true" })).toBeInstanceOf(TcpRedis);
   });
 });
