@@ -4,10 +4,13 @@
  * one of them.
  */
 import type { ParseArgsConfig } from "node:util";
-import type { createRedis, Queue } from "../core/index.ts";
+import type { createRedis, Queue, TcpRedis } from "../core/index.ts";
 import type { Progress } from "./progress.ts";
 
 export type Flags = Record<string, string | boolean | undefined>;
+
+/** The client the CLI works with: Upstash's REST client or Redis over TCP (both SCAN alike). */
+export type CliRedis = ReturnType<typeof createRedis> | TcpRedis;
 
 export interface Output {
   json: unknown;
@@ -19,8 +22,8 @@ export interface Context {
   readonly prefix: string;
   /** A queue under the prefix; a bad name throws core's ValidationError (exit 2). */
   queue(name: string): Queue;
-  /** The `@upstash/redis` client (for the key scan, which core's port does not offer). */
-  redis(): ReturnType<typeof createRedis>;
+  /** The Redis client (for the key scan, which core's port does not offer). */
+  redis(): CliRedis;
   readonly progress: Progress;
 }
 

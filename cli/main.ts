@@ -8,9 +8,9 @@
  * command or flag, bad queue name or value, a missing environment variable).
  */
 import { parseArgs } from "node:util";
-import { createRedis, defaultPrefix, Queue, ValidationError } from "../core/index.ts";
+import { createRedis, defaultPrefix, isTcpUrl, Queue, ValidationError } from "../core/index.ts";
 import { prefixFromEnv } from "../functions/config/prefix-env.ts";
-import { type Command, type Context, type Flags, UsageError } from "./command.ts";
+import { type CliRedis, type Command, type Context, type Flags, UsageError } from "./command.ts";
 import { cancel } from "./commands/cancel.ts";
 import { clean } from "./commands/clean.ts";
 import { job } from "./commands/job.ts";
@@ -65,14 +65,23 @@ function commandHelp(command: Command): string {
   return `usage: nimbusq ${command.usage}\n\n${command.summary}.\n\n${command.help}\n\n${footer}`;
 }
 
-/** The Redis client, built on first use so --help and usage errors need no environment. */
-function connect(env: Env): () => ReturnType<typeof createRedis> {
-  let redis: ReturnType<typeof createRedis> | undefined;
+/**
+ * The Redis client, built on first use so --help and usage errors need no environment: Redis over TCP
+ * when NIMBUSQ_REDIS_URL is set (NIMBUSQ_REDIS_CLUSTER=true for a cluster), else Upstash's REST API.
+ */
+function connect(env: Env): () => CliRedis {
+  let redis: CliRedis | undefined;
   return () => {
+    const tcpUrl = env.NIMBUSQ_REDIS_URL?.trim();
+    if (tcpUrl) {
+      if (!isTcpUrl(tcpUrl)) throw new UsageError("NIMBUSQ_REDIS_URL is not a redis:// or rediss:// URL");
+      redis ??= createRedis({ url: tcpUrl, cluster: env.NIMBUSQ_REDIS_CLUSTER?.trim() === "true" });
+      return redis;
+    }
     for (const name of ["UPSTASH_REDIS_REST_URL", "UPSTASH_REDIS_REST_TOKEN"]) {
       if (!env[name])
         throw new UsageError(
-          `${name} is not set: export your Upstash database's REST ${name.endsWith("URL") ? "URL" : "token"}`,
+          `${name} is not set: export your Upstash database's REST ${name.endsWith("URL") ? "URL" : "token"} (or NIMBUSQ_REDIS_URL for Redis over TCP)`,
         );
     }
     redis ??= createRedis({ url: env.UPSTASH_REDIS_REST_URL, token: env.UPSTASH_REDIS_REST_TOKEN });

@@ -40,6 +40,8 @@ interface IoClient {
   call(command: string, ...args: (string | number)[]): Promise<unknown>;
   quit(): Promise<unknown>;
   disconnect(): void;
+  /** A cluster's nodes (ioredis Cluster only). */
+  nodes?(role: "master"): IoClient[];
 }
 
 /** What this module takes from `ioredis` (an optional peer dependency: no types are needed from it). */
@@ -183,6 +185,33 @@ export class TcpRedis implements UpstashRedisLike {
 
   zrange(key: string, min: number, max: number, options?: { withScores?: boolean }): Promise<unknown> {
     return this.run("ZRANGE", options?.withScores ? [key, min, max, "WITHSCORES"] : [key, min, max]);
+  }
+
+  /**
+   * SCAN as `@upstash/redis` answers it, `[cursor, keys]` (the operator CLI's key walk). On a cluster
+   * the walk goes through each master in turn; the cursor then reads `<master>-<cursor>`.
+   */
+  async scan(
+    cursor: string | number,
+    options: { match?: string; count?: number } = {},
+  ): Promise<[string, string[]]> {
+    const client = await this.connection();
+    const extra = [
+      ...(options.match ? ["MATCH", options.match] : []),
+      ...(options.count ? ["COUNT", options.count] : []),
+    ];
+    if (!this.options.cluster) {
+      const [next, keys] = (await client.call("SCAN", String(cursor), ...extra)) as [string, string[]];
+      return [String(next), keys];
+    }
+    const masters = client.nodes?.("master") ?? [];
+    const [index = "0", at = "0"] = String(cursor) === "0" ? [] : String(cursor).split("-");
+    const node = masters[Number(index)];
+    if (!node) throw new TypeError(`scan: cursor ${cursor} is not one this client gave`);
+    const [next, keys] = (await node.call("SCAN", at, ...extra)) as [string, string[]];
+    if (String(next) !== "0") return [`${index}-${next}`, keys];
+    const following = Number(index) + 1;
+    return [following < masters.length ? `${following}-0` : "0", keys];
   }
 
   /** Closes the connection (a later command opens a new one). */

@@ -76,5 +76,14 @@ describe("createRedis({ url, cluster: true })", () => {
       }),
     );
     expect(perNode.filter((keys) => keys > 0).length).toBeGreaterThanOrEqual(2);
+    // A SCAN walk (the CLI's) goes through every master: it finds each queue's completed set.
+    const found: string[] = [];
+    let cursor = "0";
+    do {
+      const [next, keys] = await redis.scan(cursor, { match: "{tenant-*}:mail:completed", count: 1000 });
+      found.push(...keys);
+      cursor = next;
+    } while (cursor !== "0");
+    expect(found.sort()).toEqual(prefixes.map((prefix) => `${prefix}:mail:completed`).sort());
   });
 });

@@ -4,6 +4,7 @@
  * nimbusq's allow-key-locking scripts adapted for plain Redis, NOSCRIPT after a flush, a dropped
  * connection ridden out, and real BullMQ reading what nimbusq wrote over TCP.
  */
+import { execFile } from "node:child_process";
 import { Queue as BullQueue } from "bullmq";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { createRedis, FlowProducer, Queue, QueueEvents, TcpRedis, Worker } from "../../core/index.ts";
@@ -101,6 +102,32 @@ describe("createRedis with a redis:// URL", () => {
     const worker = new Worker("q", async () => 1, { redis: upstashForm, prefix, retry: { windowMs: 0 } });
     await expect(worker.drain()).rejects.toThrow(/allow-key-locking|flag/i);
     await upstashForm.close();
+  });
+});
+
+describe("the CLI over TCP", () => {
+  it("NIMBUSQ_REDIS_URL: queues finds the queues with a SCAN walk, jobs lists them", async () => {
+    const prefix = uniquePrefix("tcp");
+    await new Queue("reports", { redis, prefix }).add("r", {});
+    const env = { PATH: process.env.PATH ?? "", NIMBUSQ_REDIS_URL: url, NIMBUSQ_PREFIX: prefix };
+    const cli = (args: string[]) =>
+      new Promise<{ code: number; stdout: string }>((resolve) =>
+        execFile(
+          "node_modules/.bin/tsx",
+          ["cli/main.ts", ...args],
+          { env, timeout: 20_000 },
+          (error, stdout) =>
+            resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout }),
+        ),
+      );
+    const listed = await cli(["queues", "--json"]);
+    expect(listed.code).toBe(0);
+    expect((JSON.parse(listed.stdout) as { queues: { name: string }[] }).queues.map((q) => q.name)).toEqual([
+      "reports",
+    ]);
+    const jobs = await cli(["jobs", "reports", "waiting", "--json"]);
+    expect(jobs.code).toBe(0);
+    expect(jobs.stdout).toContain('"name": "r"');
   });
 });
 
