@@ -15,6 +15,8 @@ export interface RedisServer {
   /** `redis://127.0.0.1:<port>` */
   url: string;
   stop(): Promise<void>;
+  /** Kills the server at once (SIGKILL), as a crash would; stop() then only cleans up. */
+  kill(): Promise<void>;
 }
 
 /** Asks the kernel for a free TCP port on 127.0.0.1. */
@@ -113,6 +115,12 @@ export async function startRedisServer(options: StartRedisOptions = {}): Promise
             await exited;
           }
           await rm(dir, { recursive: true, force: true });
+        },
+        kill: async () => {
+          if (child.exitCode === null && child.signalCode === null) {
+            child.kill("SIGKILL");
+            await exited;
+          }
         },
       };
     } catch (error) {

@@ -76,6 +76,12 @@ const textRules: readonly [RegExp, Failure][] = [
     /redis request failed|internal server error|service (temporarily )?unavailable|bad gateway|gateway time-?out|connection (reset|closed|lost)|socket hang up|other side closed/i,
     transient("unavailable"),
   ],
+  // ioredis over TCP: a connection dropped or still reconnecting, a cluster whose slot map is being
+  // refreshed after a failover, a command past its timeout.
+  [
+    /connection is closed|too many cluster redirections|max retries per request|command timed out|stream isn't writeable/i,
+    transient("unavailable"),
+  ],
 ];
 
 function final(kind: FailureKind): Failure {

@@ -92,6 +92,21 @@ describe("transient failures (asked again with the same request)", () => {
     });
     expect(classifyFailure(text("read ECONNRESET", "Error")).transient).toBe(true);
   });
+
+  it("ioredis over TCP: a closed connection, a cluster refreshing its slots after a failover, a timeout", () => {
+    for (const message of [
+      "Connection is closed.",
+      "Too many Cluster redirections. Last error: Error: Connection is closed.",
+      'Reached the max retries per request limit (which is 1). Refer to "maxRetriesPerRequest" option for details.',
+      "Command timed out",
+      "Stream isn't writeable and enableOfflineQueue options is false",
+    ]) {
+      expect(classifyFailure(text(message, "Error")), message).toEqual({
+        kind: "unavailable",
+        transient: true,
+      });
+    }
+  });
 });
 
 describe("final failures (the call itself is wrong, or a quota no retry lifts)", () => {

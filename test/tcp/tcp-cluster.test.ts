@@ -4,45 +4,25 @@
  * createRedis({ url, cluster: true }) finding each queue's node (MOVED), loading scripts on each node
  * as it first meets them (NOSCRIPT per node) and running adds, a worker's drain and a flow.
  */
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import { Redis as IORedis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedis, FlowProducer, Queue, type TcpRedis, Worker } from "../../core/index.ts";
-import { type RedisServer, startRedisServer } from "../../infra/redis-server.ts";
+import type { RedisServer } from "../../infra/redis-server.ts";
+import { type RedisCluster, startRedisCluster } from "../support/redis-cluster.ts";
 
-const run = promisify(execFile);
+let cluster: RedisCluster;
 let nodes: RedisServer[] = [];
 let redis: TcpRedis;
 
-async function clusterOk(node: RedisServer): Promise<boolean> {
-  const client = new IORedis({ host: node.host, port: node.port, lazyConnect: true });
-  try {
-    await client.connect();
-    return /cluster_state:ok/.test(String(await client.call("CLUSTER", "INFO")));
-  } finally {
-    client.disconnect();
-  }
-}
-
 beforeAll(async () => {
-  nodes = await Promise.all(
-    [0, 1, 2].map(() =>
-      startRedisServer({ args: ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"] }),
-    ),
-  );
-  const addresses = nodes.map((node) => `${node.host}:${node.port}`);
-  await run("redis-cli", ["--cluster", "create", ...addresses, "--cluster-replicas", "0", "--cluster-yes"]);
-  for (let i = 0; i < 100; i++) {
-    if ((await Promise.all(nodes.map(clusterOk))).every(Boolean)) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  cluster = await startRedisCluster(3);
+  nodes = cluster.nodes;
   redis = createRedis({ url: `redis://${nodes[0]?.host}:${nodes[0]?.port}`, cluster: true });
 }, 60_000);
 
 afterAll(async () => {
   await redis?.close();
-  await Promise.all(nodes.map((node) => node.stop()));
+  await cluster?.stop();
 });
 
 describe("createRedis({ url, cluster: true })", () => {
