@@ -521,6 +521,52 @@ function requestsSection(r: BenchResults): string {
   ].join("\n");
 }
 
+/** Section 3b: the same cases with nimbusq over TCP, as BullMQ, and Redis's CPU per job beside it. */
+function throughputTcpSection(r: BenchResults): string {
+  const outcome = r.sections.throughputTcp;
+  const gap = missing("throughputTcp", outcome);
+  if (gap || !outcome?.result) return gap ?? "";
+  const t = outcome.result;
+  const medianOf = (runs: number[]) =>
+    [...runs].sort((a, b) => a - b)[Math.floor((runs.length - 1) / 2)] ?? 0;
+  const cpu = (c: ThroughputCase, side: "nimbusq" | "bullmq") =>
+    num(medianOf(c.rounds.map((x) => x[side].redisCpuUsPerJob ?? Number.NaN)), 1);
+  const aims = { loopback: 1, delayed: 1.5 } as const;
+  return [
+    stamp(outcome),
+    "",
+    `Issue 27's like-for-like run: the cases of section 3 with nimbusq over TCP too (\`createRedis({ url: "redis://…" })\`, ioredis), no REST server between: both Workers reach the same redis-server directly on loopback, and through the same proxy holding every chunk ${t.delayMs} ms in the delayed profile. Same jobs in flight, interleaved rounds (${t.rounds} per case), medians; at least 10,000 jobs a case. **Redis CPU per job**: redis-server's own CPU time (INFO \`used_cpu_user\` + \`used_cpu_sys\`) during the run, per job — the server's side of the cost, whatever the client. Aims (not tests): ≥ 1.0× BullMQ on loopback and ≥ 1.5× at +${t.delayMs} ms.`,
+    "",
+    table(
+      [
+        "network",
+        "processor",
+        "in flight",
+        "jobs",
+        "nimbusq jobs/s",
+        "BullMQ jobs/s",
+        "nimbusq / BullMQ",
+        "aim",
+        "Redis CPU per job, µs (nimbusq \\| BullMQ)",
+        "rounds (nimbusq \\| BullMQ jobs/s)",
+      ],
+      t.cases.map((c) => [
+        profileLabel(c),
+        processorLabels[c.processor as ProcessorKind],
+        String(c.inFlight),
+        num(c.jobs),
+        num(c.nimbusqMedian),
+        num(c.bullmqMedian),
+        `${num(c.ratio)}×`,
+        `≥ ${num(aims[c.profile])}×: ${c.ratio >= aims[c.profile] ? "met" : "**missed**"}`,
+        `${cpu(c, "nimbusq")} \\| ${cpu(c, "bullmq")}`,
+        c.rounds.map((x) => `${num(x.nimbusq.jobsPerSecond)} \\| ${num(x.bullmq.jobsPerSecond)}`).join("; "),
+      ]),
+      2,
+    ),
+  ].join("\n");
+}
+
 function throughputSection(r: BenchResults): string {
   const outcome = r.sections.throughput;
   const gap = missing("throughput", outcome);
@@ -1141,6 +1187,10 @@ export function renderMarkdown(r: BenchResults, paths: ReportPaths): string {
     "## 3. Throughput",
     "",
     throughputSection(r),
+    "",
+    "### 3b. Throughput with nimbusq over TCP",
+    "",
+    throughputTcpSection(r),
     "",
     "## 4. Idle cost",
     "",

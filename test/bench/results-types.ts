@@ -6,12 +6,22 @@ import type { LatencyResult } from "./latency.ts";
 import type { ScaleResult } from "./scale.ts";
 import type { ThroughputResult } from "./throughput.ts";
 
-export const sectionNames = ["cost", "throughput", "idle", "latency", "coldstart", "scale"] as const;
+export const sectionNames = [
+  "cost",
+  "throughput",
+  "throughputTcp",
+  "idle",
+  "latency",
+  "coldstart",
+  "scale",
+] as const;
 export type SectionName = (typeof sectionNames)[number];
 
 export interface SectionResults {
   cost: CostResult;
   throughput: ThroughputResult;
+  /** The same table with nimbusq over TCP like BullMQ (issue 27). */
+  throughputTcp: ThroughputResult;
   idle: IdleResult;
   latency: LatencyResult;
   coldstart: ColdStartResult;

@@ -193,6 +193,7 @@ export async function runBench(
     const order: [SectionName, () => Promise<unknown>][] = [
       ["cost", () => runCost(bench)],
       ["throughput", () => runThroughput(bench)],
+      ["throughputTcp", () => runThroughput(bench, "tcp")],
       ["latency", () => runLatency(bench)],
       ["coldstart", () => runColdStart(bench)],
       ["scale", () => runScale(bench)],

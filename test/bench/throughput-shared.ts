@@ -56,6 +56,8 @@ export interface PrepareMessage {
   rest?: { url: string; token: string };
   /** BullMQ's TCP endpoint (redis-server, or the delaying proxy in front of it). */
   tcp?: { host: string; port: number };
+  /** nimbusq over TCP too (createRedis with a redis:// URL to `tcp`), not over REST. */
+  nimbusqTcp?: boolean;
   events?: EventsLevel;
 }
 

@@ -49,8 +49,10 @@ function meter(m: PrepareMessage) {
 
 async function prepareNimbusq(m: PrepareMessage): Promise<Prepared> {
   const { Worker, createRedis } = await import("../../core/index.ts");
-  if (!m.rest) throw new Error("nimbusq needs a REST endpoint");
-  const redis = createRedis({ url: m.rest.url, token: m.rest.token });
+  const redis = m.nimbusqTcp
+    ? createRedis({ url: `redis://${m.tcp?.host}:${m.tcp?.port}` })
+    : createRedis({ url: m.rest?.url ?? "", token: m.rest?.token ?? "" });
+  if (!m.nimbusqTcp && !m.rest) throw new Error("nimbusq needs a REST endpoint");
   const run = meter(m);
   const options = {
     redis,
@@ -61,8 +63,8 @@ async function prepareNimbusq(m: PrepareMessage): Promise<Prepared> {
   };
   const worker = new Worker(m.queue, run.processor, options as ConstructorParameters<typeof Worker>[2]);
   worker.on("completed", run.completed);
-  // Opens the keep-alive connection before the clock, as BullMQ's waitUntilReady connects.
-  await redis.ping();
+  // Opens the keep-alive connection (or the TCP one) before the clock, as BullMQ's waitUntilReady connects.
+  await redis.hgetall(`${m.prefix}:${m.queue}:meta`);
   return {
     async go() {
       run.state.startedAt = performance.now();
@@ -74,7 +76,9 @@ async function prepareNimbusq(m: PrepareMessage): Promise<Prepared> {
       }
       return run.report();
     },
-    close: async () => undefined,
+    close: async () => {
+      if ("close" in redis) await redis.close();
+    },
   };
 }
 

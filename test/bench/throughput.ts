@@ -43,6 +43,8 @@ export interface ThroughputRun {
   middleJobsPerSecond: number;
   /** False when the time limit stopped the run before every job was done. */
   complete: boolean;
+  /** redis-server's CPU time (user + system) during the run, per job (µs). */
+  redisCpuUsPerJob?: number;
 }
 
 export interface ThroughputCase {
@@ -72,6 +74,8 @@ export interface ThroughputCase {
 }
 
 export interface ThroughputResult {
+  /** How nimbusq reached Redis: the REST server (the main table) or TCP like BullMQ (issue 27). */
+  nimbusqOver?: "rest" | "tcp";
   delayMs: number;
   /** What the delayed profile added to one round trip, measured with PINGs (median, ms). */
   measuredDelayMs?: { rest: number; tcp: number };
@@ -106,6 +110,13 @@ async function addJobs(env: BenchEnv, system: System, queue: string, jobs: numbe
   }
 }
 
+/** redis-server's CPU seconds so far (user + system, its own process and threads), from INFO. */
+async function redisCpuSeconds(env: BenchEnv): Promise<number> {
+  const info = String(await env.direct.info("cpu"));
+  const read = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, "m").exec(info)?.[1] ?? 0);
+  return read("used_cpu_user") + read("used_cpu_sys");
+}
+
 async function runOnce(
   env: BenchEnv,
   worker: WorkerProcess,
@@ -113,6 +124,7 @@ async function runOnce(
   processor: ProcessorKind,
   inFlight: number,
   jobs: number,
+  tcp = false,
 ): Promise<ThroughputRun> {
   const limitMs = env.quick ? 20_000 : 60_000;
   const queue = unique(`tp-${worker.system}`);
@@ -127,11 +139,14 @@ async function runOnce(
       inFlight,
       jobs,
       limitMs,
-      ...(worker.system === "nimbusq" ? { rest: at.rest } : { tcp: at.tcp }),
+      ...(worker.system === "nimbusq" && !tcp ? { rest: at.rest } : { tcp: at.tcp }),
+      ...(worker.system === "nimbusq" && tcp ? { nimbusqTcp: true } : {}),
     };
     const ready = await worker.next(prepare, 30_000);
     if (ready.type !== "ready") throw new Error(`${worker.system}: expected ready, got ${ready.type}`);
+    const cpuBefore = await redisCpuSeconds(env);
     const done = await worker.next({ type: "go" }, limitMs + 30_000);
+    const cpuSeconds = (await redisCpuSeconds(env)) - cpuBefore;
     if (done.type !== "done") throw new Error(`${worker.system}: expected done, got ${done.type}`);
     const report: RunReport = done;
     return {
@@ -143,6 +158,7 @@ async function runOnce(
       processorMeanMs: round(report.processorMeanMs, 2),
       middleJobsPerSecond: round(report.middleJobsPerSecond, 0),
       complete: report.done >= jobs,
+      redisCpuUsPerJob: round((cpuSeconds * 1e6) / Math.max(1, Math.min(report.done, jobs)), 1),
     };
   } finally {
     await flush(env);
@@ -181,8 +197,9 @@ async function measureDelay(env: BenchEnv, profiles: Endpoints[]): Promise<{ res
   };
 }
 
-function jobsFor(quick: boolean, processor: ProcessorKind, inFlight: number): number {
+function jobsFor(quick: boolean, processor: ProcessorKind, inFlight: number, tcp: boolean): number {
   if (processor === "no-op") return quick ? 200 : 10_000;
+  if (tcp) return quick ? inFlight * 3 : Math.max(10_000, inFlight * 60);
   // Each slot runs a given number of jobs: about 0.6 s at the physical limit in a full run.
   return inFlight * (quick ? 3 : 60);
 }
@@ -223,7 +240,16 @@ function summarise(
   };
 }
 
-export async function runThroughput(env: BenchEnv): Promise<ThroughputResult> {
+/**
+ * The throughput table; with `nimbusqOver` "tcp" (issue 27) nimbusq reaches the same redis-server over
+ * TCP as BullMQ does (createRedis with a redis:// URL; through the same delaying proxy in the delayed
+ * profile), no REST server between, at least 10,000 jobs a case.
+ */
+export async function runThroughput(
+  env: BenchEnv,
+  nimbusqOver: "rest" | "tcp" = "rest",
+): Promise<ThroughputResult> {
+  const tcp = nimbusqOver === "tcp";
   const rounds = env.quick ? 1 : 3;
   const target = { host: env.server.host, port: env.server.port };
   let delayedRest: RestServer | undefined;
@@ -260,18 +286,18 @@ export async function runThroughput(env: BenchEnv): Promise<ThroughputResult> {
     const cases: ThroughputCase[] = [];
     for (const at of profiles) {
       // Warm-up, not kept: scripts loaded, connections and JIT warm on both sides.
-      await runOnce(env, nimbusq, at, "no-op", 50, env.quick ? 100 : 1000);
+      await runOnce(env, nimbusq, at, "no-op", 50, env.quick ? 100 : 1000, tcp);
       await runOnce(env, bullmq, at, "no-op", 50, env.quick ? 100 : 1000);
       for (const inFlight of inFlights) {
         for (const processor of processors) {
-          const jobs = jobsFor(env.quick, processor, inFlight);
+          const jobs = jobsFor(env.quick, processor, inFlight, tcp);
           const pairs: ThroughputCase["rounds"] = [];
           for (let i = 0; i < rounds; i++) {
-            const ours = await runOnce(env, nimbusq, at, processor, inFlight, jobs);
+            const ours = await runOnce(env, nimbusq, at, processor, inFlight, jobs, tcp);
             const theirs = await runOnce(env, bullmq, at, processor, inFlight, jobs);
             pairs.push({ nimbusq: ours, bullmq: theirs });
             env.log(
-              `throughput: ${at.profile}, ${processorLabels[processor]}, ${inFlight} in flight, round ${i + 1}: nimbusq ${ours.jobsPerSecond} jobs/s, BullMQ ${theirs.jobsPerSecond} jobs/s`,
+              `throughput${tcp ? " over TCP" : ""}: ${at.profile}, ${processorLabels[processor]}, ${inFlight} in flight, round ${i + 1}: nimbusq ${ours.jobsPerSecond} jobs/s, BullMQ ${theirs.jobsPerSecond} jobs/s`,
             );
           }
           cases.push(summarise(at, processor, inFlight, jobs, pairs));
@@ -281,7 +307,7 @@ export async function runThroughput(env: BenchEnv): Promise<ThroughputResult> {
     // BullMQ's Worker really went through the proxy (its connection options name the proxy's port).
     if (proxy.accepted() <= calibrationConnections)
       throw new Error("BullMQ did not go through the delaying proxy");
-    return { delayMs, measuredDelayMs, rounds, cases };
+    return { nimbusqOver, delayMs, measuredDelayMs, rounds, cases };
   } finally {
     await Promise.all(Object.values(workers).map((w) => w.stop()));
     await proxy?.close();
