@@ -7,6 +7,7 @@ import type { Redis } from "@upstash/redis";
 import { Redis as IORedis } from "ioredis";
 import { afterAll, beforeEach, inject, vi } from "vitest";
 import { createRedis } from "../../core/redis/client.ts";
+import type { TcpRedis } from "../../core/redis/tcp-redis.ts";
 import { type RedisServer, startRedisServer } from "../../infra/redis-server.ts";
 import { type RestServer, startRestServer } from "../../infra/rest-server/server.ts";
 
@@ -18,8 +19,23 @@ export function uniquePrefix(label = "t"): string {
   return `${label}-${process.pid.toString(36)}-${Date.now().toString(36)}-${counter}`;
 }
 
-/** The shared REST server of the test run (global setup). */
+let tcp: TcpRedis | undefined;
+
+/**
+ * The shared REST server of the test run (global setup); or, in the run over TCP (NQ_TRANSPORT=tcp:
+ * vitest.config.ts's "over-tcp" project), one TCP client of the shared redis-server for the file —
+ * the same suites then run with no REST server between (issue 27). Typed as the REST client: the
+ * files that run over TCP use only what core takes of it.
+ */
 export function sharedRedis(): Redis {
+  if (process.env.NQ_TRANSPORT === "tcp") {
+    if (!tcp) {
+      const client = createRedis({ url: `redis://${inject("redisHost")}:${inject("redisPort")}` });
+      tcp = client;
+      afterAll(() => client.close());
+    }
+    return tcp as unknown as Redis;
+  }
   return createRedis({ url: inject("restUrl"), token: inject("restToken") });
 }
 
