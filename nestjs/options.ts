@@ -6,6 +6,7 @@ import type { FactoryProvider, ModuleMetadata, Provider, Type } from "@nestjs/co
 import {
   createRedis,
   type FlowProducerOptions,
+  isTcpUrl,
   type QueueOptions,
   type RedisPort,
   type UpstashRedisLike,
@@ -14,13 +15,16 @@ import {
 } from "../core/index.ts";
 
 /**
- * Where Redis is: a client (`redis`, e.g. `createRedis()`), or the REST `url` and `token`; with
- * neither, `UPSTASH_REDIS_REST_URL` / `UPSTASH_REDIS_REST_TOKEN`. Replaces BullMQ's `connection`.
+ * Where Redis is: a client (`redis`, e.g. `createRedis()`), the REST `url` and `token`, or a
+ * `redis://` / `rediss://` `url` alone for Redis over TCP (`cluster: true` for Redis Cluster); with
+ * none, `UPSTASH_REDIS_REST_URL` / `UPSTASH_REDIS_REST_TOKEN`. Replaces BullMQ's `connection`.
  */
 export interface NimbusqConnection {
   redis?: UpstashRedisLike | RedisPort;
   url?: string;
   token?: string;
+  /** With a redis:// url: the url is one node of a Redis Cluster. */
+  cluster?: boolean;
 }
 
 /** `NimbusqModule.forRoot`: the defaults of every queue, flow producer and worker (BullMQ's QueueOptions). */
@@ -83,7 +87,18 @@ export function resolveOptions<T extends NimbusqConnection>(
 ): ResolvedOptions<T> {
   if ("connection" in own)
     throw new ValidationError("connection", "replaced by redis (createRedis()) or url and token", context);
-  const { url, token, redis, ...rest } = own;
+  const { url, token, redis, cluster, ...rest } = own;
+  if (isTcpUrl(url)) {
+    if (token !== undefined)
+      throw new ValidationError("token", "not with a redis:// url (put the password in the url)", context);
+    return {
+      ...shared,
+      ...rest,
+      redis: redis ?? createRedis({ url, cluster: cluster === true }),
+    } as ResolvedOptions<T>;
+  }
+  if (cluster !== undefined)
+    throw new ValidationError("cluster", "only with a redis:// or rediss:// url", context);
   if ((url === undefined) !== (token === undefined))
     throw url === undefined
       ? new ValidationError("url", "given together with token", context)

@@ -19,6 +19,12 @@ import { LocalLambda } from "./local-lambda.ts";
 export interface LocalStackOptions {
   /** Use this redis-server instead of starting one. */
   redisUrl?: string;
+  /**
+   * How the functions (HTTP API, workers, sweeper) reach Redis: through the local REST server, as on
+   * Upstash (default), or over TCP straight to redis-server, as with ElastiCache or a cluster
+   * (createRedis with a redis:// URL). Bull Board reads over TCP either way.
+   */
+  transport?: "rest" | "tcp";
   restPort?: number;
   httpPort?: number;
   /** The API's bearer token (admin). */
@@ -96,7 +102,10 @@ async function startParts(options: LocalStackOptions, started: (() => Promise<vo
     },
   );
   started.push(() => rest.close());
-  const redis = createRedis({ url: rest.url, token: restToken });
+  const tcp =
+    options.transport === "tcp" ? createRedis({ url: `redis://${target.host}:${target.port}` }) : undefined;
+  if (tcp) started.push(() => tcp.close());
+  const redis = tcp ?? createRedis({ url: rest.url, token: restToken });
   const tickMs = options.tickMs ?? 10_000;
   const workerTimeoutMs = options.workerTimeoutMs ?? 60_000;
   const lambda = new LocalLambda((record) => {

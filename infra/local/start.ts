@@ -4,7 +4,8 @@
  * Environment: REDIS_URL (use this redis-server), PORT (HTTP API and Bull Board, default 3000),
  * REST_PORT (Upstash-compatible REST API, default 8079), NIMBUSQ_API_TOKEN (default dev-token),
  * NIMBUSQ_TICK_MS (sweeper tick, default 10000), NIMBUSQ_DEMO=0 (no demo jobs),
- * NIMBUSQ_EXIT_AFTER_DEMO=1 (stop once the demo jobs are added and counted).
+ * NIMBUSQ_EXIT_AFTER_DEMO=1 (stop once the demo jobs are added and counted), NIMBUSQ_LOCAL_TRANSPORT=tcp
+ * (the functions talk TCP straight to redis-server instead of through the REST server).
  *
  * A start that fails (redis-server not installed, a port taken, a bad variable) prints what to do, no
  * stack trace, and exits with code 1, after stopping whatever it had started.
@@ -26,6 +27,7 @@ async function main(): Promise<void> {
   const log = (line: string) => console.log(`[nimbusq] ${line}`);
   const stack = await startLocalStack({
     redisUrl: process.env.REDIS_URL || undefined,
+    transport: process.env.NIMBUSQ_LOCAL_TRANSPORT === "tcp" ? "tcp" : "rest",
     httpPort: numberFromEnv("PORT", 3000),
     restPort: numberFromEnv("REST_PORT", 8079),
     apiToken: process.env.NIMBUSQ_API_TOKEN || undefined,

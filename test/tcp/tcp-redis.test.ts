@@ -12,6 +12,7 @@ import { withoutUpstashFlags } from "../../core/redis/tcp-redis.ts";
 import { redisFromEnv } from "../../functions/config/redis-env.ts";
 import { createHttpApp, httpOptionsFromEnv } from "../../functions/index.ts";
 import { type WorkerEvent, workerHandler } from "../../functions/worker.ts";
+import { resolveOptions } from "../../nestjs/options.ts";
 import { lambdaContext } from "../support/aws-events.ts";
 import { sharedConnection, uniquePrefix } from "../support/stack.ts";
 
@@ -102,6 +103,20 @@ describe("createRedis with a redis:// URL", () => {
     const worker = new Worker("q", async () => 1, { redis: upstashForm, prefix, retry: { windowMs: 0 } });
     await expect(worker.drain()).rejects.toThrow(/allow-key-locking|flag/i);
     await upstashForm.close();
+  });
+});
+
+describe("the NestJS module's options over TCP", () => {
+  it("a redis:// url alone gives a TcpRedis (cluster: true for a cluster); a token beside it is refused", async () => {
+    const resolved = resolveOptions({ url, prefix: uniquePrefix("tcp") }, undefined, "NimbusqModule.forRoot");
+    expect(resolved.redis).toBeInstanceOf(TcpRedis);
+    await new Queue("nest", { ...resolved }).add("a", {});
+    expect(
+      (resolveOptions({ url, cluster: true }, undefined, "forRoot").redis as TcpRedis).client.baseUrl,
+    ).toBe(url);
+    expect(() => resolveOptions({ url, token: "t" }, undefined, "forRoot")).toThrow(/token/);
+    expect(() => resolveOptions({ cluster: true }, undefined, "forRoot")).toThrow(/cluster/);
+    await (resolved.redis as TcpRedis).close();
   });
 });
 
