@@ -39,7 +39,7 @@ ARGV
   invocation  string  the id the invocation registers under
   maxWorkers  int  most running worker invocations: at this many the job waits
   leaseMs  int  the lease when no worker has registered one (meta nq:leaseMs)
-REPLY  a replayed call writes nothing and answers the first call's reply
+REPLY  a replayed call answers the first call's reply (its INCRBY reserves a block again, left unused)
   id  string  the job's id
   outcome  int  1 created
   handed  int  1 handed over (active, locked with token), 0 added to wait
@@ -58,8 +58,6 @@ EVENTS
 -- @include handOffNew
 
 checkIntegerArgs("handOffJob", { "guardTtl", "maxLenEvents", "now", "events", "timestamp", "maxWorkers", "leaseMs", "reserve" })
-local replayed = redis.call("GET", KEYS[KEY.replayGuard])
-if replayed then return replayedHandOff(replayed) end
 local reserve = math.max(1, tonumber(ARGV[ARG.reserve]))
 local last = redis.call("INCRBY", KEYS[KEY.idCounter], reserve)
 local id = string.format("%d", last - reserve + 1)

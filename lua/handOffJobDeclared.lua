@@ -60,6 +60,4 @@ EVENTS
 -- @include handOffNew
 
 checkIntegerArgs("handOffJobDeclared", { "guardTtl", "maxLenEvents", "now", "events", "timestamp", "maxWorkers", "leaseMs" })
-local replayed = redis.call("GET", KEYS[KEY.replayGuard])
-if replayed then return replayedHandOff(replayed) end
 return handOffNew(ARGV[ARG.id], KEYS[KEY.job], ARGV[ARG.custom] == "1", 0, ARGV[ARG.idEpoch])

@@ -3,25 +3,38 @@
 -- reserved id's block must carry the queue's current id epoch, `expectedEpoch`, else it predates an
 -- obliterate and is refused; a reserving call starts the epoch when meta has none): a custom id that exists is a duplicate (or held by a staged add);
 -- otherwise the job is written and, when a worker may take it now, handed over — see handOffJob's
--- header. Writes the replay guard and returns the reply.
+-- header. The replay guard is the call's first write and holds its reply: a replay of the call finds it
+-- and answers the first run's reply, writing nothing (one SET on the normal path, no GET before it).
 -- @include noteAttention
+-- A replayed call's reply, from its guard's text.
+local function replayedHandOff(text)
+  local id, outcome, handed, running, lease, last, epoch =
+    string.match(text, "^(.*)|(%d)|(%d)|(%d+)|(%d+)|(%d+)|([^|]*)$")
+  return { id, tonumber(outcome), tonumber(handed), tonumber(running), tonumber(lease), tonumber(last), epoch }
+end
+
 local function handOffNew(id, key, custom, last, expectedEpoch)
   local now = tonumber(ARGV[ARG.now])
   local prefix = string.sub(KEYS[KEY.idCounter], 1, -3)
   local level = tonumber(ARGV[ARG.events])
   local events, maxLen = KEYS[KEY.events], ARGV[ARG.maxLenEvents]
   local running = redis.call("ZCOUNT", KEYS[KEY.workers], "(" .. now, "+inf")
-  local function answer(reply)
-    redis.call("SET", KEYS[KEY.replayGuard], table.concat(reply, "|"), "PX", ARGV[ARG.guardTtl])
-    return reply
+  -- nil on a fresh call (the guard is written); the first run's reply on a replay.
+  local function replayOf(reply)
+    local text = table.concat(reply, "|")
+    if redis.call("SET", KEYS[KEY.replayGuard], text, "NX", "PX", ARGV[ARG.guardTtl]) then return nil end
+    return replayedHandOff(redis.call("GET", KEYS[KEY.replayGuard]))
   end
   if custom and redis.call("EXISTS", key) == 1 then
     -- Only a staged add's hash carries a TTL: its job is not added until that add commits.
     if redis.call("PTTL", key) > 0 then return { id, -31, 0, running, 0, 0, "" } end
+    local reply = { id, 2, 0, running, 0, 0, "" }
+    local replay = replayOf(reply)
+    if replay then return replay end
     if level >= 2 then
       redis.call("XADD", events, "MAXLEN", "~", maxLen, "*", "event", "duplicated", "jobId", id)
     end
-    return answer({ id, 2, 0, running, 0, 0, "" })
+    return reply
   end
   local meta = redis.call("HMGET", KEYS[KEY.meta], "paused", "concurrency", "max", "nq:limited", "nq:leaseMs",
     "nq:idEpoch")
@@ -48,6 +61,9 @@ local function handOffNew(id, key, custom, last, expectedEpoch)
     -- nq:ho = this lease's processedOn: a later lease writes its own, so only this one matches.
     for _, v in ipairs({ "processedOn", now, "ats", 1, "nq:ho", now }) do fields[#fields + 1] = v end
   end
+  local reply = { id, 1, handed and 1 or 0, running, lease, last, epoch }
+  local replay = replayOf(reply)
+  if replay then return replay end
   -- The queue's id epoch: a block is good while meta still holds it (obliterate deletes both).
   if last > 0 and not meta[6] then redis.call("HSET", KEYS[KEY.meta], "nq:idEpoch", epoch) end
   redis.call("HSET", key, unpack(fields))
@@ -67,12 +83,5 @@ local function handOffNew(id, key, custom, last, expectedEpoch)
     redis.call("ZADD", KEYS[KEY.marker], 0, "0")
     noteAttention(KEYS[KEY.attention], prefix, now)
   end
-  return answer({ id, 1, handed and 1 or 0, running, lease, last, epoch })
-end
-
--- A replayed call's reply, from its guard's text.
-local function replayedHandOff(text)
-  local id, outcome, handed, running, lease, last, epoch =
-    string.match(text, "^(.*)|(%d)|(%d)|(%d+)|(%d+)|(%d+)|([^|]*)$")
-  return { id, tonumber(outcome), tonumber(handed), tonumber(running), tonumber(lease), tonumber(last), epoch }
+  return reply
 end

@@ -631,22 +631,31 @@ end
 const include_handOffNew_0 = `-- include handOffNew
 `;
 
-const include_handOffNew_1 = `local function handOffNew(id, key, custom, last, expectedEpoch)
+const include_handOffNew_1 = `local function replayedHandOff(text)
+  local id, outcome, handed, running, lease, last, epoch =
+    string.match(text, "^(.*)|(%d)|(%d)|(%d+)|(%d+)|(%d+)|([^|]*)$")
+  return { id, tonumber(outcome), tonumber(handed), tonumber(running), tonumber(lease), tonumber(last), epoch }
+end
+local function handOffNew(id, key, custom, last, expectedEpoch)
   local now = tonumber(ARGV[ARG.now])
   local prefix = string.sub(KEYS[KEY.idCounter], 1, -3)
   local level = tonumber(ARGV[ARG.events])
   local events, maxLen = KEYS[KEY.events], ARGV[ARG.maxLenEvents]
   local running = redis.call("ZCOUNT", KEYS[KEY.workers], "(" .. now, "+inf")
-  local function answer(reply)
-    redis.call("SET", KEYS[KEY.replayGuard], table.concat(reply, "|"), "PX", ARGV[ARG.guardTtl])
-    return reply
+  local function replayOf(reply)
+    local text = table.concat(reply, "|")
+    if redis.call("SET", KEYS[KEY.replayGuard], text, "NX", "PX", ARGV[ARG.guardTtl]) then return nil end
+    return replayedHandOff(redis.call("GET", KEYS[KEY.replayGuard]))
   end
   if custom and redis.call("EXISTS", key) == 1 then
     if redis.call("PTTL", key) > 0 then return { id, -31, 0, running, 0, 0, "" } end
+    local reply = { id, 2, 0, running, 0, 0, "" }
+    local replay = replayOf(reply)
+    if replay then return replay end
     if level >= 2 then
       redis.call("XADD", events, "MAXLEN", "~", maxLen, "*", "event", "duplicated", "jobId", id)
     end
-    return answer({ id, 2, 0, running, 0, 0, "" })
+    return reply
   end
   local meta = redis.call("HMGET", KEYS[KEY.meta], "paused", "concurrency", "max", "nq:limited", "nq:leaseMs",
     "nq:idEpoch")
@@ -671,6 +680,9 @@ const include_handOffNew_1 = `local function handOffNew(id, key, custom, last, e
   if handed then
     for _, v in ipairs({ "processedOn", now, "ats", 1, "nq:ho", now }) do fields[#fields + 1] = v end
   end
+  local reply = { id, 1, handed and 1 or 0, running, lease, last, epoch }
+  local replay = replayOf(reply)
+  if replay then return replay end
   if last > 0 and not meta[6] then redis.call("HSET", KEYS[KEY.meta], "nq:idEpoch", epoch) end
   redis.call("HSET", key, unpack(fields))
   if level >= 2 then
@@ -689,12 +701,7 @@ const include_handOffNew_1 = `local function handOffNew(id, key, custom, last, e
     redis.call("ZADD", KEYS[KEY.marker], 0, "0")
     noteAttention(KEYS[KEY.attention], prefix, now)
   end
-  return answer({ id, 1, handed and 1 or 0, running, lease, last, epoch })
-end
-local function replayedHandOff(text)
-  local id, outcome, handed, running, lease, last, epoch =
-    string.match(text, "^(.*)|(%d)|(%d)|(%d+)|(%d+)|(%d+)|([^|]*)$")
-  return { id, tonumber(outcome), tonumber(handed), tonumber(running), tonumber(lease), tonumber(last), epoch }
+  return reply
 end
 `;
 
@@ -4175,7 +4182,7 @@ export interface HandOffJobArgs {
  */
 export const handOffJob: ScriptDef<HandOffJobKeys, HandOffJobArgs> = {
   name: "handOffJob",
-  sha1: "a6aa844a2d092195b38df4a627732aa1aa0b5b7b",
+  sha1: "d5613b3b5d5ebd7f0104c699b579f9a41b7a9c1b",
   keyLocking: false,
   keys: { fixed: ["replayGuard","attention","idCounter","meta","limiter","workers","wait","active","stalled","marker","events"] },
   argv: { fixed: ["guardTtl","maxLenEvents","now","events","reserve","name","data","opts","timestamp","lifo","token","invocation","maxWorkers","leaseMs"] },
@@ -4189,8 +4196,6 @@ local ARG = { guardTtl = 1, maxLenEvents = 2, now = 3, events = 4, reserve = 5, 
     include_noteAttention_0,
     include_handOffNew_1,
     `checkIntegerArgs("handOffJob", { "guardTtl", "maxLenEvents", "now", "events", "timestamp", "maxWorkers", "leaseMs", "reserve" })
-local replayed = redis.call("GET", KEYS[KEY.replayGuard])
-if replayed then return replayedHandOff(replayed) end
 local reserve = math.max(1, tonumber(ARGV[ARG.reserve]))
 local last = redis.call("INCRBY", KEYS[KEY.idCounter], reserve)
 local id = string.format("%d", last - reserve + 1)
@@ -4200,7 +4205,7 @@ return handOffNew(id, string.sub(KEYS[KEY.idCounter], 1, -3) .. id, false, last)
 };
 
 export type HandOffJobReply =
-  /** a replayed call writes nothing and answers the first call's reply */
+  /** a replayed call answers the first call's reply (its INCRBY reserves a block again, left unused) */
   | {
     /** the job's id */
     id: string;
@@ -4302,7 +4307,7 @@ export interface HandOffJobDeclaredArgs {
  */
 export const handOffJobDeclared: ScriptDef<HandOffJobDeclaredKeys, HandOffJobDeclaredArgs> = {
   name: "handOffJobDeclared",
-  sha1: "c7ed4838c76ab9bfa0a336345d18a5cd186a1066",
+  sha1: "7f87fcc03990759264c257d1a433b695e8c040f7",
   keyLocking: true,
   keys: { fixed: ["replayGuard","attention","idCounter","meta","limiter","workers","wait","active","stalled","marker","events","job","lock"] },
   argv: { fixed: ["guardTtl","maxLenEvents","now","events","id","custom","idEpoch","name","data","opts","timestamp","lifo","token","invocation","maxWorkers","leaseMs"] },
@@ -4317,8 +4322,6 @@ local ARG = { guardTtl = 1, maxLenEvents = 2, now = 3, events = 4, id = 5, custo
     include_noteAttention_0,
     include_handOffNew_1,
     `checkIntegerArgs("handOffJobDeclared", { "guardTtl", "maxLenEvents", "now", "events", "timestamp", "maxWorkers", "leaseMs" })
-local replayed = redis.call("GET", KEYS[KEY.replayGuard])
-if replayed then return replayedHandOff(replayed) end
 return handOffNew(ARGV[ARG.id], KEYS[KEY.job], ARGV[ARG.custom] == "1", 0, ARGV[ARG.idEpoch])
 `,
   ].join(""),
