@@ -6,12 +6,14 @@
  */
 import { execFile } from "node:child_process";
 import { Queue as BullQueue } from "bullmq";
+import { Redis as IORedis } from "ioredis";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { createRedis, FlowProducer, Queue, QueueEvents, TcpRedis, Worker } from "../../core/index.ts";
 import { withoutUpstashFlags } from "../../core/redis/tcp-redis.ts";
 import { redisFromEnv } from "../../functions/config/redis-env.ts";
 import { createHttpApp, httpOptionsFromEnv } from "../../functions/index.ts";
 import { type WorkerEvent, workerHandler } from "../../functions/worker.ts";
+import { startRedisServer } from "../../infra/redis-server.ts";
 import { resolveOptions } from "../../nestjs/options.ts";
 import { lambdaContext } from "../support/aws-events.ts";
 import { sharedConnection, uniquePrefix } from "../support/stack.ts";
@@ -82,6 +84,29 @@ describe("createRedis with a redis:// URL", () => {
     expect(await bull.getJobCounts("completed")).toEqual({ completed: 62 });
     await bull.close();
     await events.close();
+  });
+
+  it("sends each script's source once, then EVALSHA with the adapted source's SHA", async () => {
+    const server = await startRedisServer();
+    const own = createRedis({ url: `redis://127.0.0.1:${server.port}` });
+    const stats = new IORedis({ host: "127.0.0.1", port: server.port });
+    const count = async (name: string) =>
+      Number(
+        new RegExp(`^cmdstat_${name}:calls=(\\d+)`, "m").exec(
+          String(await stats.info("commandstats")),
+        )?.[1] ?? 0,
+      );
+    try {
+      const queue = new Queue("q", { redis: own, prefix: uniquePrefix("tcp") });
+      await queue.add("a", {});
+      expect(await count("eval")).toBe(1);
+      for (let i = 0; i < 5; i++) await queue.add("b", {});
+      expect({ eval: await count("eval"), evalsha: await count("evalsha") }).toEqual({ eval: 1, evalsha: 5 });
+    } finally {
+      stats.disconnect();
+      await own.close();
+      await server.stop();
+    }
   });
 
   it("loads its scripts again after SCRIPT FLUSH, and rides out a dropped connection", async () => {
