@@ -22,7 +22,7 @@ export interface ServiceCopy {
 }
 
 /** The service's configuration files: serverless.yml and what it includes with `${file(…)}`. */
-export const configFiles = ["serverless.yml", "serverless-alarms.yml"];
+export const configFiles = ["serverless.yml", "serverless-alarms.yml", "serverless-vpc.yml"];
 
 /**
  * With `bundles: false` each function's bundle is a one-line stand-in: enough for `osls package`

@@ -30,6 +30,7 @@ let copy: ServiceCopy;
 let byDefault: Run;
 let switchedOff: Run;
 let ownTopic: Run;
+let inVpc: Run;
 
 beforeAll(async () => {
   copy = await serviceCopy({ bundles: false });
@@ -52,7 +53,14 @@ beforeAll(async () => {
     alarmOldestWaitingSeconds: "90",
     alarmFailedPerMinute: "3",
   });
-}, 120_000);
+  inVpc = await run({
+    vpc: "on",
+    vpcId: "vpc-0a1b2c",
+    vpcSubnetIds: "subnet-1,subnet-2",
+    vpcSecurityGroupIds: "sg-9",
+    redisUrlParameter: "/nimbusq/ops/redis-url",
+  });
+}, 150_000);
 
 afterAll(() => copy?.remove());
 
@@ -149,8 +157,9 @@ describe("least privilege: one role per function", () => {
   it("allows each function its own logs and secrets, what it calls, and X-Ray writes — nothing more", () => {
     for (const name of names) {
       const statements = statementsOf(byDefault, name);
+      // An empty parameter name (NIMBUSQ_REDIS_URL_PARAM without a VPC) names nothing to read.
       const parameters = Object.entries(environment(byDefault, name))
-        .filter(([key]) => key.endsWith("_PARAM"))
+        .filter(([key, value]) => key.endsWith("_PARAM") && value !== "")
         .map(([, value]) => parameterArn(value))
         .sort();
       expect(parameters.length, name).toBeGreaterThan(0);
@@ -204,6 +213,43 @@ describe("secrets", () => {
       expect(run.text).not.toContain("{{resolve:");
     }
     for (const value of Object.values(secretValues)) expect(switchedOff.text).not.toContain(value);
+  });
+});
+
+describe("Redis over TCP in a VPC (param vpc: on)", () => {
+  it("puts every function in the subnets and security groups, with the endpoints it needs and the URL's parameter", () => {
+    const split = (value: string) => ({ "Fn::Split": [",", value] });
+    for (const name of names) {
+      expect(lambda(inVpc, name).VpcConfig, name).toEqual({
+        SubnetIds: split("subnet-1,subnet-2"),
+        SecurityGroupIds: split("sg-9"),
+      });
+      expect(environment(inVpc, name).NIMBUSQ_REDIS_URL_PARAM, name).toBe("/nimbusq/ops/redis-url");
+      expect(lambda(byDefault, name).VpcConfig, name).toBeUndefined();
+      expect(environment(byDefault, name).NIMBUSQ_REDIS_URL_PARAM, name).toBe("");
+    }
+    const services = ofType(inVpc, "AWS::EC2::VPCEndpoint").map(([, p]) =>
+      String((p.ServiceName as { "Fn::Sub": string })["Fn::Sub"])
+        .split(".")
+        .pop(),
+    );
+    expect(services.sort()).toEqual(["events", "lambda", "monitoring", "ssm", "xray"]);
+    for (const [, endpoint] of ofType(inVpc, "AWS::EC2::VPCEndpoint")) {
+      expect(endpoint).toMatchObject({
+        VpcId: "vpc-0a1b2c",
+        PrivateDnsEnabled: true,
+        VpcEndpointType: "Interface",
+      });
+    }
+    expect(ofType(byDefault, "AWS::EC2::VPCEndpoint")).toEqual([]);
+    // Each role may manage the network interfaces of a function in a VPC, and read the URL's parameter.
+    const roles = ofType(inVpc, "AWS::IAM::Role");
+    expect(roles).toHaveLength(names.length);
+    for (const [id, role] of roles)
+      expect(JSON.stringify(role.ManagedPolicyArns), id).toContain("AWSLambdaVPCAccessExecutionRole");
+    const [[, read] = ["", {}]] = ofType(inVpc, "AWS::IAM::Policy");
+    expect((read.Roles as unknown[]).length).toBe(names.length);
+    expect(JSON.stringify(read.PolicyDocument)).toContain("parameter/nimbusq/ops/redis-url");
   });
 });
 
