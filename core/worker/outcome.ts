@@ -5,7 +5,13 @@
  */
 
 import { deadLetterFields, noDeadLetter } from "../dead-letter/dead-letter.ts";
-import { DelayedError, RateLimitError, UnrecoverableError, WaitingChildrenError } from "../errors.ts";
+import {
+  DelayedError,
+  JobCancelledError,
+  RateLimitError,
+  UnrecoverableError,
+  WaitingChildrenError,
+} from "../errors.ts";
 import { type AckEntry, type AckOutcome, keptBy, parentPolicyOf } from "../job/ack-entry.ts";
 import type { ActiveJob } from "../job/active-job.ts";
 import { type BackoffStrategy, backoffDelay } from "../job/backoff.ts";
@@ -108,7 +114,10 @@ function cancelledFailure(job: ActiveJob, error: Error, removeOnFail: KeepJobs |
     attemptsMade,
     attempts: attemptsMade + 1,
   };
-  return { entry, result: "failed", error };
+  // Listeners see the cancel (its reason is the failedReason); what the processor threw is its cause.
+  const cancelled = new JobCancelledError(job.cancelReason as string);
+  if (!(error instanceof JobCancelledError)) Object.defineProperty(cancelled, "cause", { value: error });
+  return { entry, result: "failed", error: cancelled };
 }
 
 /** Turns an attempt's end into the ack entry and what to report. */

@@ -8,7 +8,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Worker as BullWorker } from "bullmq";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { JobNotFoundError, Queue, ValidationError, Worker } from "../../core/index.ts";
+import { JobCancelledError, JobNotFoundError, Queue, ValidationError, Worker } from "../../core/index.ts";
 import { expectError, field, makeApi } from "../support/http-app.ts";
 import {
   type PrivateStack,
@@ -221,7 +221,12 @@ describe("cancelling a running job", () => {
     expect(await survivor.recoverStalled()).toEqual([]);
     await new Promise((r) => setTimeout(r, 250));
     expect(await survivor.recoverStalled()).toEqual([job.id]);
+    const told: unknown[] = [];
+    survivor.on("failed", (_job, error) => told.push(error));
     await survivor.drain();
+    expect(told).toHaveLength(1);
+    expect(told[0]).toBeInstanceOf(JobCancelledError);
+    expect((told[0] as JobCancelledError).reason).toBe("gone");
     const read = await queue.getJob(job.id as string);
     expect({ runs, state: await read?.getState(), reason: read?.failedReason }).toEqual({
       runs: 0,
