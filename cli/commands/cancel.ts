@@ -16,7 +16,7 @@ export const cancel: Command = {
   summary: "cancel a job: waiting, it fails now; running, it is aborted where it runs",
   help: `Cancels one job. A waiting, delayed or prioritized job ends failed at once with the reason
 (no retry, no dead letter). A job a nimbusq worker runs has its job.signal aborted at that worker's next
-lease extension (within a third of its lease) and ends failed with the reason unless its processor
+lease extension (within half its lease) and ends failed with the reason unless its processor
 returns normally. A job a BullMQ worker runs is only recorded. Exit code 1 for an unknown job or one
 that had finished.
 

@@ -35,7 +35,7 @@ export const defaultCancelReason = "cancelled";
 /**
  * What a cancel did. `cancelled`: the job waited (or its lease had lapsed) and is failed now.
  * `signalled`: a nimbusq worker runs it; its `job.signal` aborts at that worker's next lease extension
- * (within a third of the lease), and it ends failed with the reason unless its processor returns
+ * (within half the lease), and it ends failed with the reason unless its processor returns
  * normally. `recorded`: a worker nimbusq cannot reach (a BullMQ worker) runs it; it ends as that worker
  * ends it, and a nimbusq worker that leases it again later fails it at once. `finished`: it had
  * completed or failed already; nothing changed.

@@ -37,7 +37,7 @@ const cancelled = named(
     id: z.string(),
     outcome: doc(z.enum(["cancelled", "signalled", "recorded"]), {
       description:
-        "cancelled: it waited and is failed now; signalled: a nimbusq worker runs it and aborts it at its next lease extension (within a third of the lease), then fails it with the reason unless its processor returns; recorded: a worker nimbusq cannot reach (BullMQ's) runs it, and it ends as that worker ends it",
+        "cancelled: it waited and is failed now; signalled: a nimbusq worker runs it and aborts it at its next lease extension (within half the lease), then fails it with the reason unless its processor returns; recorded: a worker nimbusq cannot reach (BullMQ's) runs it, and it ends as that worker ends it",
     }),
     prev: doc(z.string(), { description: "The job's state before the cancel" }),
   }),

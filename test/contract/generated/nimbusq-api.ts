@@ -899,7 +899,7 @@ export interface components {
     CancelledJob: {
       id: string;
       /**
-       * @description cancelled: it waited and is failed now; signalled: a nimbusq worker runs it and aborts it at its next lease extension (within a third of the lease), then fails it with the reason unless its processor returns; recorded: a worker nimbusq cannot reach (BullMQ's) runs it, and it ends as that worker ends it
+       * @description cancelled: it waited and is failed now; signalled: a nimbusq worker runs it and aborts it at its next lease extension (within half the lease), then fails it with the reason unless its processor returns; recorded: a worker nimbusq cannot reach (BullMQ's) runs it, and it ends as that worker ends it
        * @enum {string}
        */
       outcome: "cancelled" | "signalled" | "recorded";
