@@ -113,7 +113,9 @@ export class TcpRedis implements UpstashRedisLike {
   private async connect(): Promise<IoClient> {
     // A specifier bundlers do not follow: REST-only and edge bundles never carry ioredis; Node
     // resolves it at the first command (a TCP deployment ships it beside its bundle).
-    const { Redis, Cluster } = (await import(ioredisModule)) as IoRedisModule;
+    const loaded = (await import(ioredisModule)) as Partial<IoRedisModule> & { default?: IoRedisModule };
+    // ESM sees named exports of the package; a bundled CommonJS copy (infra/build) only its default.
+    const { Redis, Cluster } = (loaded.Redis ? loaded : loaded.default) as IoRedisModule;
     const { url, options } = this;
     const tls = url.protocol === "rediss:" ? {} : undefined;
     const common = {

@@ -1,11 +1,14 @@
 /**
  * Bundles each Lambda function with esbuild: ESM for Node 22, minified, with a linked source map,
- * the AWS SDK left to the runtime. Output: `<outDir>/<name>/index.mjs` and `index.mjs.map`.
+ * the AWS SDK left to the runtime. Output: `<outDir>/<name>/index.mjs` and `index.mjs.map`, and beside
+ * them `node_modules/ioredis/` (one CommonJS file): Redis over TCP loads it at its first command only
+ * (core/redis/tcp-redis.ts, through a specifier esbuild does not follow), so it costs a REST deployment
+ * nothing but zip bytes, and a TCP deployment finds it where Node looks.
  *
  * The output depends only on the sources (no timestamps, no absolute paths), so two builds of one
  * commit give identical bytes, and osls's zips (fixed dates) and Lambda version hashes stay stable.
  */
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { gzipSync } from "node:zlib";
 import { build, type Metafile, type Plugin } from "esbuild";
@@ -36,7 +39,31 @@ export async function bundleFunctions(options: BundleOptions = {}): Promise<Bund
   const root = resolve(options.root ?? ".");
   const outDir = resolve(root, options.outDir ?? "build/lambda");
   const entries = options.functions ?? functionEntries;
-  return await Promise.all(entries.map((fn) => bundleOne(root, outDir, fn)));
+  const reports = await Promise.all(entries.map((fn) => bundleOne(root, outDir, fn)));
+  const ioredis = await bundleIoredis(root);
+  for (const fn of entries) {
+    const dir = join(outDir, fn.name, "node_modules", "ioredis");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "index.cjs"), ioredis);
+    writeFileSync(join(dir, "package.json"), '{"name":"ioredis","main":"index.cjs"}\n');
+  }
+  return reports;
+}
+
+/** ioredis and its dependencies as one minified CommonJS file. */
+async function bundleIoredis(root: string): Promise<Uint8Array> {
+  const result = await build({
+    absWorkingDir: root,
+    stdin: { contents: 'module.exports = require("ioredis");', resolveDir: root, loader: "js" },
+    bundle: true,
+    format: "cjs",
+    platform: "node",
+    target: "node22",
+    minify: true,
+    write: false,
+    logLevel: "warning",
+  });
+  return result.outputFiles[0]?.contents ?? new Uint8Array();
 }
 
 async function bundleOne(root: string, outDir: string, fn: FunctionEntry): Promise<BundleReport> {

@@ -23,6 +23,8 @@ if (process.env.NQ_EVENT) {
   result = await bundle.handler(JSON.parse(process.env.NQ_EVENT), context);
 }
 console.log(JSON.stringify({ importMs, handlerType: typeof bundle.handler, sdkResolvable, result }));
+// A TCP connection (Redis over TCP) would keep the process alive, as a warm Lambda container is.
+process.exit(0);
 `;
 
 export interface FreshImport<T = unknown> {

@@ -5,14 +5,14 @@
  */
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createRedis } from "../../core/index.ts";
+import { createRedis, Queue } from "../../core/index.ts";
 import { demoQueues } from "../../examples/demo/demo-queues.ts";
 import { sweeperOptionsFromEnv } from "../../functions/config/sweeper-env.ts";
 import { workersFromEnv } from "../../functions/config/workers-env.ts";
 import { createHttpApp } from "../../functions/http/index.ts";
 import { functionEntries } from "../../infra/build/functions.ts";
 import { apiGatewayV2Event, functionUrlEvent, sqsEvent } from "../support/aws-events.ts";
-import { uniquePrefix } from "../support/stack.ts";
+import { sharedRedis, uniquePrefix } from "../support/stack.ts";
 import { importInFreshNode } from "./fresh-node.ts";
 import {
   type CloudFormationTemplate,
@@ -131,9 +131,12 @@ describe("osls package (offline, no AWS credentials)", () => {
       expect(fn.Architectures, name).toEqual(["arm64"]);
       expect(fn.Handler, name).toBe(`build/lambda/${name}/index.handler`);
       expect(fn.Timeout, name).toBe(timeouts[name]);
+      // ioredis beside the bundle, for Redis over TCP (loaded at the first TCP command only).
       expect(packaged.zips[name], name).toEqual([
         `build/lambda/${name}/index.mjs`,
         `build/lambda/${name}/index.mjs.map`,
+        `build/lambda/${name}/node_modules/ioredis/index.cjs`,
+        `build/lambda/${name}/node_modules/ioredis/package.json`,
       ]);
     }
   });
@@ -353,6 +356,34 @@ describe("the bundles", () => {
     );
     expect(read.result.statusCode).toBe(200);
     expect(JSON.parse(read.result.body)).toMatchObject({ id, name: "send", state: "waiting" });
+  });
+
+  it("serve requests over TCP: the HTTP bundle with NIMBUSQ_REDIS_URL loads the ioredis shipped beside it", async () => {
+    const http = copy.bundles.find((b) => b.name === "http")?.file as string;
+    const prefix = uniquePrefix("pkg");
+    const env: Record<string, string> = {
+      ...environmentOf("http"),
+      NIMBUSQ_REDIS_URL: `redis://${inject("redisHost")}:${inject("redisPort")}`,
+      NIMBUSQ_PREFIX: prefix,
+      NIMBUSQ_WORKERS: "",
+      NIMBUSQ_API_TOKENS: "admin:pkg-tcp-token",
+    };
+    delete env.UPSTASH_REDIS_REST_URL;
+    delete env.UPSTASH_REDIS_REST_TOKEN_PARAM;
+    const added = await importInFreshNode<{ statusCode: number; body: string }>(http, {
+      cwd: copy.dir,
+      env,
+      event: functionUrlEvent({
+        method: "POST",
+        path: "/queues/email/jobs",
+        headers: { authorization: "Bearer pkg-tcp-token" },
+        body: { name: "send", data: {} },
+      }),
+    });
+    expect(added.result.statusCode).toBe(202);
+    const { id } = JSON.parse(added.result.body) as { id: string };
+    const job = await new Queue("email", { redis: sharedRedis(), prefix }).getJob(id);
+    expect(job?.name).toBe("send");
   });
 
   it("serve requests: the SQS producer bundle adds good messages and reports the bad one", async () => {
