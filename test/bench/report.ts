@@ -564,7 +564,29 @@ function throughputTcpSection(r: BenchResults): string {
       ]),
       2,
     ),
+    "",
+    deploymentCeilings(r, t),
   ].join("\n");
+}
+
+/**
+ * Issue 27's question, from this run's figures: how many jobs/s one deployment allows on 1 and 10
+ * Upstash databases (each throttled near 10,000 commands/s: billed commands per job at concurrency 50,
+ * section 1) and on a Redis Cluster of N shards (no per-command throttle: Redis CPU per job, loopback,
+ * no-op, 50 in flight), against the goal of 10,000 jobs/s.
+ */
+function deploymentCeilings(r: BenchResults, t: ThroughputResult): string {
+  const c50 = r.sections.cost?.result?.issueCases?.find((x) => x.case === "backlog-c50");
+  const noop = t.cases.find((c) => c.profile === "loopback" && c.processor === "no-op" && c.inFlight === 50);
+  const cpu = noop
+    ? [...noop.rounds.map((x) => x.nimbusq.redisCpuUsPerJob ?? Number.NaN)].sort((a, b) => a - b)
+    : [];
+  const cpuUs = cpu[Math.floor((cpu.length - 1) / 2)];
+  if (!c50 || cpuUs === undefined || !Number.isFinite(cpuUs)) return "";
+  const perDatabase = Math.floor(10_000 / c50.nimbusq.billedPerJob);
+  const perShard = Math.floor(1e6 / cpuUs);
+  const databases = Math.ceil(10_000 / perDatabase);
+  return `**What one deployment allows** (from this run's figures, not measured at that scale): on Upstash, ${num(c50.nimbusq.billedPerJob)} billed commands per job at concurrency 50 (section 1) under a database's ~10,000 commands/s give about **${num(perDatabase)} jobs/s per database**, ${num(perDatabase * 10)} on 10 databases — the goal of **10,000 jobs/s** needs ${databases} databases and the shard map that spreads queues over them (not built yet: issue 27, point 2). On Redis Cluster or ElastiCache nothing throttles commands; Redis's own CPU bounds a shard: ${num(cpuUs, 1)} µs of Redis CPU per job (no-op jobs, 50 in flight, loopback) is about **${num(perShard)} jobs/s per shard** on this machine's core, so ${perShard >= 10_000 ? "one shard already allows the goal" : `${Math.ceil(10_000 / perShard)} shards allow the goal`} and N shards about N × ${num(perShard)} — queues spread over the shards by their hash tags (the 3-master test: 9.68 commands per job on each, as standalone). The workers scale by invocations: one Worker ran ${num(noop?.nimbusqMedian ?? 0)} jobs/s with no-op jobs at 50 in flight; with jobs of d ms, 10,000 jobs/s needs about 10 × d jobs in flight across the invocations (100 for 10 ms jobs).`;
 }
 
 function throughputSection(r: BenchResults): string {
