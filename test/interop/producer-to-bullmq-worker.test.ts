@@ -91,7 +91,7 @@ describe("a real BullMQ Worker takes nimbusq's jobs in BullMQ's order", () => {
 });
 
 describe("the marker wakes a blocked BullMQ Worker at once", () => {
-  it("starts a standard, a prioritized, a lifo and a flow job within 100 ms of nimbusq's add", async () => {
+  it("starts a standard, a prioritized, a lifo and a flow job woken by nimbusq's add, not by BullMQ's block timeout", async () => {
     const io = peers();
     const { started, idle } = io.worker("wake");
     // Warm up: the first call loads the script into Redis (NOSCRIPT, then EVAL) and opens the HTTP socket.
@@ -121,7 +121,10 @@ describe("the marker wakes a blocked BullMQ Worker at once", () => {
       expect(seen[i]?.name).toBe(name);
       delays[name] = (seen[i]?.startedAt ?? Number.POSITIVE_INFINITY) - before;
     }
-    for (const [name, ms] of Object.entries(delays)) expect(ms, name).toBeLessThan(100);
+    // A blocked BullMQ Worker waits up to its drainDelay (5 s) unless the marker wakes it: a start
+    // well under that is the marker's doing (typically a few ms; over 100 ms on a loaded CI machine,
+    // so the bound is a behaviour, not a timing).
+    for (const [name, ms] of Object.entries(delays)) expect(ms, name).toBeLessThan(1000);
   });
 });
 
