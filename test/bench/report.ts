@@ -521,14 +521,17 @@ function requestsSection(r: BenchResults): string {
   ].join("\n");
 }
 
+/** The lower median of a case's rounds (the middle one of three), 0 for none. */
+function medianOf(runs: number[]): number {
+  return [...runs].sort((a, b) => a - b)[Math.floor((runs.length - 1) / 2)] ?? 0;
+}
+
 /** Section 3b: the same cases with nimbusq over TCP, as BullMQ, and Redis's CPU per job beside it. */
 function throughputTcpSection(r: BenchResults): string {
   const outcome = r.sections.throughputTcp;
   const gap = missing("throughputTcp", outcome);
   if (gap || !outcome?.result) return gap ?? "";
   const t = outcome.result;
-  const medianOf = (runs: number[]) =>
-    [...runs].sort((a, b) => a - b)[Math.floor((runs.length - 1) / 2)] ?? 0;
   const cpu = (c: ThroughputCase, side: "nimbusq" | "bullmq") =>
     num(medianOf(c.rounds.map((x) => x[side].redisCpuUsPerJob ?? Number.NaN)), 1);
   const aims = { loopback: 1, delayed: 1.5 } as const;
@@ -578,11 +581,10 @@ function throughputTcpSection(r: BenchResults): string {
 function deploymentCeilings(r: BenchResults, t: ThroughputResult): string {
   const c50 = r.sections.cost?.result?.issueCases?.find((x) => x.case === "backlog-c50");
   const noop = t.cases.find((c) => c.profile === "loopback" && c.processor === "no-op" && c.inFlight === 50);
-  const cpu = noop
-    ? [...noop.rounds.map((x) => x.nimbusq.redisCpuUsPerJob ?? Number.NaN)].sort((a, b) => a - b)
-    : [];
-  const cpuUs = cpu[Math.floor((cpu.length - 1) / 2)];
-  if (!c50 || cpuUs === undefined || !Number.isFinite(cpuUs)) return "";
+  const cpuUs = noop
+    ? medianOf(noop.rounds.map((x) => x.nimbusq.redisCpuUsPerJob ?? Number.NaN))
+    : Number.NaN;
+  if (!c50 || !Number.isFinite(cpuUs)) return "";
   const perDatabase = Math.floor(10_000 / c50.nimbusq.billedPerJob);
   const perShard = Math.floor(1e6 / cpuUs);
   const databases = Math.ceil(10_000 / perDatabase);
@@ -597,7 +599,6 @@ function throughputSection(r: BenchResults): string {
   if (!t.cases.every((c) => c.profile)) {
     return "_Measured by an earlier version of the throughput benchmark: run `npm run bench -- --only throughput`._";
   }
-  const medianOf = (runs: number[]) => [...runs].sort((a, b) => a - b)[Math.floor((runs.length - 1) / 2)];
   const lag = (c: ThroughputCase, side: "nimbusq" | "bullmq") =>
     c.processor === "no-op" ? "–" : num(medianOf(c.rounds.map((x) => x[side].processorMeanMs)), 1);
   return [
