@@ -22,8 +22,11 @@ export interface Context {
   readonly prefix: string;
   /** A queue under the prefix; a bad name throws core's ValidationError (exit 2). */
   queue(name: string): Queue;
-  /** The Redis client (for the key scan, which core's port does not offer). */
-  redis(): CliRedis;
+  /**
+   * The Redis clients, one per database (several with NIMBUSQ_DATABASES), for the key scan, which
+   * core's port does not offer.
+   */
+  databases(): CliRedis[];
   readonly progress: Progress;
 }
 

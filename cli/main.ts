@@ -8,8 +8,16 @@
  * command or flag, bad queue name or value, a missing environment variable).
  */
 import { parseArgs } from "node:util";
-import { createRedis, defaultPrefix, isTcpUrl, Queue, ValidationError } from "../core/index.ts";
+import {
+  createRedis,
+  defaultPrefix,
+  isTcpUrl,
+  Queue,
+  type ShardMap,
+  ValidationError,
+} from "../core/index.ts";
 import { prefixFromEnv } from "../functions/config/prefix-env.ts";
+import { shardMapFromEnv } from "../functions/config/shards-env.ts";
 import { type CliRedis, type Command, type Context, type Flags, UsageError } from "./command.ts";
 import { cancel } from "./commands/cancel.ts";
 import { clean } from "./commands/clean.ts";
@@ -66,27 +74,40 @@ function commandHelp(command: Command): string {
 }
 
 /**
- * The Redis client, built on first use so --help and usage errors need no environment: Redis over TCP
- * when NIMBUSQ_REDIS_URL is set (NIMBUSQ_REDIS_CLUSTER=true for a cluster), else Upstash's REST API.
+ * The Redis connection, built on first use so --help and usage errors need no environment: with
+ * NIMBUSQ_DATABASES a shard map over the databases it names (each configured by its suffixed
+ * variables, functions/config/shards-env.ts), else one database — Redis over TCP when
+ * NIMBUSQ_REDIS_URL is set (NIMBUSQ_REDIS_CLUSTER=true for a cluster), else Upstash's REST API.
  */
-function connect(env: Env): () => CliRedis {
-  let redis: CliRedis | undefined;
+function connect(env: Env): () => { redis: CliRedis | ShardMap; databases: CliRedis[] } {
+  let made: { redis: CliRedis | ShardMap; databases: CliRedis[] } | undefined;
   return () => {
-    const tcpUrl = env.NIMBUSQ_REDIS_URL?.trim();
-    if (tcpUrl) {
-      if (!isTcpUrl(tcpUrl)) throw new UsageError("NIMBUSQ_REDIS_URL is not a redis:// or rediss:// URL");
-      redis ??= createRedis({ url: tcpUrl, cluster: env.NIMBUSQ_REDIS_CLUSTER?.trim() === "true" });
-      return redis;
-    }
-    for (const name of ["UPSTASH_REDIS_REST_URL", "UPSTASH_REDIS_REST_TOKEN"]) {
-      if (!env[name])
-        throw new UsageError(
-          `${name} is not set: export your Upstash database's REST ${name.endsWith("URL") ? "URL" : "token"} (or NIMBUSQ_REDIS_URL for Redis over TCP)`,
-        );
-    }
-    redis ??= createRedis({ url: env.UPSTASH_REDIS_REST_URL, token: env.UPSTASH_REDIS_REST_TOKEN });
-    return redis;
+    if (made) return made;
+    const databases: CliRedis[] = [];
+    const shards = shardMapFromEnv(env, (view) => {
+      const client = single(view);
+      databases.push(client);
+      return client;
+    });
+    made = shards ? { redis: shards, databases } : { redis: single(env), databases: [] };
+    if (!shards) made.databases.push(made.redis as CliRedis);
+    return made;
   };
+}
+
+function single(env: Env): CliRedis {
+  const tcpUrl = env.NIMBUSQ_REDIS_URL?.trim();
+  if (tcpUrl) {
+    if (!isTcpUrl(tcpUrl)) throw new UsageError("NIMBUSQ_REDIS_URL is not a redis:// or rediss:// URL");
+    return createRedis({ url: tcpUrl, cluster: env.NIMBUSQ_REDIS_CLUSTER?.trim() === "true" });
+  }
+  for (const name of ["UPSTASH_REDIS_REST_URL", "UPSTASH_REDIS_REST_TOKEN"]) {
+    if (!env[name])
+      throw new UsageError(
+        `${name} is not set: export your Upstash database's REST ${name.endsWith("URL") ? "URL" : "token"} (or NIMBUSQ_REDIS_URL for Redis over TCP)`,
+      );
+  }
+  return createRedis({ url: env.UPSTASH_REDIS_REST_URL, token: env.UPSTASH_REDIS_REST_TOKEN });
 }
 
 /**
@@ -143,11 +164,11 @@ async function main(argv: string[], env: Env): Promise<number> {
         ? parsed.values.prefix
         : (prefixFromEnv(env, "nimbusq") ?? defaultPrefix);
     if (prefix === "") throw new UsageError("--prefix (or NIMBUSQ_PREFIX) must not be empty");
-    const redis = connect(env);
+    const connection = connect(env);
     const context: Context = {
       prefix,
-      redis,
-      queue: (queueName) => new Queue(queueName, { redis: redis(), prefix }),
+      databases: () => connection().databases,
+      queue: (queueName) => new Queue(queueName, { redis: connection().redis, prefix }),
       progress: stderrProgress(),
     };
     const output = await command.run(context, args, parsed.values);

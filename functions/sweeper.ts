@@ -7,7 +7,7 @@
  * export const handler = sweeperHandler({ queues: [{ name: "email", workerFunction: "email-worker" }] });
  */
 import type { Context } from "aws-lambda";
-import { createSweeper, type RedisPort, type SweeperSettings, type UpstashRedisLike } from "../core/index.ts";
+import { createSweeper, type RedisOption, type SweeperSettings } from "../core/index.ts";
 import { busPublisher } from "./aws/event-entry.ts";
 import type { Publish } from "./aws/event-publisher.ts";
 import { type Invoke, workerStarter } from "./aws/lambda-invoker.ts";
@@ -21,7 +21,8 @@ export type { SweeperResult, SweptQueue } from "../core/index.ts";
 export { eventEntry } from "./aws/event-entry.ts";
 
 export interface SweeperOptions extends SweeperSettings {
-  redis?: UpstashRedisLike | RedisPort;
+  /** A client, or a ShardMap: one sweeper loop per database over the queues it holds. */
+  redis?: RedisOption;
   /** EventBridge bus to forward queue events to; none disables forwarding. */
   eventBus?: string;
   eventSource?: string;

@@ -42,7 +42,7 @@ const revealing = new Set(["meta", "id", "wait", "events"]);
  * last part starts with the same two letters, dropped here), so one walk finds them all.
  */
 async function scanQueues(
-  redis: ReturnType<Context["redis"]>,
+  redis: ReturnType<Context["databases"]>[number],
   prefix: string,
   maxCalls: number,
   onCall: (calls: number, found: number) => void,
@@ -90,9 +90,23 @@ Cost (billed commands): SCAN walks the whole database, not only the prefix, so a
   positionals: { min: 0, max: 0 },
   async run(context, _args, flags): Promise<Output> {
     const maxCalls = integerFlag(flags, "max-scan", 1000, 1);
-    const scan = await scanQueues(context.redis(), context.prefix, maxCalls, (calls, found) => {
-      if (calls % 25 === 0) context.progress.update(`scanning keys: ${calls} SCAN calls, ${found} queues`);
-    });
+    // With several databases (NIMBUSQ_DATABASES), each is walked; a queue is read on the database
+    // the shard map gives it.
+    const scans: Scan[] = [];
+    for (const database of context.databases()) {
+      const done = scans.reduce((sum, s) => sum + s.calls, 0);
+      scans.push(
+        await scanQueues(database, context.prefix, maxCalls, (calls, found) => {
+          if (calls % 25 === 0)
+            context.progress.update(`scanning keys: ${done + calls} SCAN calls, ${found} queues`);
+        }),
+      );
+    }
+    const scan: Scan = {
+      names: [...new Set(scans.flatMap((s) => s.names))].sort(),
+      calls: scans.reduce((sum, s) => sum + s.calls, 0),
+      complete: scans.every((s) => s.complete),
+    };
     context.progress.done();
     // Keys of a name core refuses (BullMQ allows a few more characters) are listed, not read.
     const opened = scan.names.flatMap((name) => {

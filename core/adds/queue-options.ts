@@ -1,14 +1,18 @@
 /** What a Queue is built with (BullMQ's QueueOptions, over an HTTP Redis client). */
-import type { RedisPort, UpstashRedisLike } from "../redis/redis-port.ts";
+
 import type { RedisRetryOptions } from "../redis/retry.ts";
+import type { RedisOption } from "../redis/shard-map.ts";
 import type { Telemetry } from "../telemetry/telemetry.ts";
 import type { EventsLevel, JobsOptions } from "../types.ts";
 import type { WakeHint } from "./add-wake.ts";
 import type { HandoffTarget } from "./handoff.ts";
 
 export interface QueueOptions {
-  /** An `@upstash/redis` client built with `automaticDeserialization: false` (see `createRedis`). */
-  redis: UpstashRedisLike | RedisPort;
+  /**
+   * An `@upstash/redis` client built with `automaticDeserialization: false` (see `createRedis`), a TCP
+   * client, or a ShardMap (the queue then lives on the database the map gives it).
+   */
+  redis: RedisOption;
   /**
    * How long transient Redis failures (a restart, a failover, a 5xx, a lost answer) are retried with
    * the same request before a call fails (`windowMs`, default 30 000; 0: the client's own retries

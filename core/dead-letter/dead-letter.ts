@@ -28,6 +28,7 @@ import { encodeOptions } from "../redis/codec.ts";
 import { checkDeadLetterSlot, requiredTag } from "../redis/hash-slot.ts";
 import { queueKeyPrefix, queueQualifiedName } from "../redis/keys.ts";
 import { queueNameProblem } from "../redis/names.ts";
+import type { ShardMap } from "../redis/shard-map.ts";
 import type { DeadLetterOptions, JobsOptions } from "../types.ts";
 import { type Checker, checkDeadLetter } from "../validate.ts";
 
@@ -90,12 +91,19 @@ export function deadLetterId(
  * The Worker's `deadLetter` option: valid, not the worker's own queue, and in the worker queue's Redis
  * Cluster hash slot when that queue's prefix carries a hash tag (core/redis/hash-slot.ts).
  */
-export function checkWorkerDeadLetter(check: Checker, value: unknown, queue: string, prefix: string): void {
+export function checkWorkerDeadLetter(
+  check: Checker,
+  value: unknown,
+  queue: string,
+  prefix: string,
+  shards?: ShardMap,
+): void {
   if (value === undefined) return;
   const option = checkDeadLetter(check, "deadLetter", value);
   if (option.queue === queue && (option.prefix ?? prefix) === prefix)
     check.fail("deadLetter.queue", "another queue than the worker's own", option.queue);
   checkDeadLetterSlot(check, "deadLetter.prefix", { prefix, queueName: queue }, option);
+  shards?.checkSameDatabase(check, "deadLetter.queue", queue, option.queue);
 }
 
 /** The failure an ack writes: the reason, the stacktrace JSON array and the new attemptsMade. */
@@ -121,6 +129,9 @@ export function deadLetterFields(
   const prefix = target.prefix ?? source.prefix;
   const sourceKeyPrefix = queueKeyPrefix(source.prefix, source.queue);
   if (requiredTag(sourceKeyPrefix, queueKeyPrefix(prefix, target.queue)) !== undefined) return noDeadLetter;
+  // So does one on another database of a shard map: the ack would create the queue on this one.
+  const shards = job.context.shards;
+  if (shards && shards.databaseOf(target.queue) !== shards.databaseOf(source.queue)) return noDeadLetter;
   // Everything but the data is re-serialized; the data is spliced in as stored (a processor may have
   // changed `job.data` in memory without storing it).
   const head = JSON.stringify({

@@ -7,8 +7,8 @@
 import { ClosedError, QueueStateError } from "../errors.ts";
 import { defaultPrefix, queueKeys } from "../redis/keys.ts";
 import { redisPortFrom } from "../redis/lifecycle.ts";
-import type { RedisPort, UpstashRedisLike } from "../redis/redis-port.ts";
 import type { RedisRetryOptions } from "../redis/retry.ts";
+import type { RedisOption } from "../redis/shard-map.ts";
 import type { EventsLevel } from "../types.ts";
 import { Checker, checkPrefix, checkQueueName } from "../validate.ts";
 import { Emitter } from "./emitter.ts";
@@ -28,7 +28,7 @@ export type { QueueEventsJobListener, QueueEventsListener } from "./queue-events
 
 export interface QueueEventsOptions {
   /** An `@upstash/redis` client built with `automaticDeserialization: false` (see `createRedis`). */
-  redis: UpstashRedisLike | RedisPort;
+  redis: RedisOption;
   /**
    * How long transient Redis failures (a restart, a failover, a 5xx, a lost answer) are retried with
    * the same request before a call fails (`windowMs`, default 30 000; 0: the client's own retries
@@ -100,7 +100,7 @@ export class QueueEvents<
     super();
     this.name = checkQueueName(name, "QueueEvents");
     const check: Checker = new Checker(`QueueEvents "${this.name}"`);
-    const port = redisPortFrom(options, check.context, { signal: this.closing.signal });
+    const port = redisPortFrom(options, check.context, { signal: this.closing.signal }, "QueueEvents", name);
     this.prefix = checkPrefix(options.prefix ?? defaultPrefix, "QueueEvents");
     this.streamKey = queueKeys(this.prefix, this.name).events;
     const stream = streamPort(port);

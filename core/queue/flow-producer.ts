@@ -11,15 +11,16 @@ import type { Job } from "../job/job.ts";
 import { checkFlowNodeSlot } from "../redis/hash-slot.ts";
 import { defaultPrefix } from "../redis/keys.ts";
 import { Lifecycle, redisPortFrom } from "../redis/lifecycle.ts";
-import type { RedisPort, UpstashRedisLike } from "../redis/redis-port.ts";
+import type { RedisPort } from "../redis/redis-port.ts";
 import type { RedisRetryOptions } from "../redis/retry.ts";
+import { isShardMap, queueOfQualified, type RedisOption, type ShardMap } from "../redis/shard-map.ts";
 import { type Telemetry, tracedFlows } from "../telemetry/telemetry.ts";
 import type { FlowJob, JobsOptions } from "../types.ts";
 import { Checker, checkQueueName } from "../validate.ts";
 import { Queue } from "./queue.ts";
 
 export interface FlowProducerOptions {
-  redis: UpstashRedisLike | RedisPort;
+  redis: RedisOption;
   /**
    * How long transient Redis failures (a restart, a failover, a 5xx, a lost answer) are retried with
    * the same request before a call fails (`windowMs`, default 30 000; 0: the client's own retries
@@ -68,14 +69,26 @@ interface Planned {
  * ] });
  */
 export class FlowProducer {
-  private readonly port: RedisPort;
+  /** The port of each database written to (one, "", without a shard map). */
+  private readonly ports = new Map<string, RedisPort>();
+  private readonly shards: ShardMap | undefined;
   private readonly queues = new Map<string, Queue>();
   private readonly lifecycle = new Lifecycle("FlowProducer");
 
   constructor(private readonly options: FlowProducerOptions) {
-    this.port = this.lifecycle.guard(
-      redisPortFrom(options, "FlowProducer", { signal: this.lifecycle.closingSignal }),
-    );
+    this.shards = isShardMap(options.redis) ? options.redis : undefined;
+    if (!this.shards) this.portOf("");
+  }
+
+  /** The guarded port of a database of the shard map (by a queue on it), or of the one client. */
+  private portOf(database: string, queue?: string): RedisPort {
+    let port = this.ports.get(database);
+    if (!port) {
+      const extra = { signal: this.lifecycle.closingSignal };
+      port = this.lifecycle.guard(redisPortFrom(this.options, "FlowProducer", extra, "FlowProducer", queue));
+      this.ports.set(database, port);
+    }
+    return port;
   }
 
   /** BullMQ's `close()`: idempotent; afterwards every call is refused with a ClosedError. */
@@ -87,7 +100,9 @@ export class FlowProducer {
     const key = `${prefix}\u0000${name}`;
     let queue = this.queues.get(key);
     if (!queue) {
-      queue = new Queue(name, { ...this.options, redis: this.port, prefix });
+      // With a shard map, the Queue finds its own database (and checks its jobs' links against it).
+      const redis = this.shards ? this.options.redis : this.portOf("");
+      queue = new Queue(name, { ...this.options, redis, prefix });
       this.queues.set(key, queue);
     }
     return queue;
@@ -108,6 +123,13 @@ export class FlowProducer {
     if (!Array.isArray(children)) check.fail(`${field}children`, "an array", children);
     const queue = this.queue(node.queueName, node.prefix ?? this.options.prefix ?? defaultPrefix);
     checkFlowNodeSlot(check, field, queue.qualifiedName, parent);
+    if (parent)
+      this.shards?.checkSameDatabase(
+        check,
+        `${field}queueName`,
+        node.queueName,
+        queueOfQualified(parent.queue),
+      );
     const byQueue = defaults?.[node.queueName]?.defaultJobOptions;
     const opts = { ...byQueue, ...node.opts } as JobsOptions & Record<string, unknown>;
     if ("parent" in opts) check.fail(`${field}opts.parent`, "left out (a flow sets parents itself)");
@@ -129,6 +151,17 @@ export class FlowProducer {
       queue,
       children: children.map((child, i) => this.plan(child, `${field}children[${i}].`, now, defaults, self)),
     };
+  }
+
+  /** The port the trees are written through: all of them on one database (one atomic call or commit). */
+  private portOfTrees(plans: Planned[]): RedisPort {
+    if (!this.shards) return this.portOf("");
+    const roots = plans.map((plan) => plan.queue.name);
+    const first = roots[0] as string;
+    const check = new Checker("FlowProducer: addBulk");
+    for (const [i, root] of roots.entries())
+      this.shards.checkSameDatabase(check, `flows[${i}].queueName`, first, root);
+    return this.portOf(this.shards.databaseOf(first), first);
   }
 
   private flattenPlan(plan: Planned, out: NewJob[]): void {
@@ -160,7 +193,8 @@ export class FlowProducer {
     );
     const jobs: NewJob[] = [];
     for (const plan of plans) this.flattenPlan(plan, jobs);
-    const write = () => writeJobs(this.port, jobs, writeSettings(this.options, now));
+    const port = this.portOfTrees(plans);
+    const write = () => writeJobs(port, jobs, writeSettings(this.options, now));
     const outcomes = await tracedFlows(this.options.telemetry, flows, write);
     const ids = new Map(jobs.map((job, i) => [job, (outcomes[i] as { id: string }).id]));
     return plans.map((plan) => this.toNode(plan, ids));

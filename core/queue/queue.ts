@@ -20,6 +20,7 @@ import { checkJobTargets } from "../redis/hash-slot.ts";
 import { defaultPrefix, queueQualifiedName } from "../redis/keys.ts";
 import { Lifecycle, redisPortFrom } from "../redis/lifecycle.ts";
 import { runScript } from "../redis/scripts.ts";
+import { isShardMap } from "../redis/shard-map.ts";
 import * as schedulers from "../schedulers/job-schedulers.ts";
 import { tracedAdd } from "../telemetry/telemetry.ts";
 import type { BulkJob, JobSchedulerTemplate, JobsOptions, RepeatOptions } from "../types.ts";
@@ -49,16 +50,18 @@ export class Queue<TData = unknown> extends QueueGetters<TData> {
 
   constructor(name: string, options: QueueOptions) {
     const queueName = checkQueueName(name);
-    const lifecycle = new Lifecycle(`Queue "${queueName}"`);
-    const port = redisPortFrom(options, `Queue "${queueName}"`, { signal: lifecycle.closingSignal });
+    const context = `Queue "${queueName}"`;
+    const lifecycle = new Lifecycle(context);
+    const port = redisPortFrom(options, context, { signal: lifecycle.closingSignal }, "Queue", queueName);
     const prefix = checkPrefix(options.prefix ?? defaultPrefix);
-    const checked = checkHandoff(checkWake(options, `Queue "${queueName}"`), `Queue "${queueName}"`);
+    const checked = checkHandoff(checkWake(options, context), context);
     super(queueName, prefix, {
       port: lifecycle.guard(port),
       prefix,
       queueName,
       clock: options.clock ?? Date.now,
       ...(options.telemetry ? { telemetry: options.telemetry } : {}),
+      ...(isShardMap(options.redis) ? { shards: options.redis } : {}),
     });
     this.options = checked;
     this.lifecycle = lifecycle;
@@ -79,7 +82,7 @@ export class Queue<TData = unknown> extends QueueGetters<TData> {
       now,
     );
     checkJobName(check, `${field}name`, name);
-    checkJobTargets(check, field, { prefix: this.prefix, queueName: this.name }, merged);
+    checkJobTargets(check, field, this.context, merged);
     const limit = Math.min(
       this.options.maxDataBytes ?? defaultMaxDataBytes,
       merged.sizeLimit ?? Number.POSITIVE_INFINITY,
@@ -128,16 +131,12 @@ export class Queue<TData = unknown> extends QueueGetters<TData> {
    * existed: the Job carries the given fields, not the stored ones) or `deduplicated`.
    */
   async addBulkWithOutcomes(jobs: BulkJob<TData>[]): Promise<AddedJob<TData>[]> {
-    if (!Array.isArray(jobs)) new Checker(`Queue "${this.name}": addBulk`).fail("jobs", "an array", jobs);
+    const check = new Checker(`Queue "${this.name}": addBulk`);
+    if (!Array.isArray(jobs)) check.fail("jobs", "an array", jobs);
     const now = this.context.clock();
     const prepared = jobs.map((job, i) => {
-      if (typeof job !== "object" || job === null) {
-        new Checker(`Queue "${this.name}": addBulk`).fail(
-          `jobs[${i}]`,
-          "an object { name, data, opts }",
-          job,
-        );
-      }
+      if (typeof job !== "object" || job === null)
+        check.fail(`jobs[${i}]`, "an object { name, data, opts }", job);
       return this.prepare(job.name, job.data, job.opts, jobs.length === 1 ? "" : `jobs[${i}].`, now);
     });
     if (prepared.length === 0) return [];

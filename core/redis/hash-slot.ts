@@ -17,6 +17,7 @@
 import type { DeadLetterOptions, JobsOptions } from "../types.ts";
 import type { Checker } from "../validate.ts";
 import { queueKeyPrefix } from "./keys.ts";
+import { queueOfQualified, type ShardMap } from "./shard-map.ts";
 
 /** The hash tag that places every key starting with `keyPrefix` in one slot, or undefined if none does. */
 export function hashTagOf(keyPrefix: string): string | undefined {
@@ -81,10 +82,15 @@ export function checkParentSlot(
 export function checkJobTargets(
   check: Checker,
   field: string,
-  source: { prefix: string; queueName: string },
+  source: { prefix: string; queueName: string; shards?: ShardMap | undefined },
   opts: Pick<JobsOptions, "deadLetter" | "parent">,
 ): void {
   const { deadLetter, parent } = opts;
+  const { shards, queueName } = source;
+  if (shards && deadLetter?.queue)
+    shards.checkSameDatabase(check, `${field}opts.deadLetter.queue`, queueName, deadLetter.queue);
+  if (shards && parent)
+    shards.checkSameDatabase(check, `${field}opts.parent.queue`, queueName, queueOfQualified(parent.queue));
   if (deadLetter) checkDeadLetterSlot(check, `${field}opts.deadLetter.prefix`, source, deadLetter);
   if (parent) {
     const child = queueKeyPrefix(source.prefix, source.queueName);

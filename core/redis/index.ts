@@ -6,4 +6,5 @@ export { defaultPrefix } from "./keys.ts";
 export type { StreamEntry } from "./redis-port.ts";
 export { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
 export { defaultRetryWindowMs, type RedisRetryOptions } from "./retry.ts";
+export { isShardMap, type RedisOption, ShardMap, type ShardMapOptions } from "./shard-map.ts";
 export { TcpRedis, type TcpRedisOptions } from "./tcp-redis.ts";

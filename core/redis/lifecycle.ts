@@ -8,6 +8,7 @@ import { Checker } from "../validate.ts";
 import { checkOptionKeys } from "./option-keys.ts";
 import { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
 import type { RedisRetryOptions } from "./retry.ts";
+import { isShardMap } from "./shard-map.ts";
 
 const howToConnect =
   "an @upstash/redis client: nimbusq talks to Redis over HTTP, not through ioredis connection options " +
@@ -21,19 +22,25 @@ function isClient(value: unknown): value is UpstashRedisLike | RedisPort {
 
 /**
  * The port from a constructor's options. A missing options object, ioredis `connection` options or a
- * `redis` that is not a client get a ValidationError that shows what to pass instead.
+ * `redis` that is not a client get a ValidationError that shows what to pass instead. A shard map
+ * (core/redis/shard-map.ts) gives the port of `queueName`'s database.
  */
 export function redisPortFrom(
   options: unknown,
   context: string,
   extra: Pick<RedisRetryOptions, "onRetry" | "signal"> = {},
   className = context.split(" ")[0] as string,
+  queueName?: string,
 ): RedisPort {
   if (typeof options !== "object" || options === null)
     throw new ValidationError("options", `an object with redis: ${howToConnect}`, context);
   const { redis, connection, retry } = options as { redis?: unknown; connection?: unknown; retry?: unknown };
   if (redis === undefined && connection !== undefined)
     throw new ValidationError("connection", `replaced by redis: ${howToConnect}`, context);
+  if (isShardMap(redis) && queueName !== undefined) {
+    checkOptionKeys(options, className, context);
+    return toRedisPort(redis.redisFor(queueName), { ...checkRetry(retry, context), ...extra });
+  }
   if (!isClient(redis)) throw new ValidationError("redis", howToConnect, context);
   checkOptionKeys(options, className, context);
   return toRedisPort(redis, { ...checkRetry(retry, context), ...extra });

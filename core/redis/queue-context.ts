@@ -4,6 +4,7 @@
  */
 import type { Telemetry } from "../telemetry/telemetry.ts";
 import type { RedisPort } from "./redis-port.ts";
+import type { ShardMap } from "./shard-map.ts";
 
 export interface QueueContext {
   port: RedisPort;
@@ -12,4 +13,6 @@ export interface QueueContext {
   clock: () => number;
   /** Tracing hook of the Queue or Worker this context belongs to (see core/telemetry/telemetry.ts). */
   telemetry?: Telemetry;
+  /** The shard map the port came from: links to other queues must stay on the queue's database. */
+  shards?: ShardMap;
 }

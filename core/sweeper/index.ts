@@ -1,13 +1,13 @@
 /** The sweeper: the loop that promotes, recovers, starts workers and forwards events, behind its ports. */
 export { defaultMaxWorkers } from "./decisions.ts";
 export type { ForwardedEvent, PublishEvents } from "./forwarding.ts";
+export { createSweeper } from "./shards.ts";
 export type { QueueEvent } from "./sweep.ts";
-export {
-  createSweeper,
-  type QueueReport,
-  type Sweeper,
-  type SweeperPorts,
-  type SweeperResult,
-  type SweeperSettings,
-  type SweptQueue,
+export type {
+  QueueReport,
+  Sweeper,
+  SweeperPorts,
+  SweeperResult,
+  SweeperSettings,
+  SweptQueue,
 } from "./sweeper.ts";

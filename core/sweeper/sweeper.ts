@@ -20,6 +20,7 @@ import { defaultPrefix } from "../redis/keys.ts";
 import { checkRetry } from "../redis/lifecycle.ts";
 import { type RedisPort, toRedisPort, type UpstashRedisLike } from "../redis/redis-port.ts";
 import type { RedisRetryOptions } from "../redis/retry.ts";
+import type { RedisOption } from "../redis/shard-map.ts";
 import { defaultMaxStalledCount, defaultStalledInterval, defaultTickMs } from "../validate.ts";
 import { nextUnswept, queuesToSweep, readAttention } from "./attention.ts";
 import {
@@ -93,8 +94,11 @@ export interface SweeperSettings {
 export type { QueueReport } from "./metrics-pass.ts";
 
 export interface SweeperPorts {
-  /** The Redis client, asked for by the first run (so an adapter reads its environment then, not at import). */
-  connect(): UpstashRedisLike | RedisPort;
+  /**
+   * The Redis client, asked for by the first run (so an adapter reads its environment then, not at
+   * import); a shard map runs one sweeper per database over its queues there (core/sweeper/shards.ts).
+   */
+  connect(): RedisOption;
   /** Starts `count` invocations of the queue's worker function; resolves once they are on their way. */
   startWorkers(queue: SweptQueue, count: number): Promise<unknown>;
   /** Forwards new queue events; none: no event is read. */
@@ -136,7 +140,10 @@ type PassOutcome = "locked" | "more-events" | { nextAt: number | undefined };
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-export function createSweeper(settings: SweeperSettings, ports: SweeperPorts): Sweeper {
+export function createDatabaseSweeper(
+  settings: SweeperSettings,
+  ports: Omit<SweeperPorts, "connect"> & { connect(): UpstashRedisLike | RedisPort },
+): Sweeper {
   checkSweeperSettings(settings, ports);
   const queues = settings.queues.map((q): SweptQueue => (typeof q === "string" ? { name: q } : q));
   const clock = settings.clock ?? Date.now;

@@ -5,8 +5,8 @@
 import type { ActiveJob } from "../job/active-job.ts";
 import type { BackoffStrategy } from "../job/backoff.ts";
 import type { HandedOverJob } from "../job/handed-over.ts";
-import type { RedisPort, UpstashRedisLike } from "../redis/redis-port.ts";
 import type { RedisRetryOptions } from "../redis/retry.ts";
+import type { RedisOption } from "../redis/shard-map.ts";
 import type { Telemetry } from "../telemetry/telemetry.ts";
 import type { DeadLetterOptions, EventsLevel, KeepJobs } from "../types.ts";
 
@@ -21,7 +21,7 @@ export type Processor<TData = unknown, TResult = unknown> = (
 ) => Promise<TResult>;
 
 export interface WorkerOptions {
-  redis: UpstashRedisLike | RedisPort;
+  redis: RedisOption;
   /**
    * How long transient Redis failures (a restart, a failover, a 5xx, a lost answer) are retried with
    * the same request before a call fails (`windowMs`, default 30 000; 0: the client's own retries

@@ -14,6 +14,7 @@ import { defaultMaxLenEvents, defaultPrefix, queueKeys } from "../redis/keys.ts"
 import { Lifecycle, redisPortFrom } from "../redis/lifecycle.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import { runScript } from "../redis/scripts.ts";
+import { isShardMap } from "../redis/shard-map.ts";
 import type { EventsLevel } from "../types.ts";
 import {
   Checker,
@@ -86,10 +87,13 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
     this.lifecycle = new Lifecycle(`Worker "${this.name}"`);
     // A transient failure being retried is told as an `error` event, as BullMQ tells connection errors.
     const port = this.lifecycle.guard(
-      redisPortFrom(options, `Worker "${this.name}"`, {
-        onRetry: (error) => this.emit("error", error),
-        signal: this.stopping.signal,
-      }),
+      redisPortFrom(
+        options,
+        `Worker "${this.name}"`,
+        { onRetry: (error) => this.emit("error", error), signal: this.stopping.signal },
+        "Worker",
+        this.name,
+      ),
     );
     // Only a batchSize: it is the concurrency too (no prefetch). Otherwise the default prefetches as
     // many jobs again as run (at least 10 per call), so freed slots start without a round trip.
@@ -131,7 +135,8 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
       : undefined;
     this.attempt =
       this.sandbox?.processor ?? (processor as Processor as (job: ActiveJob) => Promise<unknown>);
-    checkWorkerDeadLetter(check, options.deadLetter, queueName, options.prefix ?? defaultPrefix);
+    const shards = isShardMap(options.redis) ? options.redis : undefined;
+    checkWorkerDeadLetter(check, options.deadLetter, queueName, options.prefix ?? defaultPrefix, shards);
     if (options.limiter) {
       check.integer("limiter.max", options.limiter.max, 1);
       check.integer("limiter.duration", options.limiter.duration, 1);
@@ -142,6 +147,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
       queueName,
       clock: options.clock ?? Date.now,
       ...(options.telemetry ? { telemetry: options.telemetry } : {}),
+      ...(shards ? { shards } : {}),
     };
     this.setup = this.makeSetup();
   }

@@ -10,13 +10,14 @@
 import {
   createRedis,
   isTcpUrl,
-  type RedisPort,
+  type RedisOption,
   TcpRedis,
   type UpstashRedisLike,
   ValidationError,
 } from "../../core/index.ts";
 import { requestTimeoutMs } from "../request-deadline.ts";
 import { parameterSuffix, type SecretOptions, secretFromEnv } from "./secrets.ts";
+import { shardMapFromEnv } from "./shards-env.ts";
 
 const tokenVariable = "UPSTASH_REDIS_REST_TOKEN";
 const tcpVariable = "NIMBUSQ_REDIS_URL";
@@ -33,20 +34,28 @@ function tcpRedis(url: string, env: Record<string, string | undefined>): TcpRedi
   return new TcpRedis({ url: url.trim(), cluster: cluster === "true" });
 }
 
-/** The client the environment names: TCP with NIMBUSQ_REDIS_URL(_PARAM), else Upstash's REST API. */
+/**
+ * The client the environment names: a shard map over several databases with NIMBUSQ_DATABASES
+ * (functions/config/shards-env.ts), TCP with NIMBUSQ_REDIS_URL(_PARAM), else Upstash's REST API.
+ */
 export function redisFromEnv(
   env: Record<string, string | undefined> = process.env,
   secrets: SecretOptions = {},
-): UpstashRedisLike {
-  return redisOrEnv(undefined, env, secrets) as UpstashRedisLike;
+): RedisOption {
+  return redisOrEnv(undefined, env, secrets);
 }
 
 export function redisOrEnv(
-  redis: UpstashRedisLike | RedisPort | undefined,
+  redis: RedisOption | undefined,
   env: Record<string, string | undefined> = process.env,
   secrets: SecretOptions = {},
-): UpstashRedisLike | RedisPort {
+): RedisOption {
   if (redis) return redis;
+  return shardMapFromEnv(env, (view) => singleFromEnv(view, secrets)) ?? singleFromEnv(env, secrets);
+}
+
+/** One database's client from the environment (or a database's view of it). */
+function singleFromEnv(env: Record<string, string | undefined>, secrets: SecretOptions): UpstashRedisLike {
   const tcpUrl = env[tcpVariable];
   if (tcpUrl) return tcpRedis(tcpUrl, env);
   if (env[tcpVariable + parameterSuffix]) {

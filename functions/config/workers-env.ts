@@ -12,9 +12,10 @@ import {
   defaultMaxWorkers,
   defaultPrefix,
   type HandoffTarget,
+  isShardMap,
+  type RedisOption,
   type RedisPort,
   toRedisPort,
-  type UpstashRedisLike,
 } from "../../core/index.ts";
 import { Checker, checkQueueName, countRunningWorkers } from "../../core/internal.ts";
 import { createLambdaInvoker, type Invoke } from "../aws/lambda-invoker.ts";
@@ -81,7 +82,8 @@ export function workersFromEnv(env: Env = process.env, context = "workersFromEnv
 
 /** Where a kick reads the worker registry: a client (or port) and the key prefix (`bull` by default). */
 export interface WorkerRegistryAccess {
-  redis: UpstashRedisLike | RedisPort;
+  /** A client, a port, or a shard map (the registry of each queue is on its database). */
+  redis: RedisOption;
   prefix?: string;
 }
 
@@ -109,19 +111,28 @@ export function cappedWorkerKick(
 ): WorkerKick {
   const byName = new Map(queues.map((q) => [q.name, q]));
   const now = options.now ?? Date.now;
-  let port: RedisPort | undefined;
-  let prefix = defaultPrefix;
+  let access: WorkerRegistryAccess | undefined;
+  /** The registry's port per database ("" without a shard map). */
+  const ports = new Map<string, RedisPort>();
+  const portFor = (queue: string): RedisPort => {
+    access ??= registry();
+    const redis = access.redis;
+    const database = isShardMap(redis) ? redis.databaseOf(queue) : "";
+    let port = ports.get(database);
+    if (!port) {
+      // Best effort: a registry Redis cannot answer within a second costs one invoke too many.
+      port = toRedisPort(isShardMap(redis) ? redis.database(database) : redis, { windowMs: 1000 });
+      ports.set(database, port);
+    }
+    return port;
+  };
   const kick: WorkerKick = async (queue, hint) => {
     const entry = byName.get(queue);
     const workerFunction = entry?.workerFunction;
     if (entry === undefined || workerFunction === undefined) return;
     try {
-      if (port === undefined) {
-        const access = registry();
-        // Best effort: a registry Redis cannot answer within a second costs one invoke too many.
-        port = toRedisPort(access.redis, { windowMs: 1000 });
-        prefix = access.prefix ?? defaultPrefix;
-      }
+      const port = portFor(queue);
+      const prefix = access?.prefix ?? defaultPrefix;
       const running = await countRunningWorkers(port, prefix, queue, now());
       if (running >= (entry.maxWorkers ?? defaultMaxWorkers)) return;
     } catch (error) {

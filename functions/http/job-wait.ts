@@ -5,7 +5,7 @@
  * hash for `finishedOn` instead (one HGETALL per poll, every 100 ms at first and at most every second).
  */
 import type { Context } from "hono";
-import { type RedisPort, toRedisPort, type UpstashRedisLike } from "../../core/index.ts";
+import { isShardMap, type RedisPort, toRedisPort, type UpstashRedisLike } from "../../core/index.ts";
 import { jobKey } from "../../core/internal.ts";
 import { type JobWaitHandle, JobWatch } from "./job-watch.ts";
 import type { HttpSettings } from "./options.ts";
@@ -91,7 +91,21 @@ export type StartWait = (queue: string, id: string) => JobWaitHandle;
 
 /** The app's way to wait: the shared stream watch, or per-request hash polls where it cannot read. */
 export function jobWaits(settings: Pick<HttpSettings, "redis" | "prefix" | "retry" | "events">): StartWait {
-  const port = toRedisPort(settings.redis, settings.retry);
+  const { redis } = settings;
+  if (isShardMap(redis)) {
+    // One watch per database, made at its first wait: a queue's events stream is on its database.
+    const byDatabase = new Map<string, StartWait>();
+    return (queue, id) => {
+      const database = redis.databaseOf(queue);
+      let start = byDatabase.get(database);
+      if (!start) {
+        start = jobWaits({ ...settings, redis: redis.database(database) });
+        byDatabase.set(database, start);
+      }
+      return start(queue, id);
+    };
+  }
+  const port = toRedisPort(redis, settings.retry);
   if (settings.events !== "none" && JobWatch.canWatch(port)) {
     const watch = new JobWatch(port, settings.prefix);
     return (queue, id) => watch.start(queue, id);

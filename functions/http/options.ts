@@ -7,9 +7,8 @@ import {
   type EventsLevel,
   type HandoffTarget,
   type JobsOptions,
-  type RedisPort,
+  type RedisOption,
   type RedisRetryOptions,
-  type UpstashRedisLike,
   ValidationError,
   wakeWithinMs,
 } from "../../core/index.ts";
@@ -36,8 +35,11 @@ export interface ApiToken {
 }
 
 export interface HttpOptions {
-  /** An `@upstash/redis` client built by `createRedis` (automatic deserialization off), or a port. */
-  redis: UpstashRedisLike | RedisPort;
+  /**
+   * An `@upstash/redis` client built by `createRedis` (automatic deserialization off), a TCP client, a
+   * port, or a ShardMap over several databases (each queue on its own).
+   */
+  redis: RedisOption;
   /** Key prefix, `bull` by default. */
   prefix?: string;
   /**
@@ -93,7 +95,7 @@ export type HttpKick = ((queue: string, hint?: KickHint) => Promise<void>) & {
 
 /** The options with defaults applied and every value checked. */
 export interface HttpSettings {
-  redis: UpstashRedisLike | RedisPort;
+  redis: RedisOption;
   prefix: string;
   retry: RedisRetryOptions;
   tokens: Required<ApiToken>[];

@@ -4,7 +4,7 @@
  * from such an environment runs real commands through the local REST server.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
-import { toRedisPort, ValidationError } from "../../core/index.ts";
+import { toRedisPort, type UpstashRedisLike, ValidationError } from "../../core/index.ts";
 import { redisOrEnv } from "../../functions/config/redis-env.ts";
 import { envWithSecrets, forgetSecrets, secretFromEnv } from "../../functions/config/secrets.ts";
 import { type SsmRecorder, startSsmRecorder } from "../support/ssm-recorder.ts";
@@ -116,7 +116,7 @@ describe("redisOrEnv", () => {
   it("builds the client with the token from SSM before its first command, once", async () => {
     ssm.parameters.set(parameter, inject("restToken"));
     const env = { UPSTASH_REDIS_REST_URL: inject("restUrl"), [`${name}_PARAM`]: parameter };
-    const port = toRedisPort(redisOrEnv(undefined, env, { client: ssm.client() }));
+    const port = toRedisPort(redisOrEnv(undefined, env, { client: ssm.client() }) as UpstashRedisLike);
     expect(ssm.requests).toEqual([]);
     const answers = await Promise.all([
       port.eval("return ARGV[1]", [], ["first"]),
@@ -129,7 +129,7 @@ describe("redisOrEnv", () => {
 
   it("fails each command with the read's error until the parameter can be read", async () => {
     const env = { UPSTASH_REDIS_REST_URL: inject("restUrl"), [`${name}_PARAM`]: parameter };
-    const port = toRedisPort(redisOrEnv(undefined, env, { client: ssm.client() }));
+    const port = toRedisPort(redisOrEnv(undefined, env, { client: ssm.client() }) as UpstashRedisLike);
     await expect(port.eval("return 1", [], [])).rejects.toThrow(/ParameterNotFound/);
     ssm.parameters.set(parameter, inject("restToken"));
     expect(await port.eval("return 1", [], [])).toBe(1);
