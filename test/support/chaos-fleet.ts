@@ -49,11 +49,21 @@ export function startWorker(fleet: Fleet, name: string, env: WorkerEnv): Promise
   });
 }
 
-/** Asks a worker to close (running jobs finish and are acked); resolves once its process exited. */
-export function stopWorker(child: ChildProcess): Promise<void> {
+/**
+ * Asks a worker to close (running jobs finish and are acked); resolves once its process exited: true,
+ * or false when it had not within `timeoutMs` and was killed (a close that hangs).
+ */
+export function stopWorker(child: ChildProcess, timeoutMs = 30_000): Promise<boolean> {
   return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once("exit", () => resolve());
+    if (child.exitCode !== null || child.signalCode !== null) return resolve(true);
+    const timer = setTimeout(() => {
+      resolve(false);
+      child.kill("SIGKILL");
+    }, timeoutMs);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
     child.send("stop");
   });
 }

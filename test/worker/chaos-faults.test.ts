@@ -99,7 +99,7 @@ describe("a fleet under everyday faults", () => {
     await raw.connect();
     try {
       await waitFinished(raw, `${prefix}:chaos`, jobCount, 90_000);
-      await Promise.all([...fleet.children.values()].map(stopWorker));
+      await Promise.all([...fleet.children.values()].map((child) => stopWorker(child)));
       sweeping.abort();
       await sweeps;
 
