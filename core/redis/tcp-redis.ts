@@ -40,6 +40,7 @@ interface IoClient {
   call(command: string, ...args: (string | number)[]): Promise<unknown>;
   quit(): Promise<unknown>;
   disconnect(): void;
+  on(event: "error", listener: (error: Error) => void): unknown;
   /** A cluster's nodes (ioredis Cluster only). */
   nodes?(role: "master"): IoClient[];
 }
@@ -129,17 +130,20 @@ export class TcpRedis implements UpstashRedisLike {
       ...(tls ? { tls } : {}),
     };
     const port = Number(url.port || 6379);
-    if (!options.cluster) {
-      const db = Number(url.pathname.slice(1) || 0);
-      return new Redis({ host: url.hostname, port, db, ...common });
-    }
-    return new Cluster([{ host: url.hostname, port }], {
-      redisOptions: common,
-      // ElastiCache and MemoryDB with TLS: connect by the names their certificates carry.
-      ...(tls
-        ? { dnsLookup: (address: string, done: (e: null, a: string) => void) => done(null, address) }
-        : {}),
-    });
+    const client = options.cluster
+      ? new Cluster([{ host: url.hostname, port }], {
+          redisOptions: common,
+          // ElastiCache and MemoryDB with TLS: connect by the names their certificates carry.
+          ...(tls
+            ? { dnsLookup: (address: string, done: (e: null, a: string) => void) => done(null, address) }
+            : {}),
+        })
+      : new Redis({ host: url.hostname, port, db: Number(url.pathname.slice(1) || 0), ...common });
+    // A dropped connection (a reset, a Redis restart) fails the commands it held, and core retries
+    // them: the client's own "error" event tells nothing more. Without a listener ioredis prints each
+    // one to stderr ("[ioredis] Unhandled error event"), a log line per drop in every container.
+    client.on("error", () => {});
+    return client;
   }
 
   private async run(command: string, args: (string | number)[]): Promise<unknown> {

@@ -8,18 +8,17 @@
  * Must hold: nothing lost, every job in exactly one state, a side effect twice only for jobs the
  * frozen worker was running, and no job failed — in particular none whose processor had succeeded.
  */
-import { type ChildProcess, fork } from "node:child_process";
-import { fileURLToPath } from "node:url";
+import type { ChildProcess } from "node:child_process";
 import { Redis as IORedis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedis, createSweeper, Queue } from "../../core/index.ts";
 import { type RestServer, startRestServer } from "../../infra/rest-server/server.ts";
+import { killFleet, newFleet, startWorker, stopWorker, waitFinished } from "../support/chaos-fleet.ts";
 import { type RestartableRedis, startRestartableRedis } from "../support/restartable-redis.ts";
 import { uniquePrefix } from "../support/stack.ts";
 import { misplacedJobs } from "../support/state-walk.ts";
 
 const jobCount = 3000;
-const workerScript = fileURLToPath(new URL("./fixtures/chaos-worker.ts", import.meta.url));
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 let redis: RestartableRedis;
@@ -37,44 +36,6 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-interface Fleet {
-  children: Map<string, ChildProcess>;
-  /** Per job: who started it, and when (the worker's clock). */
-  starts: Map<string, { by: string; at: number }[]>;
-  effects: Map<string, string[]>;
-  errors: { by: string; at: number; text: string }[];
-}
-
-function startWorker(fleet: Fleet, name: string, prefix: string): Promise<void> {
-  const child = fork(workerScript, [], {
-    execArgv: ["--import", "tsx"],
-    env: { ...process.env, NQ_URL: rest.url, NQ_TOKEN: rest.token, NQ_PREFIX: prefix, NQ_NAME: name },
-    stdio: ["ignore", "ignore", "inherit", "ipc"],
-  });
-  fleet.children.set(name, child);
-  return new Promise((resolve) => {
-    child.on(
-      "message",
-      (message: { type: string; id?: string; by: string; at?: number; message?: string }) => {
-        const id = message.id as string;
-        const start = { by: message.by, at: message.at ?? 0 };
-        if (message.type === "ready") resolve();
-        else if (message.type === "start") fleet.starts.set(id, [...(fleet.starts.get(id) ?? []), start]);
-        else if (message.type === "ok") fleet.effects.set(id, [...(fleet.effects.get(id) ?? []), message.by]);
-        else if (message.type === "error")
-          fleet.errors.push({ by: message.by, at: message.at ?? 0, text: message.message ?? "" });
-      },
-    );
-  });
-}
-
-function stopWorker(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    child.once("exit", () => resolve());
-    child.send("stop");
-  });
-}
-
 describe("a fleet under everyday faults", () => {
   it("3,000 jobs, Redis restarted twice, 500s, 503s, dropped answers, a frozen worker: none lost, none failed", async () => {
     const prefix = uniquePrefix("chaos");
@@ -88,8 +49,9 @@ describe("a fleet under everyday faults", () => {
         })),
       );
     }
-    const fleet: Fleet = { children: new Map(), starts: new Map(), effects: new Map(), errors: [] };
-    await Promise.all(["A", "B", "C"].map((name) => startWorker(fleet, name, prefix)));
+    const fleet = newFleet();
+    const env = { NQ_URL: rest.url, NQ_TOKEN: rest.token, NQ_PREFIX: prefix };
+    await Promise.all(["A", "B", "C"].map((name) => startWorker(fleet, name, env)));
 
     // The sweeper's loop recovers the frozen worker's lapsed leases (BullMQ's stalled rules).
     const sweeping = new AbortController();
@@ -136,14 +98,8 @@ describe("a fleet under everyday faults", () => {
     const raw = new IORedis({ host: redis.host, port: redis.port, lazyConnect: true });
     await raw.connect();
     try {
-      const deadline = Date.now() + 90_000;
-      while (Date.now() < deadline) {
-        const finished =
-          (await raw.zcard(`${prefix}:chaos:completed`)) + (await raw.zcard(`${prefix}:chaos:failed`));
-        if (finished >= jobCount) break;
-        await sleep(250);
-      }
-      await Promise.all([...fleet.children.values()].map(stopWorker));
+      await waitFinished(raw, `${prefix}:chaos`, jobCount, 90_000);
+      await Promise.all([...fleet.children.values()].map((child) => stopWorker(child)));
       sweeping.abort();
       await sweeps;
 
@@ -182,7 +138,7 @@ describe("a fleet under everyday faults", () => {
       ).toEqual([]);
     } finally {
       raw.disconnect();
-      for (const child of fleet.children.values()) if (child.exitCode === null) child.kill("SIGKILL");
+      killFleet(fleet);
     }
   }, 150_000);
 });
