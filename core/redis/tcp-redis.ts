@@ -122,8 +122,10 @@ export class TcpRedis implements UpstashRedisLike {
     const common = {
       connectTimeout: options.connectTimeoutMs ?? 10_000,
       commandTimeout: options.commandTimeoutMs === 0 ? undefined : (options.commandTimeoutMs ?? 10_000),
-      // Core retries within its window (retry.ts) with replay-safe scripts: a command is not queued
-      // across a reconnect here, it fails and core sends it again.
+      // Core retries within its window (retry.ts) with replay-safe scripts: a command sent while the
+      // connection is down fails after one reconnect attempt and core sends it again; one already
+      // sent and unanswered when a connection drops is resent by ioredis after it reconnects
+      // (autoResendUnfulfilledCommands) — safe, since every script call is replay-guarded.
       maxRetriesPerRequest: 1,
       ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
       ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
