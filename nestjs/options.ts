@@ -8,8 +8,7 @@ import {
   type FlowProducerOptions,
   isTcpUrl,
   type QueueOptions,
-  type RedisPort,
-  type UpstashRedisLike,
+  type RedisOption,
   ValidationError,
   type WorkerOptions,
 } from "../core/index.ts";
@@ -20,7 +19,8 @@ import {
  * none, `UPSTASH_REDIS_REST_URL` / `UPSTASH_REDIS_REST_TOKEN`. Replaces BullMQ's `connection`.
  */
 export interface NimbusqConnection {
-  redis?: UpstashRedisLike | RedisPort;
+  /** A client, or a ShardMap placing each queue on one of several databases. */
+  redis?: RedisOption;
   url?: string;
   token?: string;
   /** With a redis:// url: the url is one node of a Redis Cluster. */
@@ -74,7 +74,7 @@ export interface ProcessorOptions {
 }
 
 /** A configuration with its Redis client made. */
-export type ResolvedOptions<T> = Omit<T, "url" | "token" | "redis"> & { redis: UpstashRedisLike | RedisPort };
+export type ResolvedOptions<T> = Omit<T, "url" | "token" | "redis"> & { redis: RedisOption };
 
 /**
  * Lays `own` over `shared`; the client is `own`'s (its `redis`, or one made from its url/token),
