@@ -4,7 +4,15 @@
  */
 import { Checker, checkPrefix, checkQueueName } from "../validate.ts";
 
-const queueKeys = ["name", "workerFunction", "batchSize", "maxWorkers", "deadLetterQueue", "watch"] as const;
+const queueKeys = [
+  "name",
+  "prefix",
+  "workerFunction",
+  "batchSize",
+  "maxWorkers",
+  "deadLetterQueue",
+  "watch",
+] as const;
 const counts = [
   "tickMs",
   "marginMs",
@@ -34,6 +42,7 @@ export function checkSweeperSettings(settings: unknown, ports: unknown): void {
     }
     const q = check.object(field, queue, queueKeys);
     checkQueueName(q.name, "createSweeper", `${field}.name`);
+    if (q.prefix !== undefined) checkPrefix(q.prefix, `createSweeper: ${field}.prefix`);
     if (q.workerFunction !== undefined) check.string(`${field}.workerFunction`, q.workerFunction);
     if (q.batchSize !== undefined) check.integer(`${field}.batchSize`, q.batchSize, 1);
     if (q.maxWorkers !== undefined) check.integer(`${field}.maxWorkers`, q.maxWorkers, 0);

@@ -1,8 +1,10 @@
 /**
- * The sweeper over a shard map: one sweeper loop per database (core/sweeper/sweeper.ts), each over
- * the configured queues that live there, with its own lock, attention index and event cursors on
- * that database — so an idle tick costs one read per database. They run side by side within the one
- * invocation; its result adds theirs up. A plain client gives the one loop, as before.
+ * The sweeper over several databases or prefixes: one sweeper loop (core/sweeper/sweeper.ts) per
+ * database of a shard map and per key prefix, each over the configured queues there, with its own
+ * lock, attention index and event cursors — so an idle tick costs one read per database and prefix.
+ * On Redis Cluster a hash-tagged prefix is one slot, so this is one loop per slot group: a sweep's
+ * keys must share a slot. They run side by side within the one invocation; its result adds theirs
+ * up. One client and one prefix give the one loop, as before.
  */
 
 import { isShardMap } from "../redis/shard-map.ts";
@@ -13,6 +15,7 @@ import {
   type SweeperPorts,
   type SweeperResult,
   type SweeperSettings,
+  type SweptQueue,
 } from "./sweeper.ts";
 
 /**
@@ -24,9 +27,21 @@ export function createSweeper(settings: SweeperSettings, ports: SweeperPorts): S
   let sweepers: Sweeper[] | undefined;
   const build = (): Sweeper[] => {
     const redis = ports.connect();
-    if (!isShardMap(redis)) return [createDatabaseSweeper(settings, { ...ports, connect: () => redis })];
-    return [...redis.byDatabase(settings.queues).entries()].map(([database, queues]) =>
-      createDatabaseSweeper({ ...settings, queues }, { ...ports, connect: () => redis.database(database) }),
+    const groups = new Map<string, { database: string; prefix: string | undefined; queues: SweptQueue[] }>();
+    for (const entry of settings.queues) {
+      const queue = typeof entry === "string" ? { name: entry } : entry;
+      const database = isShardMap(redis) ? redis.databaseOf(queue.name) : "";
+      const prefix = queue.prefix ?? settings.prefix;
+      const key = `${database}\u0000${prefix ?? ""}`;
+      const group = groups.get(key) ?? { database, prefix, queues: [] };
+      group.queues.push(queue);
+      groups.set(key, group);
+    }
+    return [...groups.values()].map(({ database, prefix, queues }) =>
+      createDatabaseSweeper(
+        { ...settings, queues, ...(prefix !== undefined ? { prefix } : {}) },
+        { ...ports, connect: () => (isShardMap(redis) ? redis.database(database) : redis) },
+      ),
     );
   };
   return {

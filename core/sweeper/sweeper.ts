@@ -38,6 +38,11 @@ import { releaseSweeperLock, sweep } from "./sweep.ts";
 
 export interface SweptQueue {
   name: string;
+  /**
+   * Its key prefix, when not the sweeper's `prefix`. Each prefix gets its own loop (lock, attention
+   * index): on Redis Cluster a hash-tagged prefix is one slot, and a sweep's keys must share one.
+   */
+  prefix?: string;
   /** The worker function to invoke for this queue's backlog (none: no invocations). */
   workerFunction?: string;
   /** Jobs per worker invocation, for the fan-out until the queue's workers register theirs (default 10). */

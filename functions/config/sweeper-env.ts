@@ -4,8 +4,8 @@
  *
  * - the queues: `NIMBUSQ_WORKERS` (`queue:workerFunction[:batchSize[:maxWorkers]]`, comma-separated),
  *   or `queues` in `NIMBUSQ_SWEEPER_CONFIG` — one of the two, not both;
- * - `NIMBUSQ_SWEEPER_CONFIG`: JSON with any of `queues` (names, or `{ name, workerFunction, batchSize,
- *   maxWorkers }`), `eventBus`, `eventSource`, `mode`, `prefix`, `tickMs`, `marginMs`,
+ * - `NIMBUSQ_SWEEPER_CONFIG`: JSON with any of `queues` (names, or `{ name, prefix, workerFunction,
+ *   batchSize, maxWorkers }`: a queue's own prefix, e.g. a hash tag per queue on Redis Cluster), `eventBus`, `eventSource`, `mode`, `prefix`, `tickMs`, `marginMs`,
  *   `stalledInterval`, `maxStalledCount`;
  * - `NIMBUSQ_EVENT_BUS`, `NIMBUSQ_EVENT_SOURCE`, `NIMBUSQ_SWEEPER_MODE` (`loop` or `once`),
  *   `NIMBUSQ_PREFIX`, `NIMBUSQ_TICK_MS` (config/tick-env.ts): the same settings one by one (a setting
@@ -117,9 +117,12 @@ function configQueues(check: Checker, value: unknown): SweptQueue[] {
   const queues = value.map((item: unknown, index): SweptQueue => {
     const at = `${field}[${index}]`;
     if (typeof item === "string") return { name: checkQueueName(item, `${context}: ${at}`) };
-    const entry = check.object(at, item, ["name", "workerFunction", "batchSize", "maxWorkers"]);
+    const entry = check.object(at, item, ["name", "prefix", "workerFunction", "batchSize", "maxWorkers"]);
     return {
       name: checkQueueName(entry.name, `${context}: ${at}`),
+      ...(entry.prefix !== undefined
+        ? { prefix: checkPrefix(entry.prefix, `${context}: ${at}.prefix`) }
+        : {}),
       ...(entry.workerFunction !== undefined
         ? { workerFunction: check.string(`${at}.workerFunction`, entry.workerFunction) }
         : {}),

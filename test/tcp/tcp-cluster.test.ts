@@ -6,7 +6,7 @@
  */
 import { Redis as IORedis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRedis, FlowProducer, Queue, type TcpRedis, Worker } from "../../core/index.ts";
+import { createRedis, createSweeper, FlowProducer, Queue, type TcpRedis, Worker } from "../../core/index.ts";
 import type { RedisServer } from "../../infra/redis-server.ts";
 import { type RedisCluster, startRedisCluster } from "../support/redis-cluster.ts";
 
@@ -65,5 +65,26 @@ describe("createRedis({ url, cluster: true })", () => {
       cursor = next;
     } while (cursor !== "0");
     expect(found.sort()).toEqual(prefixes.map((prefix) => `${prefix}:mail:completed`).sort());
+  });
+});
+
+describe("the sweeper on a cluster", () => {
+  it("runs one loop per hash-tagged prefix (one slot group each): every queue's delayed job is promoted", async () => {
+    const prefixes = ["{sweep-a}", "{sweep-b}", "{sweep-c}", "{sweep-d}"];
+    for (const prefix of prefixes)
+      await new Queue("mail", { redis, prefix }).add("later", {}, { delay: 150 });
+    const sweeper = createSweeper(
+      { queues: prefixes.map((prefix) => ({ name: "mail", prefix })), mode: "once", releaseLock: true },
+      { connect: () => redis, startWorkers: async () => {} },
+    );
+    await sweeper.run({ token: "first", remainingMs: 10_000 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const result = await sweeper.run({ token: "second", remainingMs: 10_000 });
+    expect(result.promoted).toBe(prefixes.length);
+    for (const prefix of prefixes)
+      expect(await new Queue("mail", { redis, prefix }).getJobCounts("waiting", "delayed")).toEqual({
+        waiting: 1,
+        delayed: 0,
+      });
   });
 });
