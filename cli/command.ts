@@ -12,6 +12,11 @@ export type Flags = Record<string, string | boolean | undefined>;
 /** The client the CLI works with: Upstash's REST client or Redis over TCP (both SCAN alike). */
 export type CliRedis = ReturnType<typeof createRedis> | TcpRedis;
 
+export interface CliDatabase {
+  name: string;
+  redis: CliRedis;
+}
+
 export interface Output {
   json: unknown;
   text: string;
@@ -20,13 +25,18 @@ export interface Output {
 /** What a command may use: the prefix, a queue by name, the raw Redis client, progress on stderr. */
 export interface Context {
   readonly prefix: string;
-  /** A queue under the prefix; a bad name throws core's ValidationError (exit 2). */
-  queue(name: string): Queue;
   /**
-   * The Redis clients, one per database (several with NIMBUSQ_DATABASES), for the key scan, which
-   * core's port does not offer.
+   * A queue under the prefix, on the database the shard map gives it (or on `database`, by name); a
+   * bad name throws core's ValidationError (exit 2).
    */
-  databases(): CliRedis[];
+  queue(name: string, database?: string): Queue;
+  /**
+   * The databases by name ("" for the one database without NIMBUSQ_DATABASES), for the key scan,
+   * which core's port does not offer.
+   */
+  databases(): CliDatabase[];
+  /** The database the shard map places a queue on ("" without NIMBUSQ_DATABASES). */
+  placedOn(name: string): string;
   readonly progress: Progress;
 }
 

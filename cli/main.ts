@@ -11,6 +11,7 @@ import { parseArgs } from "node:util";
 import {
   createRedis,
   defaultPrefix,
+  isShardMap,
   isTcpUrl,
   Queue,
   type ShardMap,
@@ -18,7 +19,14 @@ import {
 } from "../core/index.ts";
 import { prefixFromEnv } from "../functions/config/prefix-env.ts";
 import { shardMapFromEnv } from "../functions/config/shards-env.ts";
-import { type CliRedis, type Command, type Context, type Flags, UsageError } from "./command.ts";
+import {
+  type CliDatabase,
+  type CliRedis,
+  type Command,
+  type Context,
+  type Flags,
+  UsageError,
+} from "./command.ts";
 import { cancel } from "./commands/cancel.ts";
 import { clean } from "./commands/clean.ts";
 import { job } from "./commands/job.ts";
@@ -79,32 +87,43 @@ function commandHelp(command: Command): string {
  * variables, functions/config/shards-env.ts), else one database — Redis over TCP when
  * NIMBUSQ_REDIS_URL is set (NIMBUSQ_REDIS_CLUSTER=true for a cluster), else Upstash's REST API.
  */
-function connect(env: Env): () => { redis: CliRedis | ShardMap; databases: CliRedis[] } {
-  let made: { redis: CliRedis | ShardMap; databases: CliRedis[] } | undefined;
+function connect(env: Env): () => Connection {
+  let made: Connection | undefined;
   return () => {
     if (made) return made;
-    const databases: CliRedis[] = [];
-    const shards = shardMapFromEnv(env, (view) => {
-      const client = single(view);
-      databases.push(client);
-      return client;
+    const databases: CliDatabase[] = [];
+    const shards = shardMapFromEnv(env, (view, suffix) => {
+      const redis = single(view, suffix);
+      databases.push({ name: suffix.slice(1).toLowerCase(), redis });
+      return redis;
     });
-    made = shards ? { redis: shards, databases } : { redis: single(env), databases: [] };
-    if (!shards) made.databases.push(made.redis as CliRedis);
+    if (shards) made = { redis: shards, databases };
+    else {
+      const redis = single(env, "");
+      made = { redis, databases: [{ name: "", redis }] };
+    }
     return made;
   };
 }
 
-function single(env: Env): CliRedis {
+interface Connection {
+  redis: CliRedis | ShardMap;
+  databases: CliDatabase[];
+}
+
+/** One database's client; `suffix` (`_MAIN`) names its variables under NIMBUSQ_DATABASES. */
+function single(env: Env, suffix: string): CliRedis {
   const tcpUrl = env.NIMBUSQ_REDIS_URL?.trim();
   if (tcpUrl) {
-    if (!isTcpUrl(tcpUrl)) throw new UsageError("NIMBUSQ_REDIS_URL is not a redis:// or rediss:// URL");
+    if (!isTcpUrl(tcpUrl))
+      throw new UsageError(`NIMBUSQ_REDIS_URL${suffix} is not a redis:// or rediss:// URL`);
     return createRedis({ url: tcpUrl, cluster: env.NIMBUSQ_REDIS_CLUSTER?.trim() === "true" });
   }
   for (const name of ["UPSTASH_REDIS_REST_URL", "UPSTASH_REDIS_REST_TOKEN"]) {
+    // The CLI runs where people are: secrets come from the shell, not from SSM parameters.
     if (!env[name])
       throw new UsageError(
-        `${name} is not set: export your Upstash database's REST ${name.endsWith("URL") ? "URL" : "token"} (or NIMBUSQ_REDIS_URL for Redis over TCP)`,
+        `${name}${suffix} is not set: export your Upstash database's REST ${name.endsWith("URL") ? "URL" : "token"} (or NIMBUSQ_REDIS_URL${suffix} for Redis over TCP; the CLI does not read _PARAM variables)`,
       );
   }
   return createRedis({ url: env.UPSTASH_REDIS_REST_URL, token: env.UPSTASH_REDIS_REST_TOKEN });
@@ -168,7 +187,15 @@ async function main(argv: string[], env: Env): Promise<number> {
     const context: Context = {
       prefix,
       databases: () => connection().databases,
-      queue: (queueName) => new Queue(queueName, { redis: connection().redis, prefix }),
+      placedOn: (queueName) => {
+        const { redis } = connection();
+        return isShardMap(redis) ? redis.databaseOf(queueName) : "";
+      },
+      queue: (queueName, database) => {
+        const { redis, databases } = connection();
+        const on = database === undefined ? undefined : databases.find((d) => d.name === database);
+        return new Queue(queueName, { redis: on?.redis ?? redis, prefix });
+      },
       progress: stderrProgress(),
     };
     const output = await command.run(context, args, parsed.values);

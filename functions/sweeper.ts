@@ -54,7 +54,18 @@ export function sweeperHandler(options: SweeperOptions = {} as SweeperOptions) {
     log.startInvocation(context);
     const remainingMs = context.getRemainingTimeInMillis();
     const result = await sweeper.run({ token: context.awsRequestId, remainingMs });
-    log.debug("nimbusq sweeper: done", { ...result, invoked: JSON.stringify(result.invoked) });
+    for (const { database, prefix, error } of result.failures ?? [])
+      log.error("nimbusq sweeper: a loop failed", {
+        ...(database ? { database } : {}),
+        prefix,
+        ...errorFields(error),
+      });
+    const { failures, ...counts } = result;
+    log.debug("nimbusq sweeper: done", {
+      ...counts,
+      invoked: JSON.stringify(result.invoked),
+      failed_loops: failures?.length ?? 0,
+    });
     return result;
   };
 }

@@ -42,7 +42,7 @@ const revealing = new Set(["meta", "id", "wait", "events"]);
  * last part starts with the same two letters, dropped here), so one walk finds them all.
  */
 async function scanQueues(
-  redis: ReturnType<Context["databases"]>[number],
+  redis: ReturnType<Context["databases"]>[number]["redis"],
   prefix: string,
   maxCalls: number,
   onCall: (calls: number, found: number) => void,
@@ -71,6 +71,9 @@ async function scanQueues(
 
 interface QueueRow {
   name: string;
+  /** With NIMBUSQ_DATABASES: where its keys are, and where the shard map places it when elsewhere. */
+  database?: string;
+  placedOn?: string;
   paused: boolean;
   counts: Record<(typeof countedTypes)[number], number>;
 }
@@ -90,20 +93,22 @@ Cost (billed commands): SCAN walks the whole database, not only the prefix, so a
   positionals: { min: 0, max: 0 },
   async run(context, _args, flags): Promise<Output> {
     const maxCalls = integerFlag(flags, "max-scan", 1000, 1);
-    // With several databases (NIMBUSQ_DATABASES), each is walked; a queue is read on the database
-    // the shard map gives it.
+    // With several databases (NIMBUSQ_DATABASES) each is walked, and a queue is read where its keys
+    // were found: a queue the shard map now places elsewhere (a database added before the queue was
+    // pinned) shows its real counts, flagged.
     const scans: Scan[] = [];
+    const foundOn = new Map<string, string>();
     for (const database of context.databases()) {
       const done = scans.reduce((sum, s) => sum + s.calls, 0);
-      scans.push(
-        await scanQueues(database, context.prefix, maxCalls, (calls, found) => {
-          if (calls % 25 === 0)
-            context.progress.update(`scanning keys: ${done + calls} SCAN calls, ${found} queues`);
-        }),
-      );
+      const found = await scanQueues(database.redis, context.prefix, maxCalls, (calls, count) => {
+        if (calls % 25 === 0)
+          context.progress.update(`scanning keys: ${done + calls} SCAN calls, ${count} queues`);
+      });
+      for (const name of found.names) if (!foundOn.has(name)) foundOn.set(name, database.name);
+      scans.push(found);
     }
     const scan: Scan = {
-      names: [...new Set(scans.flatMap((s) => s.names))].sort(),
+      names: [...foundOn.keys()].sort(),
       calls: scans.reduce((sum, s) => sum + s.calls, 0),
       complete: scans.every((s) => s.complete),
     };
@@ -111,18 +116,21 @@ Cost (billed commands): SCAN walks the whole database, not only the prefix, so a
     // Keys of a name core refuses (BullMQ allows a few more characters) are listed, not read.
     const opened = scan.names.flatMap((name) => {
       try {
-        return [context.queue(name)];
+        return [{ queue: context.queue(name, foundOn.get(name)), database: foundOn.get(name) as string }];
       } catch (error) {
         if (error instanceof ValidationError) return [];
         throw error;
       }
     });
-    const skipped = scan.names.filter((name) => !opened.some((queue) => queue.name === name));
+    const skipped = scan.names.filter((name) => !opened.some(({ queue }) => queue.name === name));
     const rows: QueueRow[] = [];
     for (let i = 0; i < opened.length; i += parallelReads) {
-      const batch = opened.slice(i, i + parallelReads).map(async (queue): Promise<QueueRow> => {
+      const batch = opened.slice(i, i + parallelReads).map(async ({ queue, database }): Promise<QueueRow> => {
         const [counts, paused] = await Promise.all([queue.getJobCounts(...countedTypes), queue.isPaused()]);
-        return { name: queue.name, paused, counts: counts as QueueRow["counts"] };
+        const placed = context.placedOn(queue.name);
+        const where =
+          database === "" ? {} : { database, ...(placed !== database ? { placedOn: placed } : {}) };
+        return { name: queue.name, ...where, paused, counts: counts as QueueRow["counts"] };
       });
       rows.push(...(await Promise.all(batch)));
     }
@@ -131,6 +139,12 @@ Cost (billed commands): SCAN walks the whole database, not only the prefix, so a
         ? ""
         : `\n(stopped after ${scan.calls} SCAN calls: more queues may exist; raise --max-scan)`,
       skipped.length === 0 ? "" : `\n(not read, names nimbusq refuses: ${skipped.map(cell).join(", ")})`,
+      ...rows
+        .filter((row) => row.placedOn !== undefined)
+        .map(
+          (row) =>
+            `\n(${cell(row.name)} has its keys on database ${row.database} but the shard map places it on ${row.placedOn}: pin it with NIMBUSQ_QUEUE_DATABASES=${row.name}:${row.database})`,
+        ),
     ].join("");
     const text =
       rows.length === 0
@@ -138,11 +152,13 @@ Cost (billed commands): SCAN walks the whole database, not only the prefix, so a
         : table(
             [
               { header: "QUEUE" },
+              ...(context.databases().length > 1 ? [{ header: "DATABASE" }] : []),
               { header: "PAUSED" },
               ...countedTypes.map((type) => ({ header: type.toUpperCase(), align: "right" as const })),
             ],
             rows.map((row) => [
               row.name,
+              ...(context.databases().length > 1 ? [row.database ?? ""] : []),
               row.paused ? "yes" : "no",
               ...countedTypes.map((type) => row.counts[type]),
             ]),

@@ -81,6 +81,8 @@ export async function redrive(
   const count = check.integer("count", options.count ?? 1000, 1);
   if (from === queueName && deadLetterPrefix === prefix)
     check.fail("from", "another queue than this one", from);
+  // Read through this queue's port: with a shard map, the letters must be on its database.
+  context.shards?.checkSameDatabase(check, "from", queueName, from);
   const idPrefix = deadLetterIdPrefix({ prefix, queue: queueName }, deadLetterPrefix);
   const deadKeys = queueKeys(deadLetterPrefix, from);
   const result: RedriveResult = { count: 0, jobs: [], more: false };

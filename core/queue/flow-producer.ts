@@ -10,7 +10,8 @@ import type { NewJob } from "../adds/add-types.ts";
 import type { Job } from "../job/job.ts";
 import { checkFlowNodeSlot } from "../redis/hash-slot.ts";
 import { defaultPrefix } from "../redis/keys.ts";
-import { Lifecycle, redisPortFrom } from "../redis/lifecycle.ts";
+import { checkRetry, Lifecycle, redisPortFrom } from "../redis/lifecycle.ts";
+import { checkOptionKeys } from "../redis/option-keys.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
 import type { RedisRetryOptions } from "../redis/retry.ts";
 import { isShardMap, queueOfQualified, type RedisOption, type ShardMap } from "../redis/shard-map.ts";
@@ -78,6 +79,11 @@ export class FlowProducer {
   constructor(private readonly options: FlowProducerOptions) {
     this.shards = isShardMap(options.redis) ? options.redis : undefined;
     if (!this.shards) this.portOf("");
+    else {
+      // What redisPortFrom checks of the options, now rather than at the first add.
+      checkOptionKeys(options, "FlowProducer", "FlowProducer");
+      checkRetry(options.retry, "FlowProducer");
+    }
   }
 
   /** The guarded port of a database of the shard map (by a queue on it), or of the one client. */
@@ -127,8 +133,8 @@ export class FlowProducer {
       this.shards?.checkSameDatabase(
         check,
         `${field}queueName`,
-        node.queueName,
         queueOfQualified(parent.queue),
+        node.queueName,
       );
     const byQueue = defaults?.[node.queueName]?.defaultJobOptions;
     const opts = { ...byQueue, ...node.opts } as JobsOptions & Record<string, unknown>;
@@ -193,6 +199,7 @@ export class FlowProducer {
     );
     const jobs: NewJob[] = [];
     for (const plan of plans) this.flattenPlan(plan, jobs);
+    if (plans.length === 0) return [];
     const port = this.portOfTrees(plans);
     const write = () => writeJobs(port, jobs, writeSettings(this.options, now));
     const outcomes = await tracedFlows(this.options.telemetry, flows, write);

@@ -18,10 +18,11 @@ import {
   removeJobScheduler,
   upsertJobScheduler,
 } from "../redis/generated/scripts.ts";
+import { checkJobTargets } from "../redis/hash-slot.ts";
 import { attentionKey, queueKeyPrefix, queueKeys } from "../redis/keys.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import { runScript } from "../redis/scripts.ts";
-import type { JobSchedulerJson, RepeatOptions } from "../types.ts";
+import type { JobSchedulerJson, JobsOptions, RepeatOptions } from "../types.ts";
 import { Checker, defaultMaxDataBytes } from "../validate.ts";
 // Not schedule-time.ts: that carries the cron parser, which the Queue side loads only when needed.
 import { cronNext } from "./cron.ts";
@@ -61,6 +62,8 @@ export async function upsertScheduler<TData>(
     maxDataBytes,
     now,
   );
+  // Its iterations' dead letter and parent, as an add's (cluster slot, shard map database).
+  checkJobTargets(check, "template.", host.context, opts as JobsOptions);
   let nextMillis: number | undefined;
   if (schedule.pattern !== undefined) {
     const next = schedule.immediately ? now : cronNext(schedule.pattern, schedule, now);

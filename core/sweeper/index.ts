@@ -9,5 +9,6 @@ export type {
   SweeperPorts,
   SweeperResult,
   SweeperSettings,
+  SweepFailure,
   SweptQueue,
 } from "./sweeper.ts";

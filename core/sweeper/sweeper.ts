@@ -127,6 +127,18 @@ export interface SweeperResult {
   /** Job scheduler iterations that had gone missing and were made again. */
   restored: number;
   nextDueAt?: number;
+  /**
+   * With several databases or prefixes (core/sweeper/shards.ts): the loops that failed after their
+   * retries, while the others' work is counted above.
+   */
+  failures?: SweepFailure[];
+}
+
+/** A loop of the sweeper that failed: its database (with a shard map), its prefix and the error. */
+export interface SweepFailure {
+  database?: string;
+  prefix: string;
+  error: unknown;
 }
 
 export interface Sweeper {

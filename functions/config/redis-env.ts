@@ -23,13 +23,17 @@ const tokenVariable = "UPSTASH_REDIS_REST_TOKEN";
 const tcpVariable = "NIMBUSQ_REDIS_URL";
 const clusterVariable = "NIMBUSQ_REDIS_CLUSTER";
 
-/** The TCP client for a URL from the environment: refused, naming the variable, unless redis:// or rediss://. */
-function tcpRedis(url: string, env: Record<string, string | undefined>): TcpRedis {
+/**
+ * The TCP client for a URL from the environment: refused, naming the variable (with a database's
+ * suffix, `_MAIN`, under a shard map), unless redis:// or rediss://.
+ */
+function tcpRedis(url: string, env: Record<string, string | undefined>, suffix: string): TcpRedis {
   const where = "redis from the environment";
-  if (!isTcpUrl(url.trim())) throw new ValidationError(tcpVariable, "a redis:// or rediss:// URL", where);
+  if (!isTcpUrl(url.trim()))
+    throw new ValidationError(tcpVariable + suffix, "a redis:// or rediss:// URL", where);
   const cluster = env[clusterVariable]?.trim() || "false";
   if (cluster !== "true" && cluster !== "false") {
-    throw new ValidationError(clusterVariable, '"true" or "false"', where);
+    throw new ValidationError(clusterVariable + suffix, '"true" or "false"', where);
   }
   return new TcpRedis({ url: url.trim(), cluster: cluster === "true" });
 }
@@ -51,16 +55,23 @@ export function redisOrEnv(
   secrets: SecretOptions = {},
 ): RedisOption {
   if (redis) return redis;
-  return shardMapFromEnv(env, (view) => singleFromEnv(view, secrets)) ?? singleFromEnv(env, secrets);
+  return (
+    shardMapFromEnv(env, (view, suffix) => singleFromEnv(view, secrets, suffix)) ??
+    singleFromEnv(env, secrets, "")
+  );
 }
 
 /** One database's client from the environment (or a database's view of it). */
-function singleFromEnv(env: Record<string, string | undefined>, secrets: SecretOptions): UpstashRedisLike {
+function singleFromEnv(
+  env: Record<string, string | undefined>,
+  secrets: SecretOptions,
+  suffix: string,
+): UpstashRedisLike {
   const tcpUrl = env[tcpVariable];
-  if (tcpUrl) return tcpRedis(tcpUrl, env);
+  if (tcpUrl) return tcpRedis(tcpUrl, env, suffix);
   if (env[tcpVariable + parameterSuffix]) {
     return redisAfterSecret(async () =>
-      tcpRedis((await secretFromEnv(tcpVariable, env, secrets)) as string, env),
+      tcpRedis((await secretFromEnv(tcpVariable, env, secrets)) as string, env, suffix),
     );
   }
   if (env[tokenVariable] || !env[tokenVariable + parameterSuffix])

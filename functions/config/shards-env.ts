@@ -9,6 +9,7 @@
  * the same three settings, or they would look for a queue on different databases.
  */
 import { type RedisPort, ShardMap, type UpstashRedisLike, ValidationError } from "../../core/index.ts";
+import { queueNameProblem } from "../../core/internal.ts";
 import { parameterSuffix } from "./secrets.ts";
 
 type Env = Record<string, string | undefined>;
@@ -45,7 +46,7 @@ export function databaseEnv(env: Env, name: string): Env {
 }
 
 /** `email:main,report:second` → `{ email: "main", report: "second" }`. */
-function pinsFromEnv(env: Env): Record<string, string> {
+function pinsFromEnv(env: Env, names: string[]): Record<string, string> {
   const text = env[queueDatabasesVariable]?.trim() ?? "";
   const pins: Record<string, string> = {};
   if (text === "") return pins;
@@ -54,8 +55,16 @@ function pinsFromEnv(env: Env): Record<string, string> {
     if (parts.length !== 2 || !parts[0] || !parts[1])
       throw new ValidationError(`${queueDatabasesVariable}[${index}]`, "queue:database", where);
     const [queue, database] = parts as [string, string];
-    if (queue in pins)
-      throw new ValidationError(`${queueDatabasesVariable}[${index}]`, "a queue not named before", where);
+    const field = `${queueDatabasesVariable}[${index}]`;
+    const problem = queueNameProblem(queue);
+    if (problem) throw new ValidationError(`${field}.queue`, problem, where);
+    if (!names.includes(database))
+      throw new ValidationError(
+        `${field}.database`,
+        `one of ${databasesVariable} (${names.join(", ")})`,
+        where,
+      );
+    if (queue in pins) throw new ValidationError(field, "a queue not named before", where);
     pins[queue] = database;
   }
   return pins;
@@ -67,7 +76,7 @@ function pinsFromEnv(env: Env): Record<string, string> {
  */
 export function shardMapFromEnv(
   env: Env,
-  single: (view: Env) => UpstashRedisLike | RedisPort,
+  single: (view: Env, suffix: string) => UpstashRedisLike | RedisPort,
 ): ShardMap | undefined {
   const text = env[databasesVariable]?.trim() ?? "";
   if (text === "") {
@@ -78,15 +87,16 @@ export function shardMapFromEnv(
   const names = text.split(",").map((name) => name.trim());
   const databases: Record<string, UpstashRedisLike | RedisPort> = {};
   for (const [index, name] of names.entries()) {
-    if (!/^[a-z][a-z0-9_]{0,31}$/.test(name))
+    // `_param` would make its variables read as another database's secret parameters.
+    if (!/^[a-z][a-z0-9_]{0,31}$/.test(name) || name.endsWith("_param"))
       throw new ValidationError(
         `${databasesVariable}[${index}]`,
-        "a name of lowercase letters, digits and _",
+        "a name of lowercase letters, digits and _ (not ending in _param)",
         where,
       );
     if (name in databases)
       throw new ValidationError(`${databasesVariable}[${index}]`, "a database not named before", where);
-    databases[name] = single(databaseEnv(env, name));
+    databases[name] = single(databaseEnv(env, name), `_${name.toUpperCase()}`);
   }
-  return new ShardMap({ databases, queues: pinsFromEnv(env) });
+  return new ShardMap({ databases, queues: pinsFromEnv(env, names) });
 }

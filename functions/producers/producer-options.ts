@@ -1,7 +1,7 @@
 /**
  * The options every producer trigger takes, and the queue they name.
  */
-import { type HandoffTarget, Queue, type RedisPort, type UpstashRedisLike } from "../../core/index.ts";
+import { type HandoffTarget, Queue, type RedisOption } from "../../core/index.ts";
 import { checkPrefix, checkQueueName } from "../../core/internal.ts";
 import { eventsFromEnv } from "../config/events-env.ts";
 import { redisOrEnv } from "../config/redis-env.ts";
@@ -13,7 +13,7 @@ export interface ProducerOptions<R> {
   /** A Queue, or a queue name (then built from `redis`/`prefix`, or UPSTASH_REDIS_REST_URL/_TOKEN). */
   queue: string | Queue;
   /** Only with a queue name; default `createRedis()` from the environment, at the first invocation. */
-  redis?: UpstashRedisLike | RedisPort;
+  redis?: RedisOption;
   /** Only with a queue name; default `bull`. */
   prefix?: string;
   /** Turns one record into a job, several jobs (ids get `#<index>`) or null (the record is skipped). */

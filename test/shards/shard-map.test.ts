@@ -4,7 +4,16 @@
  * queue's database, and every link that would write across databases refused where it is configured.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FlowProducer, Queue, QueueEvents, ShardMap, ValidationError, Worker } from "../../core/index.ts";
+import {
+  createRedis,
+  createSweeper,
+  FlowProducer,
+  Queue,
+  QueueEvents,
+  ShardMap,
+  ValidationError,
+  Worker,
+} from "../../core/index.ts";
 import { keysUnder, type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
 
 let one: PrivateStack;
@@ -124,8 +133,28 @@ describe("links across databases", () => {
       queueName: same[0] as string,
       children: [{ name: "c", queueName: same[1] as string }],
     });
-    expect((node.children?.[0]?.job.opts.parent as { id: string }).id).toBe(node.job.id);
+    expect(node.children?.[0]?.job.opts.parent).toMatchObject({ id: node.job.id });
     expect(await keysUnder(two.direct, prefix)).toEqual([]);
+  });
+
+  it("read the right way round for a flow's child, and are refused for redrive and job schedulers", async () => {
+    const [a, b] = pair() as [string, string];
+    const prefix = uniquePrefix("shards-more");
+    const flows = new FlowProducer({ redis: shards, prefix });
+    await expect(
+      flows.add({ name: "p", queueName: a, children: [{ name: "c", queueName: b }] }),
+    ).rejects.toThrow(
+      new RegExp(
+        `children\\[0\\]\\.queueName must be a queue on the same database as "${a}" \\(one\\), not "${b}" on two`,
+      ),
+    );
+    expect(await flows.addBulk([])).toEqual([]);
+    const queue = new Queue(a, { redis: shards, prefix });
+    await expect(queue.redrive({ from: b })).rejects.toThrow(/from must be a queue on the same database/);
+    await expect(
+      queue.upsertJobScheduler("every", { every: 1000 }, { name: "x", opts: { deadLetter: { queue: b } } }),
+    ).rejects.toThrow(/template\.opts\.deadLetter\.queue must be a queue on the same database/);
+    expect(await keysUnder(one.direct, prefix)).toEqual([]);
   });
 
   it("are refused for a dead-letter queue, on the job and on the Worker", async () => {
@@ -142,5 +171,41 @@ describe("links across databases", () => {
       /Worker ".*": deadLetter\.queue must be a queue on the same database/,
     );
     expect(await keysUnder(one.direct, prefix)).toEqual([]);
+  });
+});
+
+describe("the sweeper over a shard map", () => {
+  it("reports a database whose loop failed beside the other's work, and adds up the invocations", async () => {
+    const prefix = uniquePrefix("shards-sweep");
+    const down = createRedis({ url: "http://127.0.0.1:9", token: "none", checkClock: false });
+    const map = new ShardMap({
+      databases: { one: one.redis, gone: down },
+      queues: { up: "one", lost: "gone" },
+    });
+    await new Queue("up", { redis: map, prefix }).add("x", {});
+    const started: string[] = [];
+    const failed: unknown[] = [];
+    const sweeper = createSweeper(
+      {
+        queues: [
+          { name: "up", workerFunction: "up-worker" },
+          { name: "lost", workerFunction: "lost-worker" },
+        ],
+        prefix,
+        mode: "once",
+        releaseLock: true,
+        retry: { windowMs: 0 },
+      },
+      {
+        connect: () => map,
+        startWorkers: async (queue) => void started.push(queue.name),
+        failed: (error) => void failed.push(error),
+      },
+    );
+    const result = await sweeper.run({ token: "t", remainingMs: 5000 });
+    expect(result.invoked).toEqual({ up: 1 });
+    expect(started).toEqual(["up"]);
+    expect(result.failures?.map((f) => [f.database, f.prefix])).toEqual([["gone", prefix]]);
+    expect(failed.length).toBeGreaterThan(0);
   });
 });

@@ -7,7 +7,7 @@
  */
 import { execFile } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ShardMap, ValidationError } from "../../core/index.ts";
+import { Queue, type ShardMap, ValidationError } from "../../core/index.ts";
 import { httpOptionsFromEnv } from "../../functions/config/http-env.ts";
 import { redisFromEnv } from "../../functions/config/redis-env.ts";
 import { workerKickFromEnv, workersFromEnv } from "../../functions/config/workers-env.ts";
@@ -91,6 +91,18 @@ async function api(method: string, path: string, body?: unknown) {
   return { status: response.status, json: (await response.json()) as Record<string, unknown> };
 }
 
+/** Runs the CLI from its source with the deployment's environment. */
+function cli(args: string[]): Promise<{ code: number; stdout: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      "node_modules/.bin/tsx",
+      ["cli/main.ts", ...args],
+      { env: { PATH: process.env.PATH, ...env }, timeout: 20_000 },
+      (error, stdout) => resolve({ code: error ? 1 : 0, stdout }),
+    );
+  });
+}
+
 /** The queue names a database holds keys of (its per-prefix keys aside). */
 async function queuesIn(stack: PrivateStack): Promise<string[]> {
   const heads = (await keysUnder(stack.direct, prefix)).map(
@@ -143,19 +155,30 @@ describe("two databases, one deployment", () => {
   });
 
   it("the CLI lists the queues of both databases, each read on its own", async () => {
-    const run = await new Promise<{ code: number; stdout: string }>((resolve) => {
-      execFile(
-        "node_modules/.bin/tsx",
-        ["cli/main.ts", "queues", "--json"],
-        { env: { PATH: process.env.PATH, ...env }, timeout: 20_000 },
-        (error, stdout) => resolve({ code: error ? 1 : 0, stdout }),
-      );
-    });
+    const run = await cli(["queues", "--json"]);
     expect(run.code).toBe(0);
-    const listed = JSON.parse(run.stdout) as { queues: { name: string; counts: { completed: number } }[] };
-    expect(listed.queues.map((q) => [q.name, q.counts.completed])).toEqual(
-      [...queues].sort().map((q) => [q, 2]),
+    const listed = JSON.parse(run.stdout) as {
+      queues: { name: string; database: string; placedOn?: string; counts: { completed: number } }[];
+    };
+    const shards = redisFromEnv(env) as ShardMap;
+    expect(listed.queues.map((q) => [q.name, q.database, q.placedOn, q.counts.completed])).toEqual(
+      [...queues].sort().map((q) => [q, shards.databaseOf(q), undefined, 2]),
     );
+  });
+
+  it("the CLI reads a queue where its keys are, and flags one the map places elsewhere", async () => {
+    // A queue written to database two before the map was set (the map hashes it to one): not pinned.
+    const shards = redisFromEnv(env) as ShardMap;
+    const stray = Array.from({ length: 50 }, (_, i) => `stray${i}`).find(
+      (q) => shards.databaseOf(q) === "one",
+    );
+    await new Queue(stray as string, { redis: two.redis, prefix }).add("x", {});
+    const run = await cli(["queues"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(
+      new RegExp(`${stray} has its keys on database two but the shard map places it on one`),
+    );
+    expect(run.stdout).toMatch(/QUEUE +DATABASE +PAUSED/);
   });
 
   it("refuses what would write across databases, naming the option", async () => {
@@ -171,7 +194,16 @@ describe("two databases, one deployment", () => {
       /opts\.deadLetter\.queue must be a queue on the same database/,
     );
     const badEnv = { ...env, NIMBUSQ_QUEUE_DATABASES: "email:three" };
-    expect(() => redisFromEnv(badEnv)).toThrow(/queues\.email must be one of the databases \(one, two\)/);
+    expect(() => redisFromEnv(badEnv)).toThrow(
+      /NIMBUSQ_QUEUE_DATABASES\[0\]\.database must be one of NIMBUSQ_DATABASES \(one, two\)/,
+    );
+    expect(() => redisFromEnv({ ...env, NIMBUSQ_DATABASES: "one,one_param" })).toThrow(
+      /not ending in _param/,
+    );
+    const badUrl = { ...env, NIMBUSQ_REDIS_URL_TWO: "http://127.0.0.1:1" };
+    expect(() => redisFromEnv(badUrl)).toThrow(
+      /NIMBUSQ_REDIS_URL_TWO must be a redis:\/\/ or rediss:\/\/ URL/,
+    );
     const noUrl = { ...env, UPSTASH_REDIS_REST_URL_TWO: "" };
     expect(() => redisFromEnv(noUrl)).toThrow(ValidationError);
     expect(() => redisFromEnv(noUrl)).toThrow(/UPSTASH_REDIS_REST_URL_TWO and UPSTASH_REDIS_REST_TOKEN_TWO/);
