@@ -13,11 +13,12 @@ import { addJobListRoute } from "./job-list-route.ts";
 import { addJobRoutes } from "./job-routes.ts";
 import { addMaintenanceRoutes } from "./maintenance-routes.ts";
 import { authenticate } from "./middleware.ts";
-import { openApiDocument, openApiRoute } from "./openapi.ts";
+import { openApiRoute } from "./openapi-route.ts";
 import { type HttpOptions, type HttpSettings, resolveHttpOptions } from "./options.ts";
 import { queueAccess } from "./queue-access.ts";
 import { addQueueRoutes } from "./queue-routes.ts";
 import { addRedriveRoute } from "./redrive-route.ts";
+import { servedDocument } from "./served-document.ts";
 
 const methodToken = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/;
 
@@ -67,11 +68,12 @@ export function createHttpApp(options: HttpOptions): Hono<AppEnv> {
   );
   if (settings.cors) app.use("*", corsMiddleware(settings.cors));
   app.use("*", authenticate(settings));
-  // Built on the first request for it, then kept: a cold start that never serves it pays nothing.
-  let document: ReturnType<typeof openApiDocument> | undefined;
-  mount(app, openApiRoute, [], (c) => {
-    document ??= openApiDocument(settings.servers);
-    return c.json(document, 200);
+  // Built (or, in the Lambda bundle, unpacked) on the first request for it, then kept: a cold start
+  // that never serves it pays nothing.
+  let document: ReturnType<typeof servedDocument> | undefined;
+  mount(app, openApiRoute, [], async (c) => {
+    document ??= servedDocument(settings.servers);
+    return c.json(await document, 200);
   });
   addEnqueueRoute(app, access);
   addJobListRoute(app, access);

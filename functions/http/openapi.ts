@@ -3,46 +3,23 @@
  * written by hand but prose: every path, parameter, body and answer comes from the route definitions
  * (api-route.ts) and the zod schemas the app validates with (openapi-build.ts converts them).
  */
-import * as z from "zod/mini";
 import type { ApiRoute } from "./api-route.ts";
 import { cancelJobRoute } from "./cancel-route.ts";
 import { addJobsRoute } from "./enqueue.ts";
-import { errorResponses } from "./error-schemas.ts";
-import { errorCodes } from "./http-errors.ts";
 import { listJobsRoute } from "./job-list-route.ts";
 import { getJobRoute, removeJobRoute, retryJobRoute } from "./job-routes.ts";
 import { cleanRoute, drainRoute, promoteRoute, retryJobsRoute } from "./maintenance-routes.ts";
 import { pathsAndSchemas } from "./openapi-build.ts";
+import { openApiRoute } from "./openapi-route.ts";
 import type { ApiServer } from "./options.ts";
 import { getQueueRoute, pauseQueueRoute, resumeQueueRoute } from "./queue-routes.ts";
 import { redriveRoute } from "./redrive-route.ts";
-import { jsonAnswer } from "./route-parts.ts";
-import { named } from "./schema-docs.ts";
 
 /** The local stack's API (`npm start`), the default `servers` entry. */
 export const localServer: ApiServer = {
   url: "http://localhost:3000",
   description:
     "The local stack (npm start); set NIMBUSQ_API_URL or createHttpApp's servers for a deployed API",
-};
-
-const documentSchema = named(
-  "OpenApiDocument",
-  z.looseObject({ openapi: z.string(), info: z.looseObject({ title: z.string(), version: z.string() }) }),
-  { example: { openapi: "3.1.0", info: { title: "nimbusq HTTP API", version: "1" } } },
-);
-
-export const openApiRoute: ApiRoute = {
-  method: "get",
-  path: "/openapi.json",
-  operationId: "getOpenApiDocument",
-  tags: ["meta"],
-  summary: "This document (no token needed)",
-  security: [],
-  responses: {
-    200: jsonAnswer("The OpenAPI 3.1 document", documentSchema),
-    ...errorResponses({ common: false, extra: { 405: [errorCodes.methodNotAllowed] } }),
-  },
 };
 
 /** Every operation, in the order the document lists them. */
@@ -77,6 +54,9 @@ const description = `BullMQ 6 queues over Upstash Redis.
 **Idempotency.** See the Idempotency-Key parameter of addJobs: the key holds as long as a job with its id exists, not longer.
 
 **CORS** is off by default; with allowed origins (createHttpApp's cors, NIMBUSQ_CORS_ORIGINS), a preflight from one needs no token and answers 204 with the path's methods, one from another origin 403; answers to an allowed origin carry Access-Control-Allow-Origin and expose Location, Allow and WWW-Authenticate.`;
+
+/** The document as openApiDocument writes it. */
+export type OpenApiDocument = ReturnType<typeof openApiDocument>;
 
 /**
  * The document for these servers (the local stack's by default).

@@ -4,7 +4,8 @@
  * components. The schemas are zod's `zod/mini` (functions, not methods, so a bundle carries only what
  * it uses: the schema layer was 229 KB of the HTTP bundle with zod's full build and an OpenAPI
  * library, and is a fifth of that); openapi.ts turns them into JSON Schema with zod's own
- * `toJSONSchema` when the document is first asked for.
+ * `toJSONSchema` when the document is first asked for, or, for the Lambda bundle, when it is built
+ * (served-document.ts).
  */
 import * as z from "zod/mini";
 

@@ -5,6 +5,9 @@
  * (core/redis/tcp-redis.ts, through a specifier esbuild does not follow), so it costs a REST deployment
  * nothing but zip bytes, and a TCP deployment finds it where Node looks.
  *
+ * The HTTP function's `/openapi.json` is written here, from the schemas it validates with
+ * (prebuilt-openapi.ts), so the bundle carries the document but not the code that writes it.
+ *
  * The output depends only on the sources (no timestamps, no absolute paths), so two builds of one
  * commit give identical bytes, and osls's zips (fixed dates) and Lambda version hashes stay stable.
  */
@@ -13,6 +16,7 @@ import { join, relative, resolve } from "node:path";
 import { gzipSync } from "node:zlib";
 import { build, type Metafile, type Plugin } from "esbuild";
 import { type FunctionEntry, functionEntries, runtimeProvided } from "./functions.ts";
+import { prebuiltOpenApi } from "./prebuilt-openapi.ts";
 
 export interface BundleOptions {
   /** The repository root (default: the current directory). */
@@ -87,7 +91,7 @@ async function bundleOne(root: string, outDir: string, fn: FunctionEntry): Promi
     mainFields: ["module", "main"],
     metafile: true,
     logLevel: "warning",
-    plugins: [zodEnglishOnly],
+    plugins: [zodEnglishOnly, prebuiltOpenApi],
   });
   const code = readFileSync(file);
   return {

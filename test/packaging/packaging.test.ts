@@ -9,7 +9,7 @@ import { createRedis, Queue } from "../../core/index.ts";
 import { demoQueues } from "../../examples/demo/demo-queues.ts";
 import { sweeperOptionsFromEnv } from "../../functions/config/sweeper-env.ts";
 import { workersFromEnv } from "../../functions/config/workers-env.ts";
-import { createHttpApp } from "../../functions/http/index.ts";
+import { createHttpApp, openApiDocument } from "../../functions/http/index.ts";
 import { functionEntries } from "../../infra/build/functions.ts";
 import { apiGatewayV2Event, functionUrlEvent, sqsEvent } from "../support/aws-events.ts";
 import { sharedRedis, uniquePrefix } from "../support/stack.ts";
@@ -336,6 +336,15 @@ describe("the bundles", () => {
     const doc = await importInFreshNode<Answer>(http, options(apiGatewayV2Event({ path: "/openapi.json" })));
     expect(doc.result.statusCode).toBe(200);
     expect(JSON.parse(doc.result.body).openapi).toBe("3.1.0");
+    // Written at build time (infra/build/prebuilt-openapi.ts): the very text the sources write.
+    expect(env.NIMBUSQ_API_URL).toBeUndefined();
+    expect(doc.result.body).toBe(JSON.stringify(openApiDocument()));
+    const apiUrl = "https://api.example.com/v1";
+    const served = await importInFreshNode<Answer>(http, {
+      ...options(apiGatewayV2Event({ path: "/openapi.json" })),
+      env: { ...env, NIMBUSQ_API_URL: apiUrl },
+    });
+    expect(served.result.body).toBe(JSON.stringify(openApiDocument([{ url: apiUrl }])));
 
     const added = await importInFreshNode<Answer>(
       http,

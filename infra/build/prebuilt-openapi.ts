@@ -1,0 +1,42 @@
+/**
+ * The HTTP function's `/openapi.json`, written at build time: this plugin loads
+ * functions/http/served-document.ts as a module that hands prebuilt-document.ts the document
+ * openApiDocument() writes now, from the same schemas the function validates with, packed (JSON,
+ * brotli, base64: ~10 KB for ~75 KB). What writes the document (openapi.ts, openapi-build.ts, zod's
+ * toJSONSchema) then stays out of the bundle; the function still checks requests with the schemas.
+ */
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { brotliCompressSync, constants } from "node:zlib";
+import type { Plugin } from "esbuild";
+
+const servedDocument = /[\\/]functions[\\/]http[\\/]served-document\.ts$/;
+
+/** The document of the sources beside `servedPath`, packed as prebuilt-document.ts unpacks it. */
+async function packedDocument(servedPath: string): Promise<string> {
+  const url = pathToFileURL(join(dirname(servedPath), "openapi.ts")).href;
+  const { openApiDocument } = (await import(url)) as { openApiDocument: () => unknown };
+  const json = Buffer.from(JSON.stringify(openApiDocument()), "utf8");
+  const packed = brotliCompressSync(json, {
+    params: {
+      [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY,
+      [constants.BROTLI_PARAM_SIZE_HINT]: json.byteLength,
+    },
+  });
+  return packed.toString("base64");
+}
+
+export const prebuiltOpenApi: Plugin = {
+  name: "prebuilt-openapi",
+  setup(pluginBuild) {
+    pluginBuild.onLoad({ filter: servedDocument }, async (args) => ({
+      contents: [
+        'import { documentFrom } from "./prebuilt-document.ts";',
+        `export const servedDocument = documentFrom(${JSON.stringify(await packedDocument(args.path))});`,
+        "",
+      ].join("\n"),
+      loader: "ts",
+      resolveDir: dirname(args.path),
+    }));
+  },
+};
