@@ -12,6 +12,7 @@ import { isShardMap } from "../redis/shard-map.ts";
 import { checkSweeperSettings } from "./settings-check.ts";
 import {
   createDatabaseSweeper,
+  emptySweeperResult,
   type Sweeper,
   type SweeperPorts,
   type SweeperResult,
@@ -82,15 +83,7 @@ export function createSweeper(settings: SweeperSettings, ports: SweeperPorts): S
 
 /** The loops' results as one: counts added up, locked only if every loop was. */
 function combined(results: SweeperResult[]): SweeperResult {
-  const result: SweeperResult = {
-    locked: results.every((r) => r.locked),
-    passes: 0,
-    invoked: {},
-    forwarded: 0,
-    promoted: 0,
-    stalled: 0,
-    restored: 0,
-  };
+  const result = { ...emptySweeperResult(), locked: results.every((r) => r.locked) };
   for (const r of results) {
     result.passes += r.passes;
     result.forwarded += r.forwarded;

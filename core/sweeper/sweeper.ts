@@ -146,6 +146,11 @@ export interface Sweeper {
   run(invocation: { token: string; remainingMs: number }): Promise<SweeperResult>;
 }
 
+/** A result before any pass: nothing done, not locked out. */
+export function emptySweeperResult(): SweeperResult {
+  return { locked: false, passes: 0, invoked: {}, forwarded: 0, promoted: 0, stalled: 0, restored: 0 };
+}
+
 /** A freshly started invocation takes a moment to register itself; the loop counts it meanwhile (ms). */
 const startedCountsFor = 15_000;
 
@@ -190,15 +195,7 @@ export function createDatabaseSweeper(
       deadline: () => invocationEnd,
     });
     const port = redis;
-    const result: SweeperResult = {
-      locked: false,
-      passes: 0,
-      invoked: {},
-      forwarded: 0,
-      promoted: 0,
-      stalled: 0,
-      restored: 0,
-    };
+    const result = emptySweeperResult();
     const recentlyStarted = new Map<string, { count: number; until: number }>();
     let failures = 0;
     let release = settings.releaseLock === true;
