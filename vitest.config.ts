@@ -30,6 +30,8 @@ export default defineConfig({
             "test/flows/*.test.ts",
             "test/schedulers/iterations.test.ts",
             "test/schedulers/storage.test.ts",
+            "test/dead-letter/*.test.ts",
+            "test/worker/pipeline-chaos.test.ts",
             "test/tcp/over-tcp.test.ts",
           ],
           exclude: [],

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DeadLetterData, Queue, UnrecoverableError, Worker } from "../../core/index.ts";
-import { type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
+import { overRest, type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
 
 let stack: PrivateStack;
 beforeAll(async () => {
@@ -161,7 +161,8 @@ describe("dead letters", () => {
 
   it("get ids valid for BullMQ whatever the job id, and name another prefix when the queue has one", async () => {
     const prefix = uniquePrefix();
-    const other = uniquePrefix("o");
+    // Another prefix with the queue's hash tag, as a Redis Cluster wants it (one slot for both).
+    const other = `${prefix}-o`;
     const queue = new Queue("q", { redis: stack.redis, prefix });
     await queue.addBulk([
       { name: "colons", data: {}, opts: { jobId: "a:b%c:d", deadLetter: { queue: "dlq" } } },
@@ -193,7 +194,8 @@ describe("dead letters", () => {
     ]);
   });
 
-  it("a replayed ack (its answer lost) makes one dead letter", async () => {
+  // Answers are lost by the REST server's fault injection: over TCP there is none.
+  it.skipIf(!overRest())("a replayed ack (its answer lost) makes one dead letter", async () => {
     const prefix = uniquePrefix();
     const queue = new Queue("q", { redis: stack.redis, prefix });
     const jobs = await queue.addBulk(
@@ -237,7 +239,8 @@ describe("dead letters", () => {
   });
 });
 
-describe("cost", () => {
+// Billed commands are the REST server's count.
+describe.skipIf(!overRest())("cost", () => {
   it("of a final failure with a dead letter, against one without (billed commands)", async () => {
     const measure = async (opts: object) => {
       const prefix = uniquePrefix();
