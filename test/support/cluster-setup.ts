@@ -30,5 +30,9 @@ export async function setup(project: TestProject): Promise<void> {
 }
 
 export async function teardown(): Promise<void> {
-  await cluster?.stop();
+  if (!cluster) return;
+  // Where the run's tests landed: each master should hold some of the hash-tagged prefixes' keys.
+  const sizes = await Promise.all(cluster.connections.map((node) => node.dbsize().catch(() => -1)));
+  console.log(`over-cluster: keys per master at the end of the run: ${sizes.join(", ")}`);
+  await cluster.stop();
 }
