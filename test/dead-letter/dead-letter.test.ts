@@ -5,7 +5,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DeadLetterData, Queue, UnrecoverableError, Worker } from "../../core/index.ts";
-import { overRest, type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
+import {
+  faultsInjectable,
+  overRest,
+  type PrivateStack,
+  startPrivateStack,
+  uniquePrefix,
+} from "../support/stack.ts";
 
 let stack: PrivateStack;
 beforeAll(async () => {
@@ -194,8 +200,8 @@ describe("dead letters", () => {
     ]);
   });
 
-  // Answers are lost by the REST server's fault injection: over TCP there is none.
-  it.skipIf(!overRest())("a replayed ack (its answer lost) makes one dead letter", async () => {
+  // Answers are lost by fault injection: none on the cluster.
+  it.skipIf(!faultsInjectable())("a replayed ack (its answer lost) makes one dead letter", async () => {
     const prefix = uniquePrefix();
     const queue = new Queue("q", { redis: stack.redis, prefix });
     const jobs = await queue.addBulk(
@@ -208,9 +214,12 @@ describe("dead letters", () => {
     const worker = failing(prefix);
     await queue.add("warm", {}, { jobId: "warm" });
     // Lease (1st EVALSHA) passes, the ack (2nd) runs and its answer is dropped; the retry replays it.
-    stack.rest.setFault({ kind: "drop-after", command: "evalsha", every: 2, times: 1 });
+    const firedBefore = stack.faultsFired() ?? 0;
+    stack.setFault({ kind: "drop-after", command: "evalsha", every: 2, times: 1 });
     const summary = await worker.drain();
-    stack.rest.setFault(null);
+    stack.setFault(null);
+    // Over TCP the proxy counts what it did: the answer was dropped.
+    expect((stack.faultsFired() ?? 1) - firedBefore).toBe(1);
     expect(summary.failed).toBe(6);
     expect(summary.lostLeases).toBe(0);
     const wait = await stack.direct.lrange(`${prefix}:dlq:wait`, 0, -1);

@@ -17,8 +17,10 @@ import { afterAll, beforeEach, inject, vi } from "vitest";
 import { createRedis } from "../../core/redis/client.ts";
 import type { TcpRedis } from "../../core/redis/tcp-redis.ts";
 import { type RedisServer, startRedisServer } from "../../infra/redis-server.ts";
+import type { Fault } from "../../infra/rest-server/faults.ts";
 import { keySlot } from "../../infra/rest-server/key-slot.ts";
 import { type RestServer, startRestServer } from "../../infra/rest-server/server.ts";
+import { startFaultProxy } from "./fault-proxy.ts";
 
 export type Transport = "rest" | "tcp" | "cluster";
 
@@ -28,9 +30,18 @@ export function transport(): Transport {
   return named === "tcp" || named === "cluster" ? named : "rest";
 }
 
-/** Whether core talks through a REST server here (faults, billing and key checks live there). */
+/** Whether core talks through a REST server here (billing and declared-key checks live there). */
 export function overRest(): boolean {
   return transport() === "rest";
+}
+
+/**
+ * Whether a private stack can lose requests and answers (PrivateStack.setFault): through its REST
+ * server, or over TCP through a fault proxy. Not on the cluster, whose client follows the masters'
+ * own addresses past any proxy.
+ */
+export function faultsInjectable(): boolean {
+  return transport() !== "cluster";
 }
 
 let counter = 0;
@@ -192,7 +203,8 @@ export async function keysUnder(direct: IORedis, prefix: string): Promise<string
 
 /**
  * A private redis-server and REST server: for counting billed commands or injecting faults. Over TCP
- * `redis` and `direct` talk to the private redis-server with no REST server between; on the cluster
+ * `redis` talks to the private redis-server through a fault proxy (test/support/fault-proxy.ts), with
+ * no REST server between, and `direct` straight to it; on the cluster
  * they are clients of the run's cluster (prefixes keep tests apart there), and the private servers
  * only stand idle for the REST-only checks, which such runs skip (`overRest()`).
  */
@@ -203,6 +215,10 @@ export interface PrivateStack {
   direct: IORedis;
   /** A `connection` for a BullMQ object on the data's server(s), closed by stop(). */
   bullConnection(): ConnectionOptions;
+  /** Loses `redis`'s requests or answers (faultsInjectable()): the REST server's or the proxy's. */
+  setFault(fault: Fault | null): void;
+  /** Faults the TCP fault proxy injected so far (undefined over REST, whose server does not count). */
+  faultsFired(): number | undefined;
   /** The redis-server holding `key` (its slot's master on the cluster). */
   serverOf(key: string): { host: string; port: number };
   stop(): Promise<void>;
@@ -219,11 +235,12 @@ export async function startPrivateStack(): Promise<PrivateStack> {
   const own = { host: redisServer.host, port: redisServer.port };
   const direct =
     mode === "cluster" ? sharedConnection() : new IORedis({ ...own, maxRetriesPerRequest: null });
+  const proxy = mode === "tcp" ? await startFaultProxy(own) : undefined;
   const tcpClient =
     mode === "cluster"
       ? transportClient()
-      : mode === "tcp"
-        ? (createRedis({ url: `redis://${own.host}:${own.port}` }) as TcpRedis)
+      : proxy
+        ? (createRedis({ url: proxy.url }) as TcpRedis)
         : undefined;
   const clusters: IORedis[] = [];
   return {
@@ -237,10 +254,17 @@ export async function startPrivateStack(): Promise<PrivateStack> {
       clusters.push(cluster);
       return cluster;
     },
+    setFault: (fault) => {
+      if (mode === "cluster" && fault) throw new Error("no fault injection on the cluster");
+      rest.setFault(fault);
+      proxy?.setFault(fault);
+    },
+    faultsFired: () => proxy?.fired,
     serverOf: (key) => (mode === "cluster" ? serverOf(key) : own),
     stop: async () => {
       for (const cluster of clusters.splice(0)) cluster.disconnect();
       await tcpClient?.close();
+      await proxy?.cut();
       direct.disconnect();
       await rest.close();
       await redisServer.stop();

@@ -6,15 +6,22 @@
  * runs again only when an earlier run of it was stopped by its worker (its `job.signal` fired) or
  * belonged to the worker that died.
  *
- * A private stack, for fault injection and the REST server's declared-keys count. Over TCP (the
- * "over-tcp" and "over-cluster" projects) there is neither: the unfaulted cut runs and the crash test
- * kills the doomed worker's TCP connections (a cut proxy) instead of its REST server.
+ * A private stack, for fault injection and the REST server's declared-keys count. Over TCP the faults
+ * are a fault proxy's (the same kinds, on TCP connections) and the crash kills the doomed worker's TCP
+ * connections instead of its REST server; on the cluster only the unfaulted cut and the crash run.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ActiveJob, createRedis, Queue, Worker } from "../../core/index.ts";
 import { type Fault, type RestServer, startRestServer } from "../../infra/rest-server/server.ts";
-import { type CutProxy, startCutProxy } from "../support/cut-proxy.ts";
-import { keysUnder, overRest, type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
+import { startFaultProxy } from "../support/fault-proxy.ts";
+import {
+  faultsInjectable,
+  keysUnder,
+  overRest,
+  type PrivateStack,
+  startPrivateStack,
+  uniquePrefix,
+} from "../support/stack.ts";
 import { misplacedJobs } from "../support/state-walk.ts";
 
 let stack: PrivateStack;
@@ -155,14 +162,14 @@ async function fieldsOff(
   return ids.flatMap((id, i) => (values[i] === want(id) ? [] : [`${id}: ${field}=${values[i]}`]));
 }
 
-// Faults are the REST server's: over TCP only the unfaulted cut runs.
+// No fault injection on the cluster: only the unfaulted cut runs there.
 const cuts: { name: string; fault: Fault | null }[] = [
   { name: "no fault", fault: null },
   {
     name: "every 3rd script call's answer dropped",
     fault: { kind: "drop-after", command: "evalsha", every: 3 } as Fault,
   },
-].filter(({ fault }) => overRest() || fault === null);
+].filter(({ fault }) => faultsInjectable() || fault === null);
 
 describe("invocations cut short mid-pipeline", () => {
   it.each(cuts)(
@@ -186,7 +193,7 @@ describe("invocations cut short mid-pipeline", () => {
       worker.on("error", (error) => errors.push(`${error.name}: ${error.message}`));
       const stops: Record<string, number> = {};
       let completed = 0;
-      stack.rest.setFault(fault);
+      stack.setFault(fault);
       try {
         for (let step = 0; step < 80 && completed < total; step++) {
           const kind = step % 5 === 4 ? "plain" : step % 2 === 0 ? "deadline" : "signal";
@@ -206,7 +213,7 @@ describe("invocations cut short mid-pipeline", () => {
           completed = await stack.direct.zcard(`${qp}:completed`);
         }
       } finally {
-        stack.rest.setFault(null);
+        stack.setFault(null);
       }
       expect({ completed, failed: await stack.direct.zcard(`${qp}:failed`) }).toEqual({
         completed: total,
@@ -244,8 +251,8 @@ const faults: { name: string; fault: Fault }[] = [
   },
 ];
 
-// Replays and lost answers are the REST server's fault injection: none over TCP.
-describe.skipIf(!overRest())("replayed requests and lost answers", () => {
+// Replays and lost answers need fault injection: none on the cluster.
+describe.skipIf(!faultsInjectable())("replayed requests and lost answers", () => {
   it.each(faults)(
     "$name: one state each after every drain, attempts and events counted once",
     async ({ fault }) => {
@@ -270,7 +277,7 @@ describe.skipIf(!overRest())("replayed requests and lost answers", () => {
       const errors: string[] = [];
       worker.on("error", (error) => errors.push(`${error.name}: ${error.message}`));
       const rejected: string[] = [];
-      stack.rest.setFault(fault);
+      stack.setFault(fault);
       try {
         for (let step = 0; step < 30; step++) {
           try {
@@ -278,7 +285,7 @@ describe.skipIf(!overRest())("replayed requests and lost answers", () => {
           } catch (error) {
             rejected.push(`step ${step}: ${(error as Error).message.slice(0, 200)}`);
           }
-          stack.rest.setFault(null);
+          stack.setFault(null);
           await walk(qp, ids, `drain ${step} under the fault`);
           if (
             (await stack.direct.zcard(`${qp}:completed`)) + (await stack.direct.zcard(`${qp}:failed`)) >=
@@ -286,12 +293,14 @@ describe.skipIf(!overRest())("replayed requests and lost answers", () => {
           )
             break;
           // Retries sit in delayed for their backoff (none here) or in wait; keep the fault on for the next drain.
-          stack.rest.setFault(fault);
+          stack.setFault(fault);
         }
       } finally {
-        stack.rest.setFault(null);
+        stack.setFault(null);
       }
       expect(rejected).toEqual([]);
+      const fired = stack.faultsFired();
+      if (fired !== undefined) expect(fired, "faults the TCP proxy injected").toBeGreaterThan(0);
       expect(errors.slice(0, 10)).toEqual([]);
       expect({
         completed: await stack.direct.zcard(`${qp}:completed`),
@@ -331,7 +340,7 @@ async function doomedConnection(queuePrefix: string): Promise<{
 }> {
   const server = stack.serverOf(queuePrefix);
   if (!overRest()) {
-    const proxy: CutProxy = await startCutProxy(server);
+    const proxy = await startFaultProxy(server);
     const tcp = createRedis({ url: proxy.url, connectTimeoutMs: 2000, commandTimeoutMs: 2000 });
     // Typed as the REST client, as stack.ts's clients are: core takes either.
     return {
