@@ -5,13 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DeadLetterData, Queue, UnrecoverableError, Worker } from "../../core/index.ts";
-import {
-  faultsInjectable,
-  overRest,
-  type PrivateStack,
-  startPrivateStack,
-  uniquePrefix,
-} from "../support/stack.ts";
+import { overRest, type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
 
 let stack: PrivateStack;
 beforeAll(async () => {
@@ -200,8 +194,7 @@ describe("dead letters", () => {
     ]);
   });
 
-  // Answers are lost by fault injection: none on the cluster.
-  it.skipIf(!faultsInjectable())("a replayed ack (its answer lost) makes one dead letter", async () => {
+  it("a replayed ack (its answer lost) makes one dead letter", async () => {
     const prefix = uniquePrefix();
     const queue = new Queue("q", { redis: stack.redis, prefix });
     const jobs = await queue.addBulk(

@@ -20,6 +20,7 @@ import { type RedisServer, startRedisServer } from "../../infra/redis-server.ts"
 import type { Fault } from "../../infra/rest-server/faults.ts";
 import { keySlot } from "../../infra/rest-server/key-slot.ts";
 import { type RestServer, startRestServer } from "../../infra/rest-server/server.ts";
+import { startFaultCluster } from "./fault-cluster.ts";
 import { startFaultProxy } from "./fault-proxy.ts";
 
 export type Transport = "rest" | "tcp" | "cluster";
@@ -33,15 +34,6 @@ export function transport(): Transport {
 /** Whether core talks through a REST server here (billing and declared-key checks live there). */
 export function overRest(): boolean {
   return transport() === "rest";
-}
-
-/**
- * Whether a private stack can lose requests and answers (PrivateStack.setFault): through its REST
- * server, or over TCP through a fault proxy. Not on the cluster, whose client follows the masters'
- * own addresses past any proxy.
- */
-export function faultsInjectable(): boolean {
-  return transport() !== "cluster";
 }
 
 let counter = 0;
@@ -204,9 +196,9 @@ export async function keysUnder(direct: IORedis, prefix: string): Promise<string
 /**
  * A private redis-server and REST server: for counting billed commands or injecting faults. Over TCP
  * `redis` talks to the private redis-server through a fault proxy (test/support/fault-proxy.ts), with
- * no REST server between, and `direct` straight to it; on the cluster
- * they are clients of the run's cluster (prefixes keep tests apart there), and the private servers
- * only stand idle for the REST-only checks, which such runs skip (`overRest()`).
+ * no REST server between, and `direct` straight to it. On the cluster both are cluster clients of a
+ * private 3-master cluster reached through fault proxies (fault-cluster.ts), and the private
+ * redis-server and REST server only stand idle for the REST-only checks, which it skips (overRest()).
  */
 export interface PrivateStack {
   redisServer: RedisServer;
@@ -215,9 +207,9 @@ export interface PrivateStack {
   direct: IORedis;
   /** A `connection` for a BullMQ object on the data's server(s), closed by stop(). */
   bullConnection(): ConnectionOptions;
-  /** Loses `redis`'s requests or answers (faultsInjectable()): the REST server's or the proxy's. */
+  /** Loses `redis`'s requests or answers: the REST server's faults, or the same from the proxies. */
   setFault(fault: Fault | null): void;
-  /** Faults the TCP fault proxy injected so far (undefined over REST, whose server does not count). */
+  /** Faults the TCP fault proxies injected so far (undefined over REST, whose server does not count). */
   faultsFired(): number | undefined;
   /** The redis-server holding `key` (its slot's master on the cluster). */
   serverOf(key: string): { host: string; port: number };
@@ -233,15 +225,17 @@ export async function startPrivateStack(): Promise<PrivateStack> {
   });
   const mode = transport();
   const own = { host: redisServer.host, port: redisServer.port };
-  const direct =
-    mode === "cluster" ? sharedConnection() : new IORedis({ ...own, maxRetriesPerRequest: null });
   const proxy = mode === "tcp" ? await startFaultProxy(own) : undefined;
-  const tcpClient =
-    mode === "cluster"
-      ? transportClient()
-      : proxy
-        ? (createRedis({ url: proxy.url }) as TcpRedis)
-        : undefined;
+  const cluster = mode === "cluster" ? await startFaultCluster() : undefined;
+  const clusterClient = (): IORedis =>
+    new Cluster(cluster?.seeds ?? [], { redisOptions: { maxRetriesPerRequest: null } }) as unknown as IORedis;
+  const direct = cluster ? clusterClient() : new IORedis({ ...own, maxRetriesPerRequest: null });
+  const seed = cluster?.seeds[0];
+  const tcpClient = seed
+    ? (createRedis({ url: `redis://${seed.host}:${seed.port}`, cluster: true }) as TcpRedis)
+    : proxy
+      ? (createRedis({ url: proxy.url }) as TcpRedis)
+      : undefined;
   const clusters: IORedis[] = [];
   return {
     redisServer,
@@ -249,23 +243,24 @@ export async function startPrivateStack(): Promise<PrivateStack> {
     redis: (tcpClient as unknown as Redis | undefined) ?? createRedis({ url: rest.url, token: rest.token }),
     direct,
     bullConnection: () => {
-      if (mode !== "cluster") return { ...own, maxRetriesPerRequest: null };
-      const cluster = sharedConnection();
-      clusters.push(cluster);
-      return cluster;
+      if (!cluster) return { ...own, maxRetriesPerRequest: null };
+      const connection = clusterClient();
+      clusters.push(connection);
+      return connection;
     },
     setFault: (fault) => {
-      if (mode === "cluster" && fault) throw new Error("no fault injection on the cluster");
       rest.setFault(fault);
       proxy?.setFault(fault);
+      cluster?.setFault(fault);
     },
-    faultsFired: () => proxy?.fired,
-    serverOf: (key) => (mode === "cluster" ? serverOf(key) : own),
+    faultsFired: () => proxy?.fired ?? cluster?.fired(),
+    serverOf: (key) => cluster?.serverOf(key) ?? own,
     stop: async () => {
-      for (const cluster of clusters.splice(0)) cluster.disconnect();
+      for (const connection of clusters.splice(0)) connection.disconnect();
       await tcpClient?.close();
-      await proxy?.cut();
       direct.disconnect();
+      await proxy?.cut();
+      await cluster?.stop();
       await rest.close();
       await redisServer.stop();
     },

@@ -6,22 +6,15 @@
  * runs again only when an earlier run of it was stopped by its worker (its `job.signal` fired) or
  * belonged to the worker that died.
  *
- * A private stack, for fault injection and the REST server's declared-keys count. Over TCP the faults
- * are a fault proxy's (the same kinds, on TCP connections) and the crash kills the doomed worker's TCP
- * connections instead of its REST server; on the cluster only the unfaulted cut and the crash run.
+ * A private stack, for fault injection and the REST server's declared-keys count. Over TCP (and on the
+ * cluster) the faults are fault proxies' (the same kinds, on TCP connections) and the crash kills the
+ * doomed worker's TCP connections instead of its REST server.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ActiveJob, createRedis, Queue, Worker } from "../../core/index.ts";
 import { type Fault, type RestServer, startRestServer } from "../../infra/rest-server/server.ts";
 import { startFaultProxy } from "../support/fault-proxy.ts";
-import {
-  faultsInjectable,
-  keysUnder,
-  overRest,
-  type PrivateStack,
-  startPrivateStack,
-  uniquePrefix,
-} from "../support/stack.ts";
+import { keysUnder, overRest, type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
 import { misplacedJobs } from "../support/state-walk.ts";
 
 let stack: PrivateStack;
@@ -162,14 +155,13 @@ async function fieldsOff(
   return ids.flatMap((id, i) => (values[i] === want(id) ? [] : [`${id}: ${field}=${values[i]}`]));
 }
 
-// No fault injection on the cluster: only the unfaulted cut runs there.
 const cuts: { name: string; fault: Fault | null }[] = [
   { name: "no fault", fault: null },
   {
     name: "every 3rd script call's answer dropped",
     fault: { kind: "drop-after", command: "evalsha", every: 3 } as Fault,
   },
-].filter(({ fault }) => faultsInjectable() || fault === null);
+];
 
 describe("invocations cut short mid-pipeline", () => {
   it.each(cuts)(
@@ -251,8 +243,7 @@ const faults: { name: string; fault: Fault }[] = [
   },
 ];
 
-// Replays and lost answers need fault injection: none on the cluster.
-describe.skipIf(!faultsInjectable())("replayed requests and lost answers", () => {
+describe("replayed requests and lost answers", () => {
   it.each(faults)(
     "$name: one state each after every drain, attempts and events counted once",
     async ({ fault }) => {
