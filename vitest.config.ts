@@ -2,16 +2,23 @@ import { defineConfig } from "vitest/config";
 
 /**
  * The interop and exactly-once suites (mixed fleet with a real BullMQ worker, chaos and crash
- * recovery, schedulers, flows, dead letters), run again over TCP by the second and third projects.
+ * recovery, schedulers, flows, dead letters), run again over TCP by the second and third projects,
+ * all of them on the cluster too. Their faults come from fault proxies there (test/support/
+ * fault-proxy.ts, fault-cluster.ts); only the REST server's own counts (billed commands, declared keys)
+ * are skipped. Not here: test/worker/chaos-faults.test.ts, whose worker processes and faults are the
+ * REST server's (HTTP 500 and proxy 503 answers) and whose Redis restarts sit behind it.
  */
 const overTcp = [
   "test/interop/*.test.ts",
   "test/interop-worker/*.test.ts",
   "test/flows/*.test.ts",
+  "test/schedulers/interop.test.ts",
   "test/schedulers/iterations.test.ts",
   "test/schedulers/storage.test.ts",
+  "test/schedulers/sweeper.test.ts",
   "test/dead-letter/*.test.ts",
   "test/worker/pipeline-chaos.test.ts",
+  "test/worker/reliability.test.ts",
   "test/tcp/over-tcp.test.ts",
 ];
 
