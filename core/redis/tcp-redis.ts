@@ -112,6 +112,15 @@ export class TcpRedis implements UpstashRedisLike {
   }
 
   private async connect(): Promise<IoClient> {
+    const client = await this.open();
+    // Connection errors reach core as the failed calls' rejections (retried there, retry.ts); without
+    // a listener ioredis would also print each one ("[ioredis] Unhandled error event") at every
+    // reconnect attempt while a server is away.
+    client.on("error", () => {});
+    return client;
+  }
+
+  private async open(): Promise<IoClient> {
     // A specifier bundlers do not follow: REST-only and edge bundles never carry ioredis; Node
     // resolves it at the first command (a TCP deployment ships it beside its bundle).
     const loaded = (await import(ioredisModule)) as Partial<IoRedisModule> & { default?: IoRedisModule };

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type JobsOptions, Queue, Worker } from "../../core/index.ts";
-import { type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
+import { keysUnder, overRest, type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
 import { misplacedJobs } from "../support/state-walk.ts";
 
 let stack: PrivateStack;
@@ -183,14 +183,17 @@ describe("redrive", () => {
     const prefix = uniquePrefix();
     const { source } = await deadLetters(prefix, 250);
     const failed = await stack.direct.zrange(`${prefix}:q:failed`, 0, -1);
-    stack.rest.setFault({ kind: "drop-after", command: "evalsha", every: 2 });
+    const firedBefore = stack.faultsFired() ?? 0;
+    stack.setFault({ kind: "drop-after", command: "evalsha", every: 2 });
     let result: Awaited<ReturnType<typeof source.redrive>>;
     try {
       result = await source.redrive({ count: 120 });
     } finally {
-      stack.rest.setFault(null);
+      stack.setFault(null);
     }
     expect(result.count).toBe(120);
+    // Over TCP the proxies count what they did (over REST its server does not).
+    if (!overRest()) expect(Number(stack.faultsFired()) - firedBefore).toBeGreaterThan(0);
     expect(new Set(result.jobs.map((j) => j.id)).size).toBe(120);
     const [a, b] = await Promise.all([source.redrive(), source.redrive()]);
     expect((a?.count ?? 0) + (b?.count ?? 0)).toBe(130);
@@ -198,7 +201,10 @@ describe("redrive", () => {
     expect(new Set(all.map((j) => j.deadLetterId)).size).toBe(250);
     expect(new Set(all.map((j) => j.id)).size).toBe(250);
     expect(await stack.direct.llen(`${prefix}:q-dlq:wait`)).toBe(0);
-    expect(await stack.direct.keys(`${prefix}:q-dlq:dl:*`)).toEqual([]);
+    const letters = (await keysUnder(stack.direct, `${prefix}:q-dlq`)).filter((key) =>
+      key.startsWith(`${prefix}:q-dlq:dl:`),
+    );
+    expect(letters).toEqual([]);
     const wait = await stack.direct.lrange(`${prefix}:q:wait`, 0, -1);
     expect(wait.sort()).toEqual(all.map((j) => j.id).sort());
     expect(await misplacedJobs(stack.direct, `${prefix}:q`, [...wait, ...failed])).toEqual([]);
@@ -213,22 +219,27 @@ describe("redrive", () => {
     expect(new Set(data).size).toBe(250);
   });
 
-  it("costs about 8 billed commands per letter, in 2 requests per 100 letters", async () => {
-    const prefix = uniquePrefix();
-    const { source } = await deadLetters(prefix, 100);
-    stack.rest.resetStats();
-    const result = await source.redrive();
-    const { billed, requests } = stack.rest.stats();
-    console.log(`redrive of 100 dead letters: ${billed} billed commands, ${requests} requests`);
-    expect(result.count).toBe(100);
-    // With the check that each letter's failed job is still failed (ZSCORE), not retried since.
-    expect(billed / 100).toBeLessThanOrEqual(8.5);
-    expect(requests).toBeLessThanOrEqual(7);
-  });
+  // Billed commands are the REST server's count.
+  it.skipIf(!overRest())(
+    "costs about 8 billed commands per letter, in 2 requests per 100 letters",
+    async () => {
+      const prefix = uniquePrefix();
+      const { source } = await deadLetters(prefix, 100);
+      stack.rest.resetStats();
+      const result = await source.redrive();
+      const { billed, requests } = stack.rest.stats();
+      console.log(`redrive of 100 dead letters: ${billed} billed commands, ${requests} requests`);
+      expect(result.count).toBe(100);
+      // With the check that each letter's failed job is still failed (ZSCORE), not retried since.
+      expect(billed / 100).toBeLessThanOrEqual(8.5);
+      expect(requests).toBeLessThanOrEqual(7);
+    },
+  );
 
   it("reads another prefix's dead-letter queue when told, and refuses its own queue", async () => {
     const prefix = uniquePrefix();
-    const other = uniquePrefix("o");
+    // Another prefix with the queue's hash tag, as a Redis Cluster wants it (one slot for both).
+    const other = `${prefix}-o`;
     await deadLetters(prefix, 2, { deadLetter: { queue: "dead", prefix: other } });
     const source = new Queue("q", { redis: stack.redis, prefix });
     expect((await source.redrive({ from: "dead" })).count).toBe(0);

@@ -68,13 +68,22 @@ describe("pause and resume", () => {
   });
 });
 
-/** The peers' Redis port, running `hook` after each script call (before its reply is used). */
+/**
+ * The peers' Redis port, running `hook` after each script call that ran (before its reply is used):
+ * an EVALSHA, or the EVAL that follows one answered NOSCRIPT (a server, or cluster master, that has
+ * not seen the script yet: the first test of a file to use it, or the first on its master).
+ */
 function afterEachScript(io: Interop, hook: () => Promise<void>): RedisPort {
   const inner = toRedisPort(io.redis);
   return {
     ...inner,
     evalsha: async (sha, keys, args) => {
       const reply = await inner.evalsha(sha, keys, args);
+      await hook();
+      return reply;
+    },
+    eval: async (script, keys, args) => {
+      const reply = await inner.eval(script, keys, args);
       await hook();
       return reply;
     },

@@ -10,7 +10,7 @@ import { type ActiveJob, Queue, toRedisPort, Worker } from "../../core/index.ts"
 import { addIterations } from "../../core/redis/generated/scripts.ts";
 import { attentionKey, queueKeys } from "../../core/redis/keys.ts";
 import { runScript } from "../../core/redis/scripts.ts";
-import { sharedConnection, sharedRedis, uniquePrefix } from "../support/stack.ts";
+import { keysUnder, sharedConnection, sharedRedis, uniquePrefix } from "../support/stack.ts";
 
 const raw: IORedis = sharedConnection();
 afterAll(() => raw.disconnect());
@@ -127,7 +127,7 @@ describe("the next iteration", () => {
       "2027-05-31T04:00:00.000Z..2027-06-01T04:00:00.000Z",
       "2027-05-31T04:00:00.000Z..2027-06-01T04:00:00.000Z",
     ]);
-    const iterations = (await raw.keys(`${key("repeat:daily-report")}:*`)).sort();
+    const iterations = await keysUnder(raw, key("repeat:daily-report"));
     expect(iterations).toEqual([
       key(`repeat:daily-report:${Date.parse("2027-06-01T04:00:00Z")}`),
       key(`repeat:daily-report:${Date.parse("2027-06-02T04:00:00Z")}`),

@@ -15,12 +15,13 @@ import {
 import type { Redis as IORedis } from "ioredis";
 import { afterEach } from "vitest";
 import { type FlowJob, FlowProducer, type Job, type JobsOptions, Queue } from "../../core/index.ts";
-import { sharedConnection, sharedConnectionOptions, sharedRedis, uniquePrefix } from "./stack.ts";
+import { bullConnection, sharedConnection, sharedRedis, uniquePrefix } from "./stack.ts";
 
-/** Connection options for BullMQ, which then makes (and closes) its own ioredis connections. */
-export function bullConnection() {
-  return { ...sharedConnectionOptions(), maxRetriesPerRequest: null };
-}
+/**
+ * A `connection` for BullMQ: options, so it makes (and closes) its own ioredis connections; on the
+ * cluster a Cluster client the file closes (stack.ts).
+ */
+export { bullConnection };
 
 /** nimbusq's option types are BullMQ's options; BullMQ's typings only spell some of them differently. */
 export const bullOpts = (opts: JobsOptions | undefined) => opts as BullJobsOptions | undefined;

@@ -43,7 +43,14 @@ async function waitUntilFormed(connections: IORedis[], deadline: number): Promis
   }
 }
 
-export async function startRedisCluster(size = 3): Promise<RedisCluster> {
+/**
+ * `announcePorts`: the port each master gives clients for itself (CLUSTER SLOTS, MOVED), e.g. a
+ * proxy's in front of it (--cluster-announce-port); by default its own.
+ */
+export async function startRedisCluster(
+  size = 3,
+  options: { announcePorts?: number[] } = {},
+): Promise<RedisCluster> {
   const nodes: RedisServer[] = [];
   const busPorts: number[] = [];
   const connections: IORedis[] = [];
@@ -55,7 +62,7 @@ export async function startRedisCluster(size = 3): Promise<RedisCluster> {
     for (let i = 0; i < size; i++) busPorts.push(await freePort());
     // Started together: a new master holds back `cluster_state:ok` for 2 s after its start anyway.
     const started = await Promise.allSettled(
-      busPorts.map((busPort) =>
+      busPorts.map((busPort, i) =>
         startRedisServer({
           args: [
             "--cluster-enabled",
@@ -64,6 +71,14 @@ export async function startRedisCluster(size = 3): Promise<RedisCluster> {
             String(busPort),
             "--cluster-node-timeout",
             "5000",
+            ...(options.announcePorts
+              ? [
+                  "--cluster-announce-ip",
+                  "127.0.0.1",
+                  "--cluster-announce-port",
+                  String(options.announcePorts[i]),
+                ]
+              : []),
           ],
         }),
       ),

@@ -7,13 +7,13 @@
 import { execFile } from "node:child_process";
 import { Queue as BullQueue } from "bullmq";
 import { Redis as IORedis } from "ioredis";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { afterAll, describe, expect, inject, it, vi } from "vitest";
 import { createRedis, FlowProducer, Queue, QueueEvents, TcpRedis, Worker } from "../../core/index.ts";
 import { withoutUpstashFlags } from "../../core/redis/tcp-redis.ts";
 import { redisFromEnv } from "../../functions/config/redis-env.ts";
 import { createHttpApp, httpOptionsFromEnv } from "../../functions/index.ts";
 import { type WorkerEvent, workerHandler } from "../../functions/worker.ts";
-import { startRedisServer } from "../../infra/redis-server.ts";
+import { freePort, startRedisServer } from "../../infra/redis-server.ts";
 import { resolveOptions } from "../../nestjs/options.ts";
 import { lambdaContext } from "../support/aws-events.ts";
 import { sharedConnection, uniquePrefix } from "../support/stack.ts";
@@ -118,6 +118,20 @@ describe("createRedis with a redis:// URL", () => {
     await direct.client("KILL", "TYPE", "normal", "SKIPME", "yes");
     await queue.add("c", {});
     expect(await queue.getJobCounts("waiting")).toEqual({ waiting: 3 });
+  });
+
+  it("a server that is gone fails the call, and ioredis prints no unhandled error events", async () => {
+    const gone = createRedis({ url: `redis://127.0.0.1:${await freePort()}`, connectTimeoutMs: 500 });
+    const printed = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      await expect(gone.hgetall("k")).rejects.toThrow(/ECONNREFUSED|Connection is closed|retries/);
+      expect(printed.mock.calls.map((call) => String(call[0]))).not.toContainEqual(
+        expect.stringContaining("Unhandled error event"),
+      );
+    } finally {
+      printed.mockRestore();
+      await gone.close();
+    }
   });
 
   it("refuses the REST form on plain Redis: the script form is what makes it run", async () => {

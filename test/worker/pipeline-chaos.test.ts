@@ -6,12 +6,15 @@
  * runs again only when an earlier run of it was stopped by its worker (its `job.signal` fired) or
  * belonged to the worker that died.
  *
- * A private stack, for fault injection and the REST server's declared-keys count.
+ * A private stack, for fault injection and the REST server's declared-keys count. Over TCP (and on the
+ * cluster) the faults are fault proxies' (the same kinds, on TCP connections) and the crash kills the
+ * doomed worker's TCP connections instead of its REST server.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ActiveJob, createRedis, Queue, Worker } from "../../core/index.ts";
 import { type Fault, type RestServer, startRestServer } from "../../infra/rest-server/server.ts";
-import { keysUnder, type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
+import { startFaultProxy } from "../support/fault-proxy.ts";
+import { keysUnder, overRest, type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
 import { misplacedJobs } from "../support/state-walk.ts";
 
 let stack: PrivateStack;
@@ -34,6 +37,7 @@ function keyViolations(rest: RestServer): number {
  * server), and where the server counts them, flagged scripts did run, so the check was not empty.
  */
 function expectDeclaredKeys(before: number, elsewhere = 0): void {
+  if (!overRest()) return;
   expect(keyViolations(stack.rest) - before + elsewhere, "undeclared keys touched by flagged scripts").toBe(
     0,
   );
@@ -155,7 +159,7 @@ const cuts: { name: string; fault: Fault | null }[] = [
   { name: "no fault", fault: null },
   {
     name: "every 3rd script call's answer dropped",
-    fault: { kind: "drop-after", command: "evalsha", every: 3 },
+    fault: { kind: "drop-after", command: "evalsha", every: 3 } as Fault,
   },
 ];
 
@@ -181,7 +185,7 @@ describe("invocations cut short mid-pipeline", () => {
       worker.on("error", (error) => errors.push(`${error.name}: ${error.message}`));
       const stops: Record<string, number> = {};
       let completed = 0;
-      stack.rest.setFault(fault);
+      stack.setFault(fault);
       try {
         for (let step = 0; step < 80 && completed < total; step++) {
           const kind = step % 5 === 4 ? "plain" : step % 2 === 0 ? "deadline" : "signal";
@@ -201,7 +205,7 @@ describe("invocations cut short mid-pipeline", () => {
           completed = await stack.direct.zcard(`${qp}:completed`);
         }
       } finally {
-        stack.rest.setFault(null);
+        stack.setFault(null);
       }
       expect({ completed, failed: await stack.direct.zcard(`${qp}:failed`) }).toEqual({
         completed: total,
@@ -264,7 +268,7 @@ describe("replayed requests and lost answers", () => {
       const errors: string[] = [];
       worker.on("error", (error) => errors.push(`${error.name}: ${error.message}`));
       const rejected: string[] = [];
-      stack.rest.setFault(fault);
+      stack.setFault(fault);
       try {
         for (let step = 0; step < 30; step++) {
           try {
@@ -272,7 +276,7 @@ describe("replayed requests and lost answers", () => {
           } catch (error) {
             rejected.push(`step ${step}: ${(error as Error).message.slice(0, 200)}`);
           }
-          stack.rest.setFault(null);
+          stack.setFault(null);
           await walk(qp, ids, `drain ${step} under the fault`);
           if (
             (await stack.direct.zcard(`${qp}:completed`)) + (await stack.direct.zcard(`${qp}:failed`)) >=
@@ -280,12 +284,14 @@ describe("replayed requests and lost answers", () => {
           )
             break;
           // Retries sit in delayed for their backoff (none here) or in wait; keep the fault on for the next drain.
-          stack.rest.setFault(fault);
+          stack.setFault(fault);
         }
       } finally {
-        stack.rest.setFault(null);
+        stack.setFault(null);
       }
       expect(rejected).toEqual([]);
+      const fired = stack.faultsFired();
+      if (fired !== undefined) expect(fired, "faults the TCP proxy injected").toBeGreaterThan(0);
       expect(errors.slice(0, 10)).toEqual([]);
       expect({
         completed: await stack.direct.zcard(`${qp}:completed`),
@@ -310,6 +316,35 @@ describe("replayed requests and lost answers", () => {
   );
 });
 
+/**
+ * How the doomed worker talks to Redis, and its death: over REST its own REST server, which then goes
+ * away mid-pipeline; over TCP a proxy to the server holding the queue (on the cluster its slot's
+ * master: all of a tagged queue's keys are there) whose connections are then destroyed. Either way
+ * whatever it sent may or may not have run, and nothing it sends afterwards arrives.
+ */
+async function doomedConnection(queuePrefix: string): Promise<{
+  redis: PrivateStack["redis"];
+  rest?: RestServer;
+  cut(): Promise<void>;
+  /** Lets go of the dead client (a TCP client would otherwise keep redialling the cut proxy). */
+  close(): Promise<void>;
+}> {
+  const server = stack.serverOf(queuePrefix);
+  if (!overRest()) {
+    const proxy = await startFaultProxy(server);
+    const tcp = createRedis({ url: proxy.url, connectTimeoutMs: 2000, commandTimeoutMs: 2000 });
+    // Typed as the REST client, as stack.ts's clients are: core takes either.
+    return {
+      redis: tcp as unknown as PrivateStack["redis"],
+      cut: () => proxy.cut(),
+      close: () => tcp.close(),
+    };
+  }
+  const rest = await startRestServer({ redis: server, token: "doomed" });
+  const redis = createRedis({ url: rest.url, token: rest.token, timeoutMs: 2000 });
+  return { redis, rest, cut: () => rest.close(), close: async () => {} };
+}
+
 describe("a worker that dies holding jobs", () => {
   it("its jobs stay in one state, are recovered once its leases lapse, and only they run twice", async () => {
     const prefix = uniquePrefix("crash");
@@ -317,17 +352,12 @@ describe("a worker that dies holding jobs", () => {
     const total = 100;
     const ids = await addJobs(prefix, total);
     const leaseMs = 1000;
-    // The doomed worker talks to Redis through its own REST server, which then goes away mid-pipeline:
-    // whatever it sent may or may not have run, and nothing it sends afterwards arrives.
-    const doomedRest = await startRestServer({
-      redis: { host: stack.redisServer.host, port: stack.redisServer.port },
-      token: "doomed",
-    });
     const violationsBefore = keyViolations(stack.rest);
     const ledger = new Ledger();
     const durationOf = (n: number) => 30 + ((n * 13) % 50);
+    const doomedLink = await doomedConnection(qp);
     const doomed = new Worker("q", ledger.processor("doomed", durationOf), {
-      redis: createRedis({ url: doomedRest.url, token: doomedRest.token, timeoutMs: 2000 }),
+      redis: doomedLink.redis,
       prefix,
       batchSize: 10,
       concurrency: 5,
@@ -341,8 +371,8 @@ describe("a worker that dies holding jobs", () => {
     );
     for (let wait = 0; wait < 200 && ledger.total() < 12; wait++) await sleep(10);
     expect(ledger.total(), "the doomed worker started jobs").toBeGreaterThanOrEqual(12);
-    const doomedViolations = keyViolations(doomedRest);
-    await doomedRest.close();
+    const doomedViolations = doomedLink.rest ? keyViolations(doomedLink.rest) : 0;
+    await doomedLink.cut();
     // A process that died never settles; this one may, once its calls have failed. Either way it is gone.
     await Promise.race([doomedDrain, sleep(8000)]);
     const held = await stack.direct.lrange(`${qp}:active`, 0, -1);
@@ -371,6 +401,7 @@ describe("a worker that dies holding jobs", () => {
       if (finished < total) await sleep(150);
     }
     abandon.abort();
+    await doomedLink.close();
     await walk(qp, ids, "the recovery");
     expect({
       completed: await stack.direct.zcard(`${qp}:completed`),
