@@ -107,17 +107,8 @@ export class TcpRedis implements UpstashRedisLike {
   }
 
   private connection(): Promise<IoClient> {
-    this.connecting ??= this.connect();
+    this.connecting ??= this.open();
     return this.connecting;
-  }
-
-  private async connect(): Promise<IoClient> {
-    const client = await this.open();
-    // Connection errors reach core as the failed calls' rejections (retried there, retry.ts); without
-    // a listener ioredis would also print each one ("[ioredis] Unhandled error event") at every
-    // reconnect attempt while a server is away.
-    client.on("error", () => {});
-    return client;
   }
 
   private async open(): Promise<IoClient> {
@@ -152,7 +143,8 @@ export class TcpRedis implements UpstashRedisLike {
       : new Redis({ host: url.hostname, port, db: Number(url.pathname.slice(1) || 0), ...common });
     // A dropped connection (a reset, a Redis restart) fails the commands it held, and core retries
     // them: the client's own "error" event tells nothing more. Without a listener ioredis prints each
-    // one to stderr ("[ioredis] Unhandled error event"), a log line per drop in every container.
+    // one to stderr ("[ioredis] Unhandled error event"), a log line per drop and per reconnect attempt
+    // while a server is away, in every container.
     client.on("error", () => {});
     return client;
   }
