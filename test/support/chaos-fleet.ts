@@ -6,6 +6,8 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { Redis as IORedis } from "ioredis";
+import type { Queue } from "../../core/index.ts";
+import { misplacedJobs } from "./state-walk.ts";
 
 const workerScript = fileURLToPath(new URL("../worker/fixtures/chaos-worker.ts", import.meta.url));
 
@@ -86,4 +88,49 @@ export async function waitFinished(
     if (finished >= jobCount) return;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
+}
+
+/** Adds `count` jobs "effect" in chunks of `chunk`, each running `baseMs` + 0–80 ms (by its number). */
+export async function fillChaosQueue(
+  queue: Queue,
+  count: number,
+  chunk: number,
+  baseMs: number,
+): Promise<void> {
+  for (let first = 0; first < count; first += chunk) {
+    await queue.addBulk(
+      Array.from({ length: Math.min(chunk, count - first) }, (_, n) => ({
+        name: "effect",
+        data: { n: first + n, ms: baseMs + ((first + n) % 5) * 20 },
+      })),
+    );
+  }
+}
+
+/** Runs each fault at its offset (ms) from now, in order; answers when they started. */
+export async function runSchedule(schedule: [number, () => unknown][]): Promise<number> {
+  const began = Date.now();
+  for (const [at, step] of schedule) {
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, began + at - Date.now())));
+    await step();
+  }
+  return began;
+}
+
+/** What became of jobs 1…count of queue key `queueKey`, by Redis and by the processes' own counts. */
+export async function fleetOutcome(raw: IORedis, queueKey: string, fleet: Fleet, count: number) {
+  const ids = Array.from({ length: count }, (_, n) => String(n + 1));
+  const completed = new Set(await raw.zrange(`${queueKey}:completed`, 0, -1));
+  const failed = await raw.zrange(`${queueKey}:failed`, 0, -1);
+  const runs = (id: string) => fleet.effects.get(id)?.length ?? 0;
+  return {
+    ids,
+    completed,
+    failed,
+    lost: ids.filter((id) => !completed.has(id) && !failed.includes(id)),
+    twice: ids.filter((id) => runs(id) > 1),
+    neverRan: ids.filter((id) => runs(id) === 0),
+    failedAfterEffect: failed.filter((id) => runs(id) > 0),
+    misplaced: await misplacedJobs(raw, queueKey, ids),
+  };
 }

@@ -14,11 +14,19 @@
 import { Redis as IORedis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedis, createSweeper, Queue } from "../../core/index.ts";
-import { killFleet, newFleet, startWorker, stopWorker, waitFinished } from "../support/chaos-fleet.ts";
+import {
+  fillChaosQueue,
+  fleetOutcome,
+  killFleet,
+  newFleet,
+  runSchedule,
+  startWorker,
+  stopWorker,
+  waitFinished,
+} from "../support/chaos-fleet.ts";
 import { type CutCounts, type CuttingProxy, startCuttingProxy } from "../support/cutting-proxy.ts";
 import { type RestartableRedis, startRestartableRedis } from "../support/restartable-redis.ts";
 import { uniquePrefix } from "../support/stack.ts";
-import { misplacedJobs } from "../support/state-walk.ts";
 
 const jobCount = 2400;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -41,14 +49,7 @@ describe("a fleet over TCP under dropped connections and Redis restarts", () => 
     // Jobs go in straight to Redis, before any fault; everything after goes through the proxy.
     const direct = createRedis({ url: `redis://${redis.host}:${redis.port}` });
     const queue = new Queue("chaos", { redis: direct, prefix });
-    for (let first = 0; first < jobCount; first += 600) {
-      await queue.addBulk(
-        Array.from({ length: 600 }, (_, n) => ({
-          name: "effect",
-          data: { n: first + n, ms: 40 + ((first + n) % 5) * 20 },
-        })),
-      );
-    }
+    await fillChaosQueue(queue, jobCount, 600, 40);
     await direct.close();
     const fleet = newFleet();
     await Promise.all(
@@ -76,7 +77,7 @@ describe("a fleet over TCP under dropped connections and Redis restarts", () => 
 
     const cuts: (CutCounts & { at: number })[] = [];
     const cut = (mid?: "reply" | "command") => async () => {
-      const at = Date.now() - began;
+      const at = Date.now();
       cuts.push({ at, ...(await proxy.cut(mid ? { mid } : {})) });
     };
     const schedule: [number, () => Promise<void>][] = [
@@ -91,11 +92,7 @@ describe("a fleet over TCP under dropped connections and Redis restarts", () => 
       [6700, cut("reply")],
       [7400, cut("command")],
     ];
-    const began = Date.now();
-    for (const [at, step] of schedule) {
-      await sleep(Math.max(0, began + at - Date.now()));
-      await step();
-    }
+    const began = await runSchedule(schedule);
     const raw = new IORedis({ host: redis.host, port: redis.port, lazyConnect: true });
     await raw.connect();
     try {
@@ -106,10 +103,8 @@ describe("a fleet over TCP under dropped connections and Redis restarts", () => 
       await sweeps;
       await client.close();
 
-      const ids = Array.from({ length: jobCount }, (_, n) => String(n + 1));
-      const completed = new Set(await raw.zrange(`${queueKey}:completed`, 0, -1));
-      const failed = await raw.zrange(`${queueKey}:failed`, 0, -1);
-      const twice = ids.filter((id) => (fleet.effects.get(id)?.length ?? 0) > 1);
+      const outcome = await fleetOutcome(raw, queueKey, fleet, jobCount);
+      const { completed, failed, twice } = outcome;
       // A second run is explained only by a lost lease its first runner was told of.
       const leaseLost = (id: string) =>
         fleet.errors.some(({ text }) => text.startsWith("LeaseLostError") && text.includes(`job "${id}"`));
@@ -125,27 +120,20 @@ describe("a fleet over TCP under dropped connections and Redis restarts", () => 
         `tcp chaos: ${completed.size} completed, ${failed.length} failed in ${drainedAt} ms; ` +
           `${cuts.length} cuts dropping ${dropped} connections (` +
           cuts
-            .map((c) => `@${c.at}: ${c.plain} plain/${c.midReply} mid-reply/${c.midCommand} mid-command`)
+            .map(
+              (c) => `@${c.at - began}: ${c.plain} plain/${c.midReply} mid-reply/${c.midCommand} mid-command`,
+            )
             .join(", ") +
           `), 2 Redis restarts; ${twice.length} side effects twice (${unexplained.length} unexplained); ` +
           `worker error events ${JSON.stringify(Object.fromEntries(kinds))}; ` +
           `sweeper ${sweepPasses} passes, ${sweepFailures.length} failed ${JSON.stringify(sweepFailures)}`,
       );
-      expect(
-        ids.filter((id) => !completed.has(id) && !failed.includes(id)),
-        "lost",
-      ).toEqual([]);
-      expect(await misplacedJobs(raw, queueKey, ids), "in two states").toEqual([]);
+      expect(outcome.lost, "lost").toEqual([]);
+      expect(outcome.misplaced, "in two states").toEqual([]);
       expect(closed, "workers that closed when asked").toEqual([true, true, true]);
-      expect(
-        failed.filter((id) => (fleet.effects.get(id)?.length ?? 0) > 0),
-        "failed after their processor succeeded",
-      ).toEqual([]);
+      expect(outcome.failedAfterEffect, "failed after their processor succeeded").toEqual([]);
       expect(failed, "failed").toEqual([]);
-      expect(
-        ids.filter((id) => (fleet.effects.get(id)?.length ?? 0) === 0),
-        "never ran",
-      ).toEqual([]);
+      expect(outcome.neverRan, "never ran").toEqual([]);
       const detail = unexplained.map((id) => ({
         id,
         starts: (fleet.starts.get(id) ?? []).map(({ by, at }) => `${by}@${at - began}`),

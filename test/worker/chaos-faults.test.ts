@@ -13,13 +13,20 @@ import { Redis as IORedis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedis, createSweeper, Queue } from "../../core/index.ts";
 import { type RestServer, startRestServer } from "../../infra/rest-server/server.ts";
-import { killFleet, newFleet, startWorker, stopWorker, waitFinished } from "../support/chaos-fleet.ts";
+import {
+  fillChaosQueue,
+  fleetOutcome,
+  killFleet,
+  newFleet,
+  runSchedule,
+  startWorker,
+  stopWorker,
+  waitFinished,
+} from "../support/chaos-fleet.ts";
 import { type RestartableRedis, startRestartableRedis } from "../support/restartable-redis.ts";
 import { uniquePrefix } from "../support/stack.ts";
-import { misplacedJobs } from "../support/state-walk.ts";
 
 const jobCount = 3000;
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 let redis: RestartableRedis;
 let rest: RestServer;
@@ -41,14 +48,7 @@ describe("a fleet under everyday faults", () => {
     const prefix = uniquePrefix("chaos");
     const client = createRedis({ url: rest.url, token: rest.token, checkClock: false });
     const queue = new Queue("chaos", { redis: client, prefix });
-    for (let first = 0; first < jobCount; first += 500) {
-      await queue.addBulk(
-        Array.from({ length: 500 }, (_, n) => ({
-          name: "effect",
-          data: { n: first + n, ms: 60 + ((first + n) % 5) * 20 },
-        })),
-      );
-    }
+    await fillChaosQueue(queue, jobCount, 500, 60);
     const fleet = newFleet();
     const env = { NQ_URL: rest.url, NQ_TOKEN: rest.token, NQ_PREFIX: prefix };
     await Promise.all(["A", "B", "C"].map((name) => startWorker(fleet, name, env)));
@@ -89,11 +89,7 @@ describe("a fleet under everyday faults", () => {
       // Frozen 10 s: past its 8 s leases, which the sweeper's stalled check then hands on.
       [16_200, () => void frozen.kill("SIGCONT")],
     ];
-    const began = Date.now();
-    for (const [at, step] of schedule) {
-      await sleep(Math.max(0, began + at - Date.now()));
-      await step();
-    }
+    const began = await runSchedule(schedule);
     // Everything done (or 90 s passed), then the fleet stops and the sweeper with it.
     const raw = new IORedis({ host: redis.host, port: redis.port, lazyConnect: true });
     await raw.connect();
@@ -103,25 +99,19 @@ describe("a fleet under everyday faults", () => {
       sweeping.abort();
       await sweeps;
 
-      const ids = Array.from({ length: jobCount }, (_, n) => String(n + 1));
-      const completed = new Set(await raw.zrange(`${prefix}:chaos:completed`, 0, -1));
-      const failed = await raw.zrange(`${prefix}:chaos:failed`, 0, -1);
-      const twice = ids.filter((id) => (fleet.effects.get(id)?.length ?? 0) > 1);
+      const outcome = await fleetOutcome(raw, `${prefix}:chaos`, fleet, jobCount);
+      const { completed, failed, twice } = outcome;
       // A job the frozen worker was running when it froze may run again: its lease lapsed meanwhile.
       const runningWhenFrozen = (id: string) =>
         (fleet.starts.get(id) ?? []).some(({ by, at }) => by === "C" && at <= frozenAt + 50);
       const unexplained = twice.filter((id) => !runningWhenFrozen(id));
-      const succeededThenFailed = failed.filter((id) => (fleet.effects.get(id)?.length ?? 0) > 0);
       console.log(
         `chaos: ${completed.size} completed, ${failed.length} failed, ${twice.length} side effects twice ` +
           `(${unexplained.length} outside the frozen worker), ${fleet.errors.length} worker error events`,
       );
-      expect(
-        ids.filter((id) => !completed.has(id) && !failed.includes(id)),
-        "lost",
-      ).toEqual([]);
-      expect(await misplacedJobs(raw, `${prefix}:chaos`, ids), "in two states").toEqual([]);
-      expect(succeededThenFailed, "failed after their processor succeeded").toEqual([]);
+      expect(outcome.lost, "lost").toEqual([]);
+      expect(outcome.misplaced, "in two states").toEqual([]);
+      expect(outcome.failedAfterEffect, "failed after their processor succeeded").toEqual([]);
       expect(failed, "failed").toEqual([]);
       const detail = unexplained.map((id) => ({
         id,
@@ -132,10 +122,7 @@ describe("a fleet under everyday faults", () => {
           .map(({ by, at, text }) => `${by}@${at - began}: ${text}`),
       }));
       expect(detail, `run twice outside the frozen worker (frozen at ${frozenAt - began} ms)`).toEqual([]);
-      expect(
-        ids.filter((id) => (fleet.effects.get(id)?.length ?? 0) === 0),
-        "never ran",
-      ).toEqual([]);
+      expect(outcome.neverRan, "never ran").toEqual([]);
     } finally {
       raw.disconnect();
       killFleet(fleet);
