@@ -146,6 +146,12 @@ export class Pipeline {
   private nextEvent(): Promise<void> {
     const now = this.now();
     let wait = 1000;
+    // A delayed job coming due is an event too: a drain waiting on a running job or a call in flight
+    // leases it on time rather than at the next finish, landing or second. With nothing held and no
+    // call out, the loop only gets here when a job came due between its look and this one (the same
+    // millisecond): it looks again at once instead of a second later.
+    if (this.nextDue > now) wait = Math.min(wait, this.nextDue - now);
+    else if (this.nextDue > 0 && this.inFlight === 0 && this.jobs.count === 0) wait = 0;
     if (this.jobs.done.length > 0 && this.inFlight < this.settings.maxCallsInFlight)
       wait = Math.min(wait, this.firstDoneAt + this.settings.ackWaitMs - now);
     if (this.jobs.queued.length > 0) wait = Math.min(wait, this.deadline - this.reserveMs - now);
