@@ -9,6 +9,11 @@ import { workerKickFromEnv } from "../config/workers-env.ts";
 import { httpHandler } from "../http/index.ts";
 
 const env = await httpEnvWithSecrets();
-const kick = workerKickFromEnv(env);
+const options = httpOptionsFromEnv(env);
+// The kick counts running workers through the API's own client (one connection per database over TCP).
+const kick = workerKickFromEnv(env, undefined, {
+  redis: options.redis,
+  ...(options.prefix ? { prefix: options.prefix } : {}),
+});
 
-export const handler = httpHandler({ ...httpOptionsFromEnv(env), ...(kick ? { kick } : {}) });
+export const handler = httpHandler({ ...options, ...(kick ? { kick } : {}) });
