@@ -146,11 +146,11 @@ export class Pipeline {
   private nextEvent(): Promise<void> {
     const now = this.now();
     let wait = 1000;
-    // A delayed job coming due is an event too: a drain waiting on a running job or a call in flight
-    // leases it on time rather than at the next finish, landing or second. With nothing held and no
-    // call out, the loop only gets here when a job came due between its look and this one (the same
-    // millisecond): it looks again at once instead of a second later.
-    if (this.nextDue > now) wait = Math.min(wait, this.nextDue - now);
+    // A job coming due wakes a drain with a free slot (not at the next finish, landing or second); with
+    // nothing held and no call out, the loop gets here only when one came due between two looks in the
+    // same millisecond: it looks again at once.
+    const free = this.jobs.running.size + this.jobs.queued.length < this.settings.concurrency;
+    if (this.nextDue > now && free) wait = Math.min(wait, this.nextDue - now);
     else if (this.nextDue > 0 && this.inFlight === 0 && this.jobs.count === 0) wait = 0;
     if (this.jobs.done.length > 0 && this.inFlight < this.settings.maxCallsInFlight)
       wait = Math.min(wait, this.firstDoneAt + this.settings.ackWaitMs - now);

@@ -5,7 +5,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DeadLetterData, Queue, UnrecoverableError, Worker } from "../../core/index.ts";
-import { overRest, type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
+import {
+  otherPrefix,
+  overRest,
+  type PrivateStack,
+  startPrivateStack,
+  uniquePrefix,
+} from "../support/stack.ts";
 
 let stack: PrivateStack;
 beforeAll(async () => {
@@ -161,8 +167,7 @@ describe("dead letters", () => {
 
   it("get ids valid for BullMQ whatever the job id, and name another prefix when the queue has one", async () => {
     const prefix = uniquePrefix();
-    // Another prefix with the queue's hash tag, as a Redis Cluster wants it (one slot for both).
-    const other = `${prefix}-o`;
+    const other = otherPrefix(prefix);
     const queue = new Queue("q", { redis: stack.redis, prefix });
     await queue.addBulk([
       { name: "colons", data: {}, opts: { jobId: "a:b%c:d", deadLetter: { queue: "dlq" } } },

@@ -5,7 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type JobsOptions, Queue, Worker } from "../../core/index.ts";
-import { keysUnder, overRest, type PrivateStack, startPrivateStack, uniquePrefix } from "../support/stack.ts";
+import {
+  keysUnder,
+  otherPrefix,
+  overRest,
+  type PrivateStack,
+  startPrivateStack,
+  uniquePrefix,
+} from "../support/stack.ts";
 import { misplacedJobs } from "../support/state-walk.ts";
 
 let stack: PrivateStack;
@@ -238,8 +245,7 @@ describe("redrive", () => {
 
   it("reads another prefix's dead-letter queue when told, and refuses its own queue", async () => {
     const prefix = uniquePrefix();
-    // Another prefix with the queue's hash tag, as a Redis Cluster wants it (one slot for both).
-    const other = `${prefix}-o`;
+    const other = otherPrefix(prefix);
     await deadLetters(prefix, 2, { deadLetter: { queue: "dead", prefix: other } });
     const source = new Queue("q", { redis: stack.redis, prefix });
     expect((await source.redrive({ from: "dead" })).count).toBe(0);

@@ -48,7 +48,7 @@ export function nextCommand(buffer: Buffer, from: number): { end: number; name: 
 }
 
 /** What a client sends to set up a connection, not as a request of its own. */
-const setup = new Set(["client", "info", "hello", "auth", "select", "readonly"]);
+const setup = new Set(["client", "info", "hello", "auth", "select", "readonly", "cluster", "ping"]);
 
 export async function startFaultProxy(target: { host: string; port: number }): Promise<FaultProxy> {
   const faults = new FaultInjector();

@@ -31,6 +31,14 @@ export function transport(): Transport {
   return named === "tcp" || named === "cluster" ? named : "rest";
 }
 
+/**
+ * A second prefix for tests that link two prefixes: on the cluster one with `prefix`'s hash tag (one
+ * slot for both, as a cluster wants), elsewhere an unrelated one (so no code may match by prefix start).
+ */
+export function otherPrefix(prefix: string): string {
+  return transport() === "cluster" ? `${prefix}-o` : uniquePrefix("o");
+}
+
 /** Whether core talks through a REST server here (billing and declared-key checks live there). */
 export function overRest(): boolean {
   return transport() === "rest";
@@ -171,9 +179,14 @@ export function sharedConnectionOptions(): { host: string; port: number } {
 }
 
 /** The masters of a Cluster connection, or the connection itself. */
-function nodesOf(direct: IORedis): IORedis[] {
+async function nodesOf(direct: IORedis): Promise<IORedis[]> {
   const connection: unknown = direct;
-  return connection instanceof Cluster ? (connection.nodes("master") as unknown as IORedis[]) : [direct];
+  if (!(connection instanceof Cluster)) return [direct];
+  // Before the slots are loaded a Cluster knows no master: a scan of none would find nothing.
+  if (connection.status !== "ready") await new Promise((resolve) => connection.once("ready", resolve));
+  const masters = connection.nodes("master") as unknown as IORedis[];
+  if (masters.length === 0) throw new Error("keysUnder: the cluster client knows no master");
+  return masters;
 }
 
 /**
@@ -182,7 +195,7 @@ function nodesOf(direct: IORedis): IORedis[] {
  */
 export async function keysUnder(direct: IORedis, prefix: string): Promise<string[]> {
   const keys: string[] = [];
-  for (const node of nodesOf(direct)) {
+  for (const node of await nodesOf(direct)) {
     let cursor = "0";
     do {
       const [next, batch] = await node.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
@@ -218,14 +231,30 @@ export interface PrivateStack {
 
 export async function startPrivateStack(): Promise<PrivateStack> {
   const redisServer = await startRedisServer();
+  const started: (() => Promise<unknown>)[] = [() => redisServer.stop()];
+  try {
+    return await privateStackOn(redisServer, started);
+  } catch (error) {
+    // A part that failed to start (a cluster not formed in time on a busy machine) leaves none running.
+    for (const stop of started.reverse()) await stop().catch(() => {});
+    throw error;
+  }
+}
+
+async function privateStackOn(
+  redisServer: RedisServer,
+  started: (() => Promise<unknown>)[],
+): Promise<PrivateStack> {
   const rest = await startRestServer({
     redis: { host: redisServer.host, port: redisServer.port },
     token: "private",
     redis62: true,
   });
+  started.push(() => rest.close());
   const mode = transport();
   const own = { host: redisServer.host, port: redisServer.port };
   const proxy = mode === "tcp" ? await startFaultProxy(own) : undefined;
+  if (proxy) started.push(() => proxy.cut());
   const cluster = mode === "cluster" ? await startFaultCluster() : undefined;
   const clusterClient = (): IORedis =>
     new Cluster(cluster?.seeds ?? [], { redisOptions: { maxRetriesPerRequest: null } }) as unknown as IORedis;
