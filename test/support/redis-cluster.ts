@@ -43,14 +43,29 @@ async function waitUntilFormed(connections: IORedis[], deadline: number): Promis
   }
 }
 
+/** A node could not start: a bus port picked free was taken before it bound (another server's). */
+class NodeStartError extends Error {}
+
 /**
  * `announcePorts`: the port each master gives clients for itself (CLUSTER SLOTS, MOVED), e.g. a
- * proxy's in front of it (--cluster-announce-port); by default its own.
+ * proxy's in front of it (--cluster-announce-port); by default its own. A node that cannot bind its
+ * bus port (picked free, then taken by a server another test file started) restarts the whole
+ * cluster with new ports, up to three times.
  */
 export async function startRedisCluster(
   size = 3,
   options: { announcePorts?: number[] } = {},
 ): Promise<RedisCluster> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(size, options);
+    } catch (error) {
+      if (!(error instanceof NodeStartError) || attempt >= 3) throw error;
+    }
+  }
+}
+
+async function startOnce(size: number, options: { announcePorts?: number[] }): Promise<RedisCluster> {
   const nodes: RedisServer[] = [];
   const busPorts: number[] = [];
   const connections: IORedis[] = [];
@@ -85,7 +100,7 @@ export async function startRedisCluster(
     );
     for (const result of started) if (result.status === "fulfilled") nodes.push(result.value);
     const failed = started.find((result) => result.status === "rejected");
-    if (failed) throw failed.reason;
+    if (failed) throw new NodeStartError(String(failed.reason), { cause: failed.reason });
     for (const node of nodes)
       connections.push(new IORedis({ host: node.host, port: node.port, lazyConnect: false }));
     const bounds = nodes.map((_, i) => Math.floor((i * SLOT_COUNT) / size));
