@@ -3,7 +3,6 @@
  * waiting for their ack, or in the ack call in flight. Every one of them has a live lock, kept alive
  * here until its ack lands; a job whose lock is lost is dropped and its attempt stopped.
  */
-import type { ActiveJob } from "../job/active-job.ts";
 import { takeWithinBudget } from "./ack-size.ts";
 import { ackOrder } from "./call-plan.ts";
 import type { Held, LeaseHandlers } from "./held.ts";
