@@ -5,11 +5,18 @@
 import type { DynamicModule, INestApplicationContext, LoggerService } from "@nestjs/common";
 import { Test } from "@nestjs/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FlowProducer, type Job, Queue, type UpstashRedisLike, type Worker } from "../../core/index.ts";
+import {
+  type FlowProducer,
+  type Job,
+  Queue,
+  ShardMap,
+  type UpstashRedisLike,
+  type Worker,
+} from "../../core/index.ts";
 import type * as NestjsApi from "../../nestjs/index.ts";
 import { lambdaContext } from "../support/aws-events.ts";
 import { type AwsRecorder, startAwsRecorder } from "../support/aws-recorder.ts";
-import { sharedRedis, uniquePrefix } from "../support/stack.ts";
+import { sharedRedis, startPrivateStack, uniquePrefix } from "../support/stack.ts";
 import { until } from "../support/waiting.ts";
 import { type CompiledApps, compileApps } from "./compile-apps.ts";
 
@@ -105,6 +112,35 @@ describe("NimbusqModule in a long-running app", () => {
       expect(await digest.getWaitingCount()).toBe(1);
     } finally {
       await app.close();
+    }
+  });
+
+  it("takes a ShardMap as redis: the queue, its processor and flows work on the queue's database", async () => {
+    const second = await startPrivateStack();
+    const prefix = uniquePrefix("nest-shards");
+    // "email" pinned to the second database; "digest" (the flow's queue) left to the hash, then read.
+    const shards = new ShardMap({
+      databases: { first: sharedRedis(), second: second.redis },
+      queues: { email: "second" },
+    });
+    const { app } = await boot(email.EmailModule.forTest({ redis: shards as never, prefix }));
+    try {
+      const producer = app.get(email.EmailProducer);
+      const job = await producer.send("shard@example.com");
+      const processor = app.get(email.EmailProcessor);
+      await until("the job completed", async () => processor.completed.includes(job.id as string));
+      expect(await new Queue("email", { redis: second.redis, prefix }).getJobState(job.id as string)).toBe(
+        "completed",
+      );
+      expect(
+        await new Queue("email", { redis: sharedRedis(), prefix }).getJob(job.id as string),
+      ).toBeUndefined();
+      const node = await producer.flows.add({ name: "digest", queueName: "digest", data: {} });
+      const on = shards.databaseOf("digest") === "second" ? second.redis : sharedRedis();
+      expect(await new Queue("digest", { redis: on, prefix }).getJobState(node.job.id)).toBe("waiting");
+    } finally {
+      await app.close();
+      await second.stop();
     }
   });
 
