@@ -527,6 +527,34 @@ function medianOf(runs: number[]): number {
 }
 
 /** Section 3b: the same cases with nimbusq over TCP, as BullMQ, and Redis's CPU per job beside it. */
+/** The columns both throughput tables open with, and each case's cells for them. */
+const caseColumns = [
+  "network",
+  "processor",
+  "in flight",
+  "jobs",
+  "nimbusq jobs/s",
+  "BullMQ jobs/s",
+  "nimbusq / BullMQ",
+];
+
+function caseCells(c: ThroughputCase): string[] {
+  return [
+    profileLabel(c),
+    processorLabels[c.processor as ProcessorKind],
+    String(c.inFlight),
+    num(c.jobs),
+    num(c.nimbusqMedian),
+    num(c.bullmqMedian),
+    `${num(c.ratio)}×`,
+  ];
+}
+
+/** Every round's jobs/s, nimbusq | BullMQ. */
+function roundsCell(c: ThroughputCase): string {
+  return c.rounds.map((x) => `${num(x.nimbusq.jobsPerSecond)} \\| ${num(x.bullmq.jobsPerSecond)}`).join("; ");
+}
+
 function throughputTcpSection(r: BenchResults): string {
   const outcome = r.sections.throughputTcp;
   const gap = missing("throughputTcp", outcome);
@@ -542,28 +570,16 @@ function throughputTcpSection(r: BenchResults): string {
     "",
     table(
       [
-        "network",
-        "processor",
-        "in flight",
-        "jobs",
-        "nimbusq jobs/s",
-        "BullMQ jobs/s",
-        "nimbusq / BullMQ",
+        ...caseColumns,
         "aim",
         "Redis CPU per job, µs (nimbusq \\| BullMQ)",
         "rounds (nimbusq \\| BullMQ jobs/s)",
       ],
       t.cases.map((c) => [
-        profileLabel(c),
-        processorLabels[c.processor as ProcessorKind],
-        String(c.inFlight),
-        num(c.jobs),
-        num(c.nimbusqMedian),
-        num(c.bullmqMedian),
-        `${num(c.ratio)}×`,
+        ...caseCells(c),
         `≥ ${num(aims[c.profile])}×: ${c.ratio >= aims[c.profile] ? "met" : "**missed**"}`,
         `${cpu(c, "nimbusq")} \\| ${cpu(c, "bullmq")}`,
-        c.rounds.map((x) => `${num(x.nimbusq.jobsPerSecond)} \\| ${num(x.bullmq.jobsPerSecond)}`).join("; "),
+        roundsCell(c),
       ]),
       2,
     ),
@@ -614,13 +630,7 @@ function throughputSection(r: BenchResults): string {
     "",
     table(
       [
-        "network",
-        "processor",
-        "in flight",
-        "jobs",
-        "nimbusq jobs/s",
-        "BullMQ jobs/s",
-        "nimbusq / BullMQ",
+        ...caseColumns,
         "target",
         "limit N/d",
         "nimbusq of N/d",
@@ -632,22 +642,14 @@ function throughputSection(r: BenchResults): string {
       t.cases.map((c) => {
         const target = issueTargets.ratio[c.profile];
         return [
-          profileLabel(c),
-          processorLabels[c.processor as ProcessorKind],
-          String(c.inFlight),
-          num(c.jobs),
-          num(c.nimbusqMedian),
-          num(c.bullmqMedian),
-          `${num(c.ratio)}×`,
+          ...caseCells(c),
           `≥ ${num(target)}×: ${c.ratio >= target ? "met" : "**missed**"}`,
           c.physicalLimit !== undefined ? num(c.physicalLimit) : "–",
           percent(c.nimbusqOfLimit).replace("n/a", "–"),
           percent(c.bullmqOfLimit).replace("n/a", "–"),
           `${num(c.nimbusqMiddleMedian)} \\| ${num(c.bullmqMiddleMedian)}`,
           `${lag(c, "nimbusq")} \\| ${lag(c, "bullmq")}`,
-          c.rounds
-            .map((x) => `${num(x.nimbusq.jobsPerSecond)} \\| ${num(x.bullmq.jobsPerSecond)}`)
-            .join("; "),
+          roundsCell(c),
         ];
       }),
       2,
