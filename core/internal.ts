@@ -18,6 +18,7 @@ export {
   queueNamePattern,
   queueNameProblem,
 } from "./redis/names.ts";
+export { databaseName } from "./redis/shard-map.ts";
 export {
   Checker,
   checkJobId,

@@ -3,6 +3,7 @@
  * field and the rule, before any Redis call, so a rejected add writes nothing.
  */
 import { ValidationError } from "./errors.ts";
+import { queueOfQualified } from "./redis/keys.ts";
 import { jobIdProblem, jobNameProblem, keyNameProblem, queueNameProblem } from "./redis/names.ts";
 import type {
   BackoffOptions,
@@ -172,7 +173,7 @@ function checkParent(check: Checker, field: string, value: unknown): ParentOptio
   const queue = check.string(`${field}.queue`, parent.queue);
   if (!queue.includes(":") || queue.endsWith(":"))
     check.fail(`${field}.queue`, 'the parent queue as "<prefix>:<queueName>"', queue);
-  const queueName = queueNameProblem(queue.slice(queue.lastIndexOf(":") + 1));
+  const queueName = queueNameProblem(queueOfQualified(queue));
   if (queueName)
     check.fail(`${field}.queue`, `"<prefix>:<queueName>" with a valid queueName: ${queueName}`, queue);
   return parent as unknown as ParentOptions;

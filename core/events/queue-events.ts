@@ -100,7 +100,7 @@ export class QueueEvents<
     super();
     this.name = checkQueueName(name, "QueueEvents");
     const check: Checker = new Checker(`QueueEvents "${this.name}"`);
-    const port = redisPortFrom(options, check.context, { signal: this.closing.signal }, "QueueEvents", name);
+    const port = redisPortFrom(options, check.context, { signal: this.closing.signal }, name);
     this.prefix = checkPrefix(options.prefix ?? defaultPrefix, "QueueEvents");
     this.streamKey = queueKeys(this.prefix, this.name).events;
     const stream = streamPort(port);

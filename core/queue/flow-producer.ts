@@ -9,12 +9,11 @@ import { writeJobs, writeSettings } from "../adds/add-jobs.ts";
 import type { NewJob } from "../adds/add-types.ts";
 import type { Job } from "../job/job.ts";
 import { checkFlowNodeSlot } from "../redis/hash-slot.ts";
-import { defaultPrefix } from "../redis/keys.ts";
-import { checkRetry, Lifecycle, redisPortFrom } from "../redis/lifecycle.ts";
-import { checkOptionKeys } from "../redis/option-keys.ts";
+import { defaultPrefix, queueOfQualified } from "../redis/keys.ts";
+import { checkRedisOptions, Lifecycle, redisPortFrom } from "../redis/lifecycle.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
 import type { RedisRetryOptions } from "../redis/retry.ts";
-import { isShardMap, queueOfQualified, type RedisOption, type ShardMap } from "../redis/shard-map.ts";
+import { isShardMap, type RedisOption, type ShardMap } from "../redis/shard-map.ts";
 import { type Telemetry, tracedFlows } from "../telemetry/telemetry.ts";
 import type { FlowJob, JobsOptions } from "../types.ts";
 import { Checker, checkQueueName } from "../validate.ts";
@@ -78,12 +77,9 @@ export class FlowProducer {
 
   constructor(private readonly options: FlowProducerOptions) {
     this.shards = isShardMap(options.redis) ? options.redis : undefined;
-    if (!this.shards) this.portOf("");
-    else {
-      // What redisPortFrom checks of the options, now rather than at the first add.
-      checkOptionKeys(options, "FlowProducer", "FlowProducer");
-      checkRetry(options.retry, "FlowProducer");
-    }
+    // The options are checked now, not at the first add (a port per database is made when first used).
+    if (this.shards) checkRedisOptions(options, "FlowProducer");
+    else this.portOf("");
   }
 
   /** The guarded port of a database of the shard map (by a queue on it), or of the one client. */
@@ -91,7 +87,7 @@ export class FlowProducer {
     let port = this.ports.get(database);
     if (!port) {
       const extra = { signal: this.lifecycle.closingSignal };
-      port = this.lifecycle.guard(redisPortFrom(this.options, "FlowProducer", extra, "FlowProducer", queue));
+      port = this.lifecycle.guard(redisPortFrom(this.options, "FlowProducer", extra, queue));
       this.ports.set(database, port);
     }
     return port;

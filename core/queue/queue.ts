@@ -52,7 +52,7 @@ export class Queue<TData = unknown> extends QueueGetters<TData> {
     const queueName = checkQueueName(name);
     const context = `Queue "${queueName}"`;
     const lifecycle = new Lifecycle(context);
-    const port = redisPortFrom(options, context, { signal: lifecycle.closingSignal }, "Queue", queueName);
+    const port = redisPortFrom(options, context, { signal: lifecycle.closingSignal }, queueName);
     const prefix = checkPrefix(options.prefix ?? defaultPrefix);
     const checked = checkHandoff(checkWake(options, context), context);
     super(queueName, prefix, {

@@ -16,8 +16,8 @@
 
 import type { DeadLetterOptions, JobsOptions } from "../types.ts";
 import type { Checker } from "../validate.ts";
-import { queueKeyPrefix } from "./keys.ts";
-import { queueOfQualified, type ShardMap } from "./shard-map.ts";
+import { queueKeyPrefix, queueOfQualified } from "./keys.ts";
+import type { ShardMap } from "./shard-map.ts";
 
 /** The hash tag that places every key starting with `keyPrefix` in one slot, or undefined if none does. */
 export function hashTagOf(keyPrefix: string): string | undefined {

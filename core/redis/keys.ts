@@ -69,6 +69,11 @@ export function queueQualifiedName(prefix: string, queueName: string): string {
   return `${prefix}:${queueName}`;
 }
 
+/** The queue name of a qualified name `<prefix>:<queueName>` (queue names hold no `:`). */
+export function queueOfQualified(qualified: string): string {
+  return qualified.slice(qualified.lastIndexOf(":") + 1);
+}
+
 /** `{P}` = `<prefix>:<queueName>:`, the prefix of every key of one queue. */
 export function queueKeyPrefix(prefix: string, queueName: string): string {
   return `${prefix}:${queueName}:`;

@@ -6,7 +6,7 @@
 import { ClosedError, ValidationError } from "../errors.ts";
 import { Checker } from "../validate.ts";
 import { checkOptionKeys } from "./option-keys.ts";
-import { type RedisPort, toRedisPort, type UpstashRedisLike } from "./redis-port.ts";
+import { isClient, type RedisPort, toRedisPort } from "./redis-port.ts";
 import type { RedisRetryOptions } from "./retry.ts";
 import { isShardMap } from "./shard-map.ts";
 
@@ -14,11 +14,18 @@ const howToConnect =
   "an @upstash/redis client: nimbusq talks to Redis over HTTP, not through ioredis connection options " +
   '— e.g. { redis: createRedis({ url, token }) } with createRedis from "nimbusq"';
 
-function isClient(value: unknown): value is UpstashRedisLike | RedisPort {
-  if (typeof value !== "object" || value === null) return false;
-  const client = value as Record<string, unknown>;
-  return ["evalsha", "eval", "hgetall"].every((method) => typeof client[method] === "function");
+/** `options.redis` and `options.retry`, once the options are an object without ioredis `connection`. */
+function redisOptionsOf(options: unknown, context: string): { redis: unknown; retry: unknown } {
+  if (typeof options !== "object" || options === null)
+    throw new ValidationError("options", `an object with redis: ${howToConnect}`, context);
+  const { redis, connection, retry } = options as { redis?: unknown; connection?: unknown; retry?: unknown };
+  if (redis === undefined && connection !== undefined)
+    throw new ValidationError("connection", `replaced by redis: ${howToConnect}`, context);
+  return { redis, retry };
 }
+
+/** The class a context names (`Worker "email"` → `Worker`), whose option keys are checked. */
+const classOf = (context: string) => context.split(" ")[0] as string;
 
 /**
  * The port from a constructor's options. A missing options object, ioredis `connection` options or a
@@ -29,21 +36,20 @@ export function redisPortFrom(
   options: unknown,
   context: string,
   extra: Pick<RedisRetryOptions, "onRetry" | "signal"> = {},
-  className = context.split(" ")[0] as string,
   queueName?: string,
 ): RedisPort {
-  if (typeof options !== "object" || options === null)
-    throw new ValidationError("options", `an object with redis: ${howToConnect}`, context);
-  const { redis, connection, retry } = options as { redis?: unknown; connection?: unknown; retry?: unknown };
-  if (redis === undefined && connection !== undefined)
-    throw new ValidationError("connection", `replaced by redis: ${howToConnect}`, context);
-  if (isShardMap(redis) && queueName !== undefined) {
-    checkOptionKeys(options, className, context);
-    return toRedisPort(redis.redisFor(queueName), { ...checkRetry(retry, context), ...extra });
-  }
-  if (!isClient(redis)) throw new ValidationError("redis", howToConnect, context);
-  checkOptionKeys(options, className, context);
-  return toRedisPort(redis, { ...checkRetry(retry, context), ...extra });
+  const { redis, retry } = redisOptionsOf(options, context);
+  const client = isShardMap(redis) && queueName !== undefined ? redis.redisFor(queueName) : redis;
+  if (!isClient(client)) throw new ValidationError("redis", howToConnect, context);
+  checkOptionKeys(options as object, classOf(context), context);
+  return toRedisPort(client, { ...checkRetry(retry, context), ...extra });
+}
+
+/** What redisPortFrom checks of the options, for a FlowProducer over a shard map (no port to make yet). */
+export function checkRedisOptions(options: unknown, context: string): void {
+  const { retry } = redisOptionsOf(options, context);
+  checkOptionKeys(options as object, classOf(context), context);
+  checkRetry(retry, context);
 }
 
 /** The `retry` option: `{ windowMs?, deadline? }`. */

@@ -53,6 +53,13 @@ export interface UpstashRedisLike {
   zrange?(key: string, min: number, max: number, options?: { withScores?: boolean }): Promise<unknown>;
 }
 
+/** Whether `value` has the methods nimbusq calls on a client (or is a port). */
+export function isClient(value: unknown): value is UpstashRedisLike | RedisPort {
+  if (typeof value !== "object" || value === null) return false;
+  const client = value as Record<string, unknown>;
+  return ["evalsha", "eval", "hgetall"].every((method) => typeof client[method] === "function");
+}
+
 /** The host a client talks to, for error messages (an `@upstash/redis` client keeps its base URL). */
 function hostOf(redis: UpstashRedisLike): string | undefined {
   const baseUrl = (redis as { client?: { baseUrl?: unknown } }).client?.baseUrl;

@@ -21,7 +21,7 @@
 import { ValidationError } from "../errors.ts";
 import type { Checker } from "../validate.ts";
 import { queueNameProblem } from "./names.ts";
-import type { RedisPort, UpstashRedisLike } from "./redis-port.ts";
+import { isClient, type RedisPort, type UpstashRedisLike } from "./redis-port.ts";
 
 export type ShardClient = UpstashRedisLike | RedisPort;
 
@@ -35,7 +35,8 @@ export interface ShardMapOptions {
   queues?: Record<string, string>;
 }
 
-const databaseName = /^[a-z][a-z0-9_]{0,31}$/;
+/** A database's name: lowercase letters, digits and `_`, from a letter, up to 32 (its env suffix). */
+export const databaseName = /^[a-z][a-z0-9_]{0,31}$/;
 const brand = Symbol.for("nimbusq.shardMap");
 
 /**
@@ -60,6 +61,8 @@ export class ShardMap {
   readonly [brand] = true;
   private readonly clients: Map<string, ShardClient>;
   private readonly pins: Map<string, string>;
+  /** Where each queue asked about lives (the map never changes): the hash runs once per name. */
+  private readonly placed = new Map<string, string>();
 
   constructor(options: ShardMapOptions) {
     const context = "ShardMap";
@@ -72,7 +75,7 @@ export class ShardMap {
     for (const [name, client] of Object.entries(databases)) {
       if (!databaseName.test(name))
         throw new ValidationError(`databases.${name}`, "named by lowercase letters, digits and _", context);
-      if (typeof (client as { evalsha?: unknown })?.evalsha !== "function")
+      if (!isClient(client))
         throw new ValidationError(`databases.${name}`, "a Redis client (createRedis) or port", context);
       this.clients.set(name, client);
     }
@@ -99,14 +102,17 @@ export class ShardMap {
 
   /** The database a queue lives on: its pin, else the name ranking highest for it. */
   databaseOf(queue: string): string {
-    const pinned = this.pins.get(queue);
-    if (pinned !== undefined) return pinned;
+    const known = this.pins.get(queue) ?? this.placed.get(queue);
+    if (known !== undefined) return known;
     let best = "";
     let bestScore = -1;
     for (const name of this.clients.keys()) {
       const rank = score(`${name}\u0000${queue}`);
       if (rank > bestScore) [best, bestScore] = [name, rank];
     }
+    // Bounded: names come from requests too, and recomputing one is cheap.
+    if (this.placed.size >= 10_000) this.placed.clear();
+    this.placed.set(queue, best);
     return best;
   }
 
@@ -120,16 +126,6 @@ export class ShardMap {
     const client = this.clients.get(name);
     if (!client) throw new ValidationError("database", `one of ${this.names.join(", ")}`, "ShardMap");
     return client;
-  }
-
-  /** Groups queue names by their database (only databases that hold one of them). */
-  byDatabase<T extends string | { name: string }>(queues: readonly T[]): Map<string, T[]> {
-    const groups = new Map<string, T[]>();
-    for (const queue of queues) {
-      const name = this.databaseOf(typeof queue === "string" ? queue : queue.name);
-      groups.set(name, [...(groups.get(name) ?? []), queue]);
-    }
-    return groups;
   }
 
   /**
@@ -149,9 +145,4 @@ export class ShardMap {
 
 export function isShardMap(value: unknown): value is ShardMap {
   return typeof value === "object" && value !== null && (value as { [brand]?: true })[brand] === true;
-}
-
-/** The queue name of a qualified name `<prefix>:<queue>` (queue names hold no `:`). */
-export function queueOfQualified(qualified: string): string {
-  return qualified.slice(qualified.lastIndexOf(":") + 1);
 }

@@ -33,7 +33,6 @@ import {
 } from "./decisions.ts";
 import { forwardBatch, forwardEvents, type PublishEvents } from "./forwarding.ts";
 import { MetricsPass, type QueueReport } from "./metrics-pass.ts";
-import { checkSweeperSettings } from "./settings-check.ts";
 import { releaseSweeperLock, sweep } from "./sweep.ts";
 
 export interface SweptQueue {
@@ -166,7 +165,7 @@ export function createDatabaseSweeper(
   settings: SweeperSettings,
   ports: Omit<SweeperPorts, "connect"> & { connect(): UpstashRedisLike | RedisPort },
 ): Sweeper {
-  checkSweeperSettings(settings, ports);
+  // Checked by createSweeper (core/sweeper/shards.ts), its one caller.
   const queues = settings.queues.map((q): SweptQueue => (typeof q === "string" ? { name: q } : q));
   const clock = settings.clock ?? Date.now;
   const prefix = settings.prefix ?? defaultPrefix;

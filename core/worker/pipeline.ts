@@ -47,6 +47,7 @@ export class Pipeline {
   private handBackQueued = false;
   /** The queue was at its global concurrency: lease again only once one of ours has been acked. */
   private maxed = false;
+  private lookedAt = 0; // when the loop's current turn began: dueNow's clock
   private firstDoneAt = 0;
   private failure: unknown;
   private wake: () => void = () => {};
@@ -91,6 +92,8 @@ export class Pipeline {
     this.options.signal?.addEventListener("abort", onAbort);
     try {
       for (;;) {
+        // One instant per turn: nextRequest and finished agree on whether a job is due.
+        this.lookedAt = this.now();
         if (this.failure !== undefined) return await this.fail(this.failure);
         this.startJobs();
         if (this.inFlight < this.settings.maxCallsInFlight) {
@@ -139,19 +142,16 @@ export class Pipeline {
   }
 
   private dueNow(): boolean {
-    return this.nextDue > 0 && this.nextDue <= this.now();
+    return this.nextDue > 0 && this.nextDue <= this.lookedAt;
   }
 
   /** Resolves when a job finishes, a call lands, the signal fires, or the ack group's wait is up. */
   private nextEvent(): Promise<void> {
     const now = this.now();
     let wait = 1000;
-    // A job coming due wakes a drain with a free slot (not at the next finish, landing or second); with
-    // nothing held and no call out, the loop gets here only when one came due between two looks in the
-    // same millisecond: it looks again at once.
+    // A job coming due wakes a drain with a free slot, not the next finish, landing or second.
     const free = this.jobs.running.size + this.jobs.queued.length < this.settings.concurrency;
     if (this.nextDue > now && free) wait = Math.min(wait, this.nextDue - now);
-    else if (this.nextDue > 0 && this.inFlight === 0 && this.jobs.count === 0) wait = 0;
     if (this.jobs.done.length > 0 && this.inFlight < this.settings.maxCallsInFlight)
       wait = Math.min(wait, this.firstDoneAt + this.settings.ackWaitMs - now);
     if (this.jobs.queued.length > 0) wait = Math.min(wait, this.deadline - this.reserveMs - now);

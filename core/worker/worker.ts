@@ -91,7 +91,6 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
         options,
         `Worker "${this.name}"`,
         { onRetry: (error) => this.emit("error", error), signal: this.stopping.signal },
-        "Worker",
         this.name,
       ),
     );

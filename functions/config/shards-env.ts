@@ -9,13 +9,13 @@
  * the same three settings, or they would look for a queue on different databases.
  */
 import { type RedisPort, ShardMap, type UpstashRedisLike, ValidationError } from "../../core/index.ts";
-import { queueNameProblem } from "../../core/internal.ts";
+import { databaseName, queueNameProblem } from "../../core/internal.ts";
 import { parameterSuffix } from "./secrets.ts";
 
 type Env = Record<string, string | undefined>;
 
-export const databasesVariable = "NIMBUSQ_DATABASES";
-export const queueDatabasesVariable = "NIMBUSQ_QUEUE_DATABASES";
+const databasesVariable = "NIMBUSQ_DATABASES";
+const queueDatabasesVariable = "NIMBUSQ_QUEUE_DATABASES";
 
 /** The variables a single database is configured by (each also with `_PARAM` for a secret's parameter). */
 const connectionVariables = [
@@ -28,7 +28,7 @@ const connectionVariables = [
 const where = "databases from the environment";
 
 /** The environment as one database sees it: its suffixed variables under the plain names. */
-export function databaseEnv(env: Env, name: string): Env {
+function databaseEnv(env: Env, name: string): Env {
   const suffix = `_${name.toUpperCase()}`;
   const view: Env = { ...env };
   for (const variable of connectionVariables) {
@@ -88,7 +88,7 @@ export function shardMapFromEnv(
   const databases: Record<string, UpstashRedisLike | RedisPort> = {};
   for (const [index, name] of names.entries()) {
     // `_param` would make its variables read as another database's secret parameters.
-    if (!/^[a-z][a-z0-9_]{0,31}$/.test(name) || name.endsWith("_param"))
+    if (!databaseName.test(name) || name.endsWith("_param"))
       throw new ValidationError(
         `${databasesVariable}[${index}]`,
         "a name of lowercase letters, digits and _ (not ending in _param)",
