@@ -91,17 +91,12 @@ function connect(env: Env): () => Connection {
   let made: Connection | undefined;
   return () => {
     if (made) return made;
-    const databases: CliDatabase[] = [];
-    const shards = shardMapFromEnv(env, (view, suffix) => {
-      const redis = single(view, suffix);
-      databases.push({ name: suffix.slice(1).toLowerCase(), redis });
-      return redis;
-    });
-    if (shards) made = { redis: shards, databases };
-    else {
-      const redis = single(env, "");
-      made = { redis, databases: [{ name: "", redis }] };
-    }
+    const shards = shardMapFromEnv(env, single);
+    const redis = shards ?? single(env, "");
+    const databases: CliDatabase[] = shards
+      ? shards.names.map((name) => ({ name, redis: shards.database(name) as CliRedis }))
+      : [{ name: "", redis: redis as CliRedis }];
+    made = { redis, databases };
     return made;
   };
 }
@@ -192,9 +187,9 @@ async function main(argv: string[], env: Env): Promise<number> {
         return isShardMap(redis) ? redis.databaseOf(queueName) : "";
       },
       queue: (queueName, database) => {
-        const { redis, databases } = connection();
-        const on = database === undefined ? undefined : databases.find((d) => d.name === database);
-        return new Queue(queueName, { redis: on?.redis ?? redis, prefix });
+        const { redis } = connection();
+        const on = database !== undefined && isShardMap(redis) ? redis.database(database) : redis;
+        return new Queue(queueName, { redis: on, prefix });
       },
       progress: stderrProgress(),
     };

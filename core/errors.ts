@@ -138,8 +138,11 @@ export class LeaseLostError extends QueueError {
  */
 export class JobCancelledError extends QueueError {
   override name = "JobCancelledError" as const;
-  constructor(readonly reason: string) {
-    super(`job cancelled: ${reason}`);
+  constructor(
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`job cancelled: ${reason}`, options);
   }
 }
 

@@ -88,22 +88,22 @@ export function resolveOptions<T extends NimbusqConnection>(
   if ("connection" in own)
     throw new ValidationError("connection", "replaced by redis (createRedis()) or url and token", context);
   const { url, token, redis, cluster, ...rest } = own;
-  if (isTcpUrl(url)) {
-    if (token !== undefined)
-      throw new ValidationError("token", "not with a redis:// url (put the password in the url)", context);
-    return {
-      ...shared,
-      ...rest,
-      redis: redis ?? createRedis({ url, cluster: cluster === true }),
-    } as ResolvedOptions<T>;
-  }
-  if (cluster !== undefined)
+  const tcp = isTcpUrl(url);
+  if (tcp && token !== undefined)
+    throw new ValidationError("token", "not with a redis:// url (put the password in the url)", context);
+  if (!tcp && cluster !== undefined)
     throw new ValidationError("cluster", "only with a redis:// or rediss:// url", context);
-  if ((url === undefined) !== (token === undefined))
+  if (!tcp && (url === undefined) !== (token === undefined))
     throw url === undefined
       ? new ValidationError("url", "given together with token", context)
       : new ValidationError("token", "given together with url", context);
-  const client =
-    redis ?? (url !== undefined ? createRedis({ url, token }) : (shared?.redis ?? createRedis()));
+  // createRedis picks the transport from the url: redis:// or rediss:// is TCP, else Upstash's REST API.
+  const made = () =>
+    tcp
+      ? createRedis({ url, cluster: cluster === true })
+      : url !== undefined
+        ? createRedis({ url, token })
+        : undefined;
+  const client = redis ?? made() ?? shared?.redis ?? createRedis();
   return { ...shared, ...rest, redis: client } as ResolvedOptions<T>;
 }

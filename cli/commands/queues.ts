@@ -6,7 +6,7 @@
  * (what stays of a queue whose jobs all went).
  */
 import { ValidationError } from "../../core/index.ts";
-import { type Command, type Context, integerFlag, type Output } from "../command.ts";
+import { type CliRedis, type Command, integerFlag, type Output } from "../command.ts";
 import { cell, table } from "../table.ts";
 
 /** Job types counted, as BullMQ 6's default getJobCounts() (`paused` is meta's flag, not a list). */
@@ -42,7 +42,7 @@ const revealing = new Set(["meta", "id", "wait", "events"]);
  * last part starts with the same two letters, dropped here), so one walk finds them all.
  */
 async function scanQueues(
-  redis: ReturnType<Context["databases"]>[number]["redis"],
+  redis: CliRedis,
   prefix: string,
   maxCalls: number,
   onCall: (calls: number, found: number) => void,
@@ -98,18 +98,19 @@ Cost (billed commands): SCAN walks the whole database, not only the prefix, so a
     // pinned) shows its real counts, flagged.
     const scans: Scan[] = [];
     const foundOn = new Map<string, string>();
+    let done = 0;
     for (const database of context.databases()) {
-      const done = scans.reduce((sum, s) => sum + s.calls, 0);
       const found = await scanQueues(database.redis, context.prefix, maxCalls, (calls, count) => {
         if (calls % 25 === 0)
           context.progress.update(`scanning keys: ${done + calls} SCAN calls, ${count} queues`);
       });
       for (const name of found.names) if (!foundOn.has(name)) foundOn.set(name, database.name);
       scans.push(found);
+      done += found.calls;
     }
     const scan: Scan = {
       names: [...foundOn.keys()].sort(),
-      calls: scans.reduce((sum, s) => sum + s.calls, 0),
+      calls: done,
       complete: scans.every((s) => s.complete),
     };
     context.progress.done();
@@ -134,6 +135,7 @@ Cost (billed commands): SCAN walks the whole database, not only the prefix, so a
       });
       rows.push(...(await Promise.all(batch)));
     }
+    const several = context.databases().length > 1;
     const notice = [
       scan.complete
         ? ""
@@ -152,13 +154,13 @@ Cost (billed commands): SCAN walks the whole database, not only the prefix, so a
         : table(
             [
               { header: "QUEUE" },
-              ...(context.databases().length > 1 ? [{ header: "DATABASE" }] : []),
+              ...(several ? [{ header: "DATABASE" }] : []),
               { header: "PAUSED" },
               ...countedTypes.map((type) => ({ header: type.toUpperCase(), align: "right" as const })),
             ],
             rows.map((row) => [
               row.name,
-              ...(context.databases().length > 1 ? [row.database ?? ""] : []),
+              ...(several ? [row.database ?? ""] : []),
               row.paused ? "yes" : "no",
               ...countedTypes.map((type) => row.counts[type]),
             ]),

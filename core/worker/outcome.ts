@@ -115,8 +115,8 @@ function cancelledFailure(job: ActiveJob, error: Error, removeOnFail: KeepJobs |
     attempts: attemptsMade + 1,
   };
   // Listeners see the cancel (its reason is the failedReason); what the processor threw is its cause.
-  const cancelled = new JobCancelledError(job.cancelReason as string);
-  if (!(error instanceof JobCancelledError)) Object.defineProperty(cancelled, "cause", { value: error });
+  const reason = job.cancelReason as string;
+  const cancelled = new JobCancelledError(reason, error instanceof JobCancelledError ? {} : { cause: error });
   return { entry, result: "failed", error: cancelled };
 }
 
