@@ -526,7 +526,6 @@ function medianOf(runs: number[]): number {
   return [...runs].sort((a, b) => a - b)[Math.floor((runs.length - 1) / 2)] ?? 0;
 }
 
-/** Section 3b: the same cases with nimbusq over TCP, as BullMQ, and Redis's CPU per job beside it. */
 /** The columns both throughput tables open with, and each case's cells for them. */
 const caseColumns = [
   "network",
@@ -555,6 +554,7 @@ function roundsCell(c: ThroughputCase): string {
   return c.rounds.map((x) => `${num(x.nimbusq.jobsPerSecond)} \\| ${num(x.bullmq.jobsPerSecond)}`).join("; ");
 }
 
+/** Section 3b: the same cases with nimbusq over TCP, as BullMQ, and Redis's CPU per job beside it. */
 function throughputTcpSection(r: BenchResults): string {
   const outcome = r.sections.throughputTcp;
   const gap = missing("throughputTcp", outcome);
@@ -562,7 +562,7 @@ function throughputTcpSection(r: BenchResults): string {
   const t = outcome.result;
   const cpu = (c: ThroughputCase, side: "nimbusq" | "bullmq") =>
     num(medianOf(c.rounds.map((x) => x[side].redisCpuUsPerJob ?? Number.NaN)), 1);
-  const aims = { loopback: 1, delayed: 1.5 } as const;
+  const aims = issueTargets.ratio;
   return [
     stamp(outcome),
     "",

@@ -49,10 +49,11 @@ function meter(m: PrepareMessage) {
 
 async function prepareNimbusq(m: PrepareMessage): Promise<Prepared> {
   const { Worker, createRedis } = await import("../../core/index.ts");
-  const redis = m.nimbusqTcp
-    ? createRedis({ url: `redis://${m.tcp?.host}:${m.tcp?.port}` })
-    : createRedis({ url: m.rest?.url ?? "", token: m.rest?.token ?? "" });
   if (!m.nimbusqTcp && !m.rest) throw new Error("nimbusq needs a REST endpoint");
+  const redis =
+    m.nimbusqTcp || !m.rest
+      ? createRedis({ url: `redis://${m.tcp?.host}:${m.tcp?.port}` })
+      : createRedis({ url: m.rest.url, token: m.rest.token });
   const run = meter(m);
   const options = {
     redis,

@@ -12,6 +12,7 @@ import { type RedisServer, startRedisServer } from "../../infra/redis-server.ts"
 import { keySlot } from "../../infra/rest-server/key-slot.ts";
 import { startRedisCluster } from "../support/redis-cluster.ts";
 import { startReplicatedCluster } from "../support/replicated-cluster.ts";
+import { until } from "../support/waiting.ts";
 
 const stops: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -174,7 +175,7 @@ describe("a master killed mid-run, its replica taking over", () => {
         await new Promise((r) => setTimeout(r, 250));
       }
     })();
-    while (starts.size < 300) await new Promise((r) => setTimeout(r, 10));
+    await until("300 starts before the kill", async () => starts.size >= 300, { everyMs: 10 });
     const killedAt = Date.now();
     await masters[1]?.kill();
     await cluster.ready(30_000);
