@@ -29,6 +29,7 @@ import {
 } from "./command.ts";
 import { cancel } from "./commands/cancel.ts";
 import { clean } from "./commands/clean.ts";
+import { groups } from "./commands/groups.ts";
 import { job } from "./commands/job.ts";
 import { jobs } from "./commands/jobs.ts";
 import { metrics } from "./commands/metrics.ts";
@@ -48,6 +49,7 @@ const commands: readonly Command[] = [
   redrive,
   pause,
   resume,
+  groups,
   clean,
   schedulers,
   metrics,

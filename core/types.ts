@@ -48,6 +48,11 @@ export interface DeadLetterOptions {
   prefix?: string;
 }
 
+/** A job's group (BullMQ Pro's `opts.group`): its id follows a job id's rules, integers allowed, no `:`. */
+export interface GroupOptions {
+  id: string;
+}
+
 /** Options of one job, with BullMQ's names and meanings. */
 export interface JobsOptions {
   jobId?: string;
@@ -60,6 +65,8 @@ export interface JobsOptions {
   removeOnFail?: KeepJobs;
   deduplication?: DeduplicationOptions;
   parent?: ParentOptions;
+  /** BullMQ Pro's groups: the job is served round-robin with the other groups' jobs (docs/groups.md). */
+  group?: GroupOptions;
   timestamp?: number;
   stackTraceLimit?: number;
   keepLogs?: number;

@@ -4,11 +4,18 @@
  */
 import { ValidationError } from "./errors.ts";
 import { queueOfQualified } from "./redis/keys.ts";
-import { jobIdProblem, jobNameProblem, keyNameProblem, queueNameProblem } from "./redis/names.ts";
+import {
+  groupIdProblem,
+  jobIdProblem,
+  jobNameProblem,
+  keyNameProblem,
+  queueNameProblem,
+} from "./redis/names.ts";
 import type {
   BackoffOptions,
   DeadLetterOptions,
   DeduplicationOptions,
+  GroupOptions,
   JobsOptions,
   KeepJobs,
   ParentOptions,
@@ -52,6 +59,7 @@ const knownOptions = new Set<string>([
   "removeDependencyOnFailure",
   "timeout",
   "deadLetter",
+  "group",
 ]);
 
 export class Checker {
@@ -189,6 +197,15 @@ export function checkDeadLetter(check: Checker, field: string, value: unknown): 
   return deadLetter as unknown as DeadLetterOptions;
 }
 
+/** `group: { id }`: an id that can name the group's key (core/redis/names.ts groupIdProblem). */
+export function checkGroup(check: Checker, field: string, value: unknown): GroupOptions {
+  const group = check.object(field, value, ["id"]);
+  const id = check.string(`${field}.id`, group.id);
+  const problem = groupIdProblem(id);
+  if (problem) check.fail(`${field}.id`, problem, id);
+  return group as unknown as GroupOptions;
+}
+
 /** Checks job options; unknown keys are refused so a typo never silently does nothing. */
 export function checkJobOptions(check: Checker, field: string, value: unknown, now: number): JobsOptions {
   if (value === undefined) return {};
@@ -236,6 +253,9 @@ export function checkJobOptions(check: Checker, field: string, value: unknown, n
         break;
       case "deadLetter":
         checkDeadLetter(check, at, v);
+        break;
+      case "group":
+        checkGroup(check, at, v);
         break;
       default:
         check.boolean(at, v);

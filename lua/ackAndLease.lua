@@ -6,7 +6,9 @@ jobs the previous call peeked, and peeks the next ones. Every key it touches is 
 keys below and, in `declared`, each acked job's hash, lock and sub-keys, its parent's, deduplication
 and dead-letter keys, and each candidate's hash and lock. What needs keys unknown before the call —
 promoting due delayed jobs, pruning finished sets by count or age — is left to ackPromoteAndLease,
-which the worker calls when this one reports a due delayed job or pruning is owed.
+which the worker calls when this one reports a due delayed job or pruning is owed, and leasing
+grouped jobs (it reports groups with work as jobs ready, and the worker's next call without peeked
+ids is open). Acking grouped jobs touches their group keys, which the worker declares.
 
 KEYS
   meta  {P}meta
@@ -44,6 +46,10 @@ ARGV
   prunes  string  "" (pruning is ackPromoteAndLease's)
   unregister  string  the invocation's registry id when this may be its drain's last call, else "": removed
     when the call leaves nothing ready, leased or delayed (the drain then ends)
+  groupConcurrency  int  the worker's group.concurrency, the most jobs of one group running at once
+    across every worker (BullMQ Pro's), 0 for none
+  groupLimitMax  int  the worker's group.limit.max, the most jobs of one group started per window, 0 for none
+  groupLimitDuration  int  the worker's group.limit.duration, the window (ms), 0 for none
 ARGV repeated jobs
   id  string  job id
   token  string  the lock token the job was leased with
@@ -53,7 +59,7 @@ ARGV repeated jobs
   extra  string  the entry's other fields that differ from their defaults, as encodeIds of name, value, …:
     stacktrace (""), due (0), priority (0), lifo (""), keepCount (-1), keepAge (0), keepLimit (0),
     attempts (0), parentKey, parentPrefix, parentPolicy, dedupId, deferred, deadLetter, deadLetterId,
-    deadLetterName, deadLetterData, deadLetterOpts (all "") — see ackEntries for their meaning
+    deadLetterName, deadLetterData, deadLetterOpts, group (all "") — see ackEntries for their meaning
 REPLY  a replayed call writes nothing and answers the first call's codes and jobs
   status  int  0 leased (or nothing asked), 1 paused, 2 rate limited, 3 at global concurrency
   info  int  rate limited: the limiter's TTL (ms)

@@ -2,8 +2,9 @@
 ackPromoteAndLease: The same worker call as ackAndLease without declared keys (Upstash runs it under
 its global lock): it also promotes due delayed jobs, prunes finished sets (removeOnComplete /
 removeOnFail by count or age, for the entries acked here and for `prunes`), and leases from the
-right of wait and the lowest prioritized scores. A worker's first call, and a call after a due delayed
-job was seen or when pruning is owed.
+right of wait and the lowest prioritized scores, then round-robin from the groups (lua/includes/
+takeGroupJobs.lua: their keys are built here). A worker's first call, and a call after a due delayed
+job was seen, when pruning is owed, or when no ungrouped job was peeked.
 
 KEYS
   meta  {P}meta
@@ -39,6 +40,10 @@ ARGV
   prunes  string  finished sets to prune: "target|keepCount|keepAge|keepLimit;…"
   unregister  string  the invocation's registry id when this may be its drain's last call, else "": removed
     when the call leaves nothing ready, leased or delayed (the drain then ends)
+  groupConcurrency  int  the worker's group.concurrency, the most jobs of one group running at once
+    across every worker (BullMQ Pro's), 0 for none
+  groupLimitMax  int  the worker's group.limit.max, the most jobs of one group started per window, 0 for none
+  groupLimitDuration  int  the worker's group.limit.duration, the window (ms), 0 for none
 ARGV repeated jobs
   id  string  job id
   token  string  the lock token the job was leased with
@@ -48,7 +53,7 @@ ARGV repeated jobs
   extra  string  the entry's other fields that differ from their defaults, as encodeIds of name, value, …:
     stacktrace (""), due (0), priority (0), lifo (""), keepCount (-1), keepAge (0), keepLimit (0),
     attempts (0), parentKey, parentPrefix, parentPolicy, dedupId, deferred, deadLetter, deadLetterId,
-    deadLetterName, deadLetterData, deadLetterOpts (all "") — see ackEntries for their meaning
+    deadLetterName, deadLetterData, deadLetterOpts, group (all "") — see ackEntries for their meaning
 REPLY  a replayed call writes nothing and answers the first call's codes and jobs
   status  int  0 leased (or nothing asked), 1 paused, 2 rate limited, 3 at global concurrency
   info  int  rate limited: the limiter's TTL (ms)

@@ -28,6 +28,7 @@ ARGV repeated iterations
   optsHead  string  the iteration's opts JSON without jobId, delay and its closing brace
   priority  int  the iteration's priority, 0 for none
   lifo  flag  "1" when the iteration is lifo
+  group  string  the iteration's group id (template opts.group.id), "" for none
 REPLY
   ids  string...  per item: the id of the iteration made, or 0 when nothing was made (scheduler gone,
     stale or ended, or the job exists)
@@ -81,7 +82,8 @@ for i = 1, ARG_GROUP_COUNT do
       end
       redis.call("INCR", KEYS[KEY.idCounter])
       storeIteration(q, id, groupArg(i, ARG_GROUP.idJson), next, now, groupArg(i, ARG_GROUP.optsHead),
-        scheduler[1], scheduler[2] or "{}", groupArg(i, ARG_GROUP.priority), groupArg(i, ARG_GROUP.lifo))
+        scheduler[1], scheduler[2] or "{}", groupArg(i, ARG_GROUP.priority), groupArg(i, ARG_GROUP.lifo),
+        groupArg(i, ARG_GROUP.group))
       made = jobId
     end
   end

@@ -38,6 +38,8 @@ ARGV repeated jobs
   dedupExtend  flag  "1" to reset the window on a duplicate
   dedupReplace  flag  "1" to replace an owner that is still delayed
   repeatJobKey  string  job scheduler id (rjk), or ""
+  group  string  the job's group id (opts.group.id), or "": a grouped job goes to its group (gid
+    field; nq:g:<gid>, or nq:gdelayed when delayed), never to wait, prioritized or delayed
 REPLY fresh
   jobs  (outcome int, jobId string)...  per job: outcome 1 created, 2 duplicated (custom id exists),
     3 deduplicated (jobId is the owner)

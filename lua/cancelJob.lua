@@ -65,7 +65,7 @@ local function answer(outcome, state)
   return { outcome, state }
 end
 local job = redis.call("HMGET", KEYS[KEY.job], "timestamp", "finishedOn", "atm", "stacktrace", "parentKey",
-  "parent", "deid")
+  "parent", "deid", "gid")
 if not job[1] then
   redis.call("SET", KEYS[KEY.replayGuard], "", "XX", "KEEPTTL")
   return { -1 }
@@ -81,7 +81,7 @@ if lock then
   redis.call("SET", KEYS[KEY.lock], token .. "|cancel|" .. reason, "KEEPTTL")
   return answer(2, "active")
 end
-local state = removeFromAnyState(prefix, id, job[1])
+local state = removeFromAnyState(prefix, id, job[1], job[8] or nil)
 if state == "completed" or state == "failed" or state == "unknown" then
   -- A hash without finishedOn in a finished set, or in no structure: put back what was taken, change nothing.
   if state ~= "unknown" then redis.call("ZADD", KEYS[KEY[state]], now, id) end

@@ -2,7 +2,7 @@
 changeDelay: Reschedules a delayed job to `delay` ms from now, as BullMQ's job.changeDelay: a new
 delayed score (its sequence taken before the job leaves its old one, as BullMQ does), `delay` stored,
 and the delay marker pointed at the earliest delayed job. Safe to replay: a replayed call that had
-moved the job answers 0 again.
+moved the job answers 0 again. A grouped job's `delayed` key is {P}nq:gdelayed.
 
 KEYS
   replayGuard  nimbusq's replay guard for this call

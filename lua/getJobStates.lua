@@ -13,13 +13,15 @@ KEYS
   wait  {P}wait
   legacyPaused  {P}paused
   waitingChildren  {P}waiting-children
+  groupDelayed  {P}nq:gdelayed, nimbusq's grouped delayed jobs (a grouped job's other home, its group,
+    is known from its hash's gid: read when the job's key is given)
 KEYS repeated jobs
   job  {P}<id>, one per id in ARGV's order, to also return each job's fields; none for states only
 ARGV repeated jobs
   id  string  a job id
 REPLY states  without job keys
   states  string...  per job: completed, failed, delayed, prioritized, active, waiting,
-    waiting-children or unknown
+    waiting-children or unknown (also a grouped job ready in its group: ask with its key)
 REPLY withFields  with job keys: each state with its job's fields, read together so they agree
   jobs  (state string, fields hash)...
 EVENTS
@@ -37,6 +39,10 @@ for i = 1, ARG_GROUP_COUNT do
   elseif redis.call("LPOS", KEYS[KEY.wait], id) then state = "waiting"
   elseif redis.call("LPOS", KEYS[KEY.legacyPaused], id) then state = "waiting"
   elseif redis.call("ZSCORE", KEYS[KEY.waitingChildren], id) then state = "waiting-children"
+  elseif redis.call("ZSCORE", KEYS[KEY.groupDelayed], id) then state = "delayed"
+  elseif KEY_GROUP_COUNT > 0 and redis.call("HEXISTS", groupKey(i, KEY_GROUP.job), "gid") == 1 then
+    -- In no structure but its group's (scripts move jobs atomically): ready in its group.
+    state = "waiting"
   end
   if KEY_GROUP_COUNT > 0 then
     states[#states + 1] = state

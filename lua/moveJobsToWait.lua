@@ -3,7 +3,8 @@ moveJobsToWait: One bounded step of Queue.retryJobs (failed or completed jobs) o
 (delayed jobs), as BullMQ's moveJobsToWait: up to `count` jobs with a score up to `maxScore` leave
 their set for the head of wait (LPUSH, whatever their priority or lifo option, as in BullMQ); retried
 jobs lose their finish fields and are pending again for their parent. One marker when the queue is
-not paused or maxed. Safe to replay: a replayed step returns its first answer.
+not paused or maxed. A retried grouped job goes back to its group instead (by priority), as a worker's
+retry does. Safe to replay: a replayed step returns its first answer.
 
 KEYS
   source  {P}failed, {P}completed or {P}delayed
@@ -32,17 +33,23 @@ EVENTS
 -- @include saveResult
 -- @include isQueuePausedOrMaxed
 -- @include moveChildBackToParent
+-- @include pushGroupJobs
 local replayed = replayedResult(KEYS[KEY.replayGuard])
 if replayed then return replayed end
 local prefix, state, count = ARGV[ARG.prefix], ARGV[ARG.state], tonumber(ARGV[ARG.count])
 local jobs = redis.call("ZRANGEBYSCORE", KEYS[KEY.source], 0, ARGV[ARG.maxScore], "LIMIT", 0, count)
 if #jobs > 0 then
+  local ungrouped, grouped = jobs, {}
   if state ~= "delayed" then
     local valueField = state == "failed" and "failedReason" or "returnvalue"
+    ungrouped = {}
     for _, id in ipairs(jobs) do
       local jobKey = prefix .. id
       redis.call("HDEL", jobKey, "finishedOn", "processedOn", valueField, "nq:cancel")
-      moveChildBackToParent(jobKey, redis.call("HGET", jobKey, "parentKey"), state)
+      local fields = redis.call("HMGET", jobKey, "parentKey", "gid", "priority")
+      moveChildBackToParent(jobKey, fields[1], state)
+      -- A grouped job goes back to its group.
+      if fields[2] then grouped[#grouped + 1] = { gid = fields[2], id = id, priority = fields[3] } else ungrouped[#ungrouped + 1] = id end
     end
   end
   local maxLen = eventsMaxLen(KEYS[KEY.meta])
@@ -52,8 +59,11 @@ if #jobs > 0 then
   for from = 1, #jobs, 4000 do
     local to = math.min(from + 3999, #jobs)
     redis.call("ZREM", KEYS[KEY.source], unpack(jobs, from, to))
-    redis.call("LPUSH", KEYS[KEY.wait], unpack(jobs, from, to))
   end
+  for from = 1, #ungrouped, 4000 do
+    redis.call("LPUSH", KEYS[KEY.wait], unpack(ungrouped, from, math.min(from + 3999, #ungrouped)))
+  end
+  pushGroupJobs(prefix, KEYS[KEY.meta], grouped)
   if not isQueuePausedOrMaxed(KEYS[KEY.meta], KEYS[KEY.active]) then
     redis.call("ZADD", KEYS[KEY.marker], 0, "0")
   end

@@ -36,6 +36,7 @@ EVENTS
 -- @include noteAttention
 -- @include eventsMaxLen
 -- @include pushReadyJob
+-- @include pushGroupJobs
 -- @include startGuardedMove
 -- @include moveChildBackToParent
 local jobKey, jobId, state = KEYS[KEY.jobKey], ARGV[ARG.jobId], ARGV[ARG.state]
@@ -45,11 +46,16 @@ local dropped = { "finishedOn", "processedOn", state == "failed" and "failedReas
 if ARGV[ARG.resetAttemptsMade] == "1" then dropped[#dropped + 1] = "atm" end
 if ARGV[ARG.resetAttemptsStarted] == "1" then dropped[#dropped + 1] = "ats" end
 redis.call("HDEL", jobKey, unpack(dropped))
-local fields = redis.call("HMGET", jobKey, "priority", "parentKey")
+local fields = redis.call("HMGET", jobKey, "priority", "parentKey", "gid")
 local priority = tonumber(fields[1]) or 0
 local k = {}
 for name, index in pairs(KEY) do k[name] = KEYS[index] end
-pushReadyJob(k, jobId, priority, ARGV[ARG.lifo] == "1")
+if fields[3] then
+  pushGroupJobs(string.sub(KEYS[KEY.events], 1, -7), KEYS[KEY.meta],
+    { { gid = fields[3], id = jobId, priority = priority, lifo = ARGV[ARG.lifo] == "1" } })
+else
+  pushReadyJob(k, jobId, priority, ARGV[ARG.lifo] == "1")
+end
 moveChildBackToParent(jobKey, fields[2], state)
 local maxLen = eventsMaxLen(KEYS[KEY.meta])
 redis.call("XADD", KEYS[KEY.events], "MAXLEN", "~", maxLen, "*", "event", "waiting", "jobId", jobId, "prev", state)

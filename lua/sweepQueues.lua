@@ -47,7 +47,7 @@ EVENTS
   waiting prev delayed (promotion); waiting prev active and stalled (stalled jobs).
 ]]
 -- @include checkIntegerArgs
--- @include promoteDelayedJobs
+-- @include sweepDelayed
 -- @include checkStalledJobs
 -- @include settleAttention
 -- @include missingIterations
@@ -77,26 +77,15 @@ for g = 1, KEY_GROUP_COUNT do
     cursor = last[1] and last[1][1] or "0-0"
     redis.call("HSET", KEYS[KEY.cursors], q.events, cursor)
   end
-  local promoted, nextDelayedAt = 0, 0
-  local first = redis.call("ZRANGE", q.delayed, 0, 0, "WITHSCORES")
-  if first[2] and tonumber(first[2]) <= (now + 1) * 4096 - 1 then
-    local moved = promoteDelayedJobs(q.prefix, q.delayed, q.wait, q.prioritized, q.priorityCounter, q.events, now,
-      tonumber(ARGV[ARG.promoteLimit]))
-    for id in pairs(moved) do
-      redis.call("HSET", q.prefix .. id, "delay", 0)
-      promoted = promoted + 1
-    end
-    if promoted > 0 and redis.call("HEXISTS", q.meta, "paused") == 0 then redis.call("ZADD", q.marker, 0, "0") end
-    first = redis.call("ZRANGE", q.delayed, 0, 0, "WITHSCORES")
-  end
-  if first[2] then nextDelayedAt = math.floor(tonumber(first[2]) / 4096) end
+  local promoted, nextDelayedAt, readyGroups = sweepDelayed(q, now, tonumber(ARGV[ARG.promoteLimit]))
   local active, stalled, nextStalledCheckAt = redis.call("LLEN", q.active), {}, 0
   if active > 0 then
     stalled = checkStalledJobs(q, now, ARGV[ARG.stalledInterval], tonumber(ARGV[ARG.maxStalledCount])) or {}
     nextStalledCheckAt = now + math.max(redis.call("PTTL", q.stalledCheck), 0)
     active = redis.call("LLEN", q.active)
   end
-  local waiting, prioritized = redis.call("LLEN", q.wait), redis.call("ZCARD", q.prioritized)
+  -- Groups with ready jobs count as waiting jobs: a lost kick leaves them too.
+  local waiting, prioritized = redis.call("LLEN", q.wait) + readyGroups, redis.call("ZCARD", q.prioritized)
   local paused, workers, batchSize, concurrency = 0, 0, 0, 0
   if waiting + prioritized + active > 0 then
     local meta = redis.call("HMGET", q.meta, "paused", "nq:batchSize", "nq:concurrency")

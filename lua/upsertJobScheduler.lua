@@ -33,6 +33,7 @@ ARGV
   optsHead  string  the iteration's opts JSON without jobId, delay and its closing brace
   priority  int  the iterations' priority, 0 for none
   lifo  flag  "1" when the iterations are lifo
+  group  string  the iterations' group id (template opts.group.id), "" for none
   maxLenEvents  int  the events stream's approximate cap (MAXLEN ~)
 REPLY added
   jobId  string  the new iteration's id
@@ -121,7 +122,7 @@ local q = { prefix = prefix, wait = KEYS[KEY.wait], prioritized = KEYS[KEY.prior
 loadQueueMeta(q, ARGV[ARG.maxLenEvents])
 local data = ARGV[ARG.data] ~= "" and ARGV[ARG.data] or "{}"
 local delay = storeIteration(q, id, ARGV[ARG.idJson], next, now, ARGV[ARG.optsHead], ARGV[ARG.name], data,
-  ARGV[ARG.priority], ARGV[ARG.lifo])
+  ARGV[ARG.priority], ARGV[ARG.lifo], ARGV[ARG.group])
 flushQueue(q)
 noteAttention(KEYS[KEY.attention], prefix, 0)
 return { jobId, delay }

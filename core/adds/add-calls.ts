@@ -112,6 +112,7 @@ export function jobArgs(job: NewJob, queue: number) {
     dedupExtend: flag(dedup?.extend),
     dedupReplace: flag(dedup?.replace),
     repeatJobKey: job.repeatJobKey ?? "",
+    group: job.opts.group?.id ?? "",
   };
 }
 

@@ -80,7 +80,7 @@ const handoffOverheadBytes = 512;
 
 /**
  * The hash a job would be handed over with (name, value, …), or undefined when it cannot be: only a
- * job ready now (no delay, priority, parent, deduplication or scheduler) small enough for an
+ * job ready now (no delay, priority, parent, deduplication, group or scheduler) small enough for an
  * asynchronous invocation's payload with its hash as JSON. A custom id that exists makes the add a
  * duplicate, as any add.
  */
@@ -88,7 +88,7 @@ export function handoffFields(job: NewJob, now: number): string[] | undefined {
   const { opts } = job;
   if (job.generatedId || job.repeatJobKey || (job.placement !== "wait" && job.placement !== "lifo"))
     return undefined;
-  if (opts.parent || opts.deduplication) return undefined;
+  if (opts.parent || opts.deduplication || opts.group) return undefined;
   if (job.dataText.length > maxHandoffBytes) return undefined;
   const fields = handedFields(job, now);
   const probe = { id: "", token: "", invocation: "", lockedAt: now, leaseMs: 0, fields };

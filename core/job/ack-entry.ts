@@ -30,6 +30,8 @@ export interface AckEntry {
   deadLetterName: string;
   deadLetterData: string;
   deadLetterOpts: string;
+  /** The job's group id (opts.group.id); "" or absent for none. */
+  group?: string;
 }
 
 /** removeOnComplete / removeOnFail as the scripts take them: a count (-1 keep all), an age (s), a limit. */

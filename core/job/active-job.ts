@@ -66,6 +66,8 @@ export class ActiveJob<TData = unknown, TResult = unknown> extends Job<TData, TR
     this.cancelReason = reason;
     this.abortAttempt(new JobCancelledError(reason));
   }
+  /** @internal Worker.rateLimitGroup held this job's group: its RateLimitError holds only that group. */
+  groupRateLimited = false;
   /** @internal */
   intent: JobIntent | undefined;
   /** @internal */

@@ -20,6 +20,7 @@ import {
 import {
   attentionKey,
   defaultReplayGuardTtlMs,
+  groupKeys,
   jobKey,
   queueKeyPrefix,
   queueKeys,
@@ -97,10 +98,20 @@ export async function removeJobWithChildren(
   if (reply.form === "refused") refuse(reply.code, "remove", context, id);
 }
 
-/** BullMQ's `job.promote()`: a delayed job is ready now. JobNotInStateError when it is not delayed. */
-export async function promote(context: QueueContext, id: string): Promise<void> {
+/** A grouped job's delayed set is nimbusq's own (lua/includes/groupKeys.lua). */
+function delayedKeyOf(context: QueueContext, grouped: boolean): string | undefined {
+  return grouped ? groupKeys(queueKeyPrefix(context.prefix, context.queueName)).delayed : undefined;
+}
+
+/**
+ * BullMQ's `job.promote()`: a delayed job is ready now (a grouped one in its group). JobNotInStateError
+ * when it is not delayed.
+ */
+export async function promote(context: QueueContext, id: string, grouped = false): Promise<void> {
+  const keys = keysOf(context, id);
+  const delayed = delayedKeyOf(context, grouped) ?? keys.delayed;
   const reply = decodePromoteJob(
-    await runScript(context.port, promoteJob, keysOf(context, id), { jobId: id, guardTtl }),
+    await runScript(context.port, promoteJob, { ...keys, delayed }, { jobId: id, guardTtl }),
   );
   if (reply.form === "refused") refuse(reply.code, "promote", context, id, "delayed");
 }
@@ -109,16 +120,28 @@ export async function promote(context: QueueContext, id: string): Promise<void> 
  * BullMQ's `job.changeDelay(delay)`: a delayed job is due `delay` ms from now. JobNotInStateError
  * when it is not delayed.
  */
-export async function changeDelay(context: QueueContext, id: string, delay: number): Promise<void> {
+export async function changeDelay(
+  context: QueueContext,
+  id: string,
+  delay: number,
+  grouped = false,
+): Promise<void> {
   const now = context.clock();
   new Checker(`Job "${id}": changeDelay`).integer("delay", delay, 0, maxDueTime - now);
+  const keys = keysOf(context, id);
+  const delayed = delayedKeyOf(context, grouped) ?? keys.delayed;
   const reply = decodeChangeDelay(
-    await runScript(context.port, changeDelayScript, keysOf(context, id), {
-      jobId: id,
-      delay,
-      now,
-      guardTtl,
-    }),
+    await runScript(
+      context.port,
+      changeDelayScript,
+      { ...keys, delayed },
+      {
+        jobId: id,
+        delay,
+        now,
+        guardTtl,
+      },
+    ),
   );
   if (reply.form === "refused") refuse(reply.code, "changeDelay", context, id, "delayed");
 }

@@ -9,7 +9,7 @@ import {
   getDependencyCounts,
   getJobStates,
 } from "../redis/generated/scripts.ts";
-import { jobKey, jobSubKeys, queueKeys, queueQualifiedName } from "../redis/keys.ts";
+import { jobKey, jobSubKeys, queueQualifiedName, stateKeys } from "../redis/keys.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import { runScript } from "../redis/scripts.ts";
 import type { JobState, JobsOptions } from "../types.ts";
@@ -161,7 +161,7 @@ export class Job<TData = unknown, TResult = unknown> {
       await runScript(
         port,
         getJobStates,
-        { ...queueKeys(prefix, queueName), jobs: [{ job: jobKey(prefix, queueName, id) }] },
+        { ...stateKeys(prefix, queueName), jobs: [{ job: jobKey(prefix, queueName, id) }] },
         { jobs: [{ id }] },
       ),
       ["withFields"],
@@ -179,10 +179,14 @@ export class Job<TData = unknown, TResult = unknown> {
     if (!first) return [];
     const { port, prefix, queueName } = first.context;
     const ids = jobs.map((job) => ({ id: job.id }));
-    const { states } = decodeGetJobStates(
-      await runScript(port, getJobStates, { ...queueKeys(prefix, queueName), jobs: [] }, { jobs: ids }),
-      ["states"],
+    // A grouped job ready in its group is told by its hash: then the call reads the jobs' keys too.
+    const keyed = jobs.some((job) => job.opts.group)
+      ? jobs.map((job) => ({ job: jobKey(prefix, queueName, job.id) }))
+      : [];
+    const reply = decodeGetJobStates(
+      await runScript(port, getJobStates, { ...stateKeys(prefix, queueName), jobs: keyed }, { jobs: ids }),
     );
+    const states = reply.form === "states" ? reply.states : reply.jobs.map((read) => read.state);
     if (states.length !== jobs.length)
       throw new UnexpectedReplyError(
         `getState of ${jobs.length} job(s) in queue "${queueName}": unexpected reply`,
@@ -261,13 +265,13 @@ export class Job<TData = unknown, TResult = unknown> {
 
   /** Makes a delayed job ready now (BullMQ's `promote`); JobNotInStateError when it is not delayed. */
   async promote(): Promise<void> {
-    await promote(this.context, this.id);
+    await promote(this.context, this.id, this.opts.group !== undefined);
     this.delay = 0;
   }
 
   /** Makes a delayed job due `delay` ms from now (BullMQ's `changeDelay`). */
   async changeDelay(delay: number): Promise<void> {
-    await changeDelay(this.context, this.id, delay);
+    await changeDelay(this.context, this.id, delay, this.opts.group !== undefined);
     this.delay = delay;
   }
 

@@ -1,5 +1,6 @@
 /** Queues: Queue and FlowProducer, maintenance and metrics (adds live in core/adds/). */
 export { type FlowOpts, FlowProducer, type FlowProducerOptions, type JobNode } from "./flow-producer.ts";
+export type { GroupStatus, GroupSummary } from "./groups.ts";
 export {
   type CleanState,
   cleanStates,

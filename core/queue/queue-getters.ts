@@ -1,7 +1,7 @@
 /**
  * What a Queue reads — jobs, counts, states, logs — and the local events it emits, as BullMQ's
  * QueueGetters under its Queue. Every read is one call (a long range in pages of short calls); the
- * writes live in queue.ts.
+ * writes live in queue.ts, but for pausing and resuming a group, beside the group reads.
  */
 import { NotSupportedError, UnexpectedReplyError } from "../errors.ts";
 import { Emitter } from "../events/emitter.ts";
@@ -16,12 +16,21 @@ import {
   getJobLogs,
   getJobStates,
 } from "../redis/generated/scripts.ts";
-import { attentionKey, jobKey, jobSubKeys, queueKeys } from "../redis/keys.ts";
+import {
+  attentionKey,
+  groupJobsKey,
+  jobKey,
+  jobSubKeys,
+  queueKeyPrefix,
+  queueKeys,
+  stateKeys,
+} from "../redis/keys.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
 import { runScript } from "../redis/scripts.ts";
 import type { JobState, JobType } from "../types.ts";
 import { Checker } from "../validate.ts";
+import { checkGroupId, type GroupSummary, readGroupSummaries, setGroupPaused } from "./groups.ts";
 
 /**
  * BullMQ's Queue events, local to this object (QueueEvents hears what every producer and worker
@@ -170,11 +179,18 @@ export abstract class QueueGetters<TData = unknown> extends Emitter<QueueListene
     const check = new Checker(`Queue "${this.name}": getJobState`);
     check.string("id", id);
     const { states } = decodeGetJobStates(
-      await runScript(this.port, getJobStates, { ...this.keys, jobs: [] }, { jobs: [{ id }] }),
+      await runScript(
+        this.port,
+        getJobStates,
+        { ...stateKeys(this.prefix, this.name), jobs: [] },
+        { jobs: [{ id }] },
+      ),
       ["states"],
     );
     if (states.length !== 1)
       throw new UnexpectedReplyError(`getJobState of job "${id}" in queue "${this.name}": unexpected reply`);
+    // A grouped job ready in its group is in none of BullMQ's structures: its hash tells.
+    if (states[0] === "unknown") return (await this.getJobWithState(id))?.state ?? "unknown";
     return states[0] as JobState;
   }
 
@@ -218,5 +234,61 @@ export abstract class QueueGetters<TData = unknown> extends Emitter<QueueListene
   /** Not available, as `getWorkers`. */
   getWorkersCount(): Promise<never> {
     return this.getWorkers();
+  }
+
+  /** BullMQ Pro's groups (docs/groups.md): every known group from `start` to `end`, sorted by id. */
+  async getGroups(start = 0, end = -1): Promise<GroupSummary[]> {
+    const check = new Checker(`Queue "${this.name}": getGroups`);
+    check.integer("start", start, 0);
+    check.integer("end", end, -1);
+    return (await readGroupSummaries(this.context, undefined, start, end)).groups;
+  }
+
+  /** One group's summary: its status, ready and running jobs (`empty` for a group nobody knows). */
+  async getGroupStatus(groupId: string): Promise<GroupSummary> {
+    const id = checkGroupId(`Queue "${this.name}": getGroupStatus`, groupId);
+    const { groups } = await readGroupSummaries(this.context, [id]);
+    return groups[0] ?? { id, status: "empty", waiting: 0, active: 0 };
+  }
+
+  /** A group's ready jobs, next first, from `start` to `end` (BullMQ Pro's getGroupJobs). */
+  async getGroupJobs(groupId: string, start = 0, end = -1): Promise<Job<TData>[]> {
+    const id = checkGroupId(`Queue "${this.name}": getGroupJobs`, groupId);
+    const check = new Checker(`Queue "${this.name}": getGroupJobs`);
+    check.integer("start", start, 0);
+    check.integer("end", end, -1);
+    const key = groupJobsKey(queueKeyPrefix(this.prefix, this.name), id);
+    return await readJobPages<TData>(this.context, [{ key, kind: "zset", type: "group" }], start, end, true);
+  }
+
+  /** How many ready jobs a group has. */
+  async getGroupJobsCount(groupId: string): Promise<number> {
+    return (await this.getGroupStatus(groupId)).waiting;
+  }
+
+  /** How many jobs of a group run now. */
+  async getGroupActiveCount(groupId: string): Promise<number> {
+    return (await this.getGroupStatus(groupId)).active;
+  }
+
+  /** Ready jobs in all groups, read `maxGroups` groups per call (BullMQ Pro's getGroupsJobsCount). */
+  async getGroupsJobsCount(maxGroups = 1000): Promise<number> {
+    new Checker(`Queue "${this.name}": getGroupsJobsCount`).integer("maxGroups", maxGroups, 1);
+    let total = 0;
+    for (let start = 0; ; start += maxGroups) {
+      const page = await readGroupSummaries(this.context, undefined, start, start + maxGroups - 1);
+      for (const group of page.groups) total += group.waiting;
+      if (start + maxGroups >= page.total) return total;
+    }
+  }
+
+  /** Stops workers from taking the group's jobs until resumed; its running jobs finish. True when it changed. */
+  pauseGroup(groupId: string): Promise<boolean> {
+    return setGroupPaused(this.context, checkGroupId(`Queue "${this.name}": pauseGroup`, groupId), true);
+  }
+
+  /** Lets workers take the group's jobs again, in turn with the others. True when it changed. */
+  resumeGroup(groupId: string): Promise<boolean> {
+    return setGroupPaused(this.context, checkGroupId(`Queue "${this.name}": resumeGroup`, groupId), false);
   }
 }

@@ -161,6 +161,17 @@ export function decodeScheduler(id: string, hash: StoredJob, next: number): JobS
   return scheduler;
 }
 
+/** A stored job's group id (opts.group.id, BullMQ Pro's groups), or "". */
+export function groupIdOf(opts: Record<string, unknown>): string {
+  const group = opts.group as { id?: unknown } | undefined;
+  return typeof group?.id === "string" ? group.id : "";
+}
+
+/** Length-prefixed strings ("<bytes>:<text>" each), what the scripts' decodeIds reads. */
+export function encodeIds(texts: readonly string[]): string {
+  return texts.map((text) => `${utf8Length(text)}:${text}`).join("");
+}
+
 /** Bytes of a string in UTF-8, which is how Lua's `#` measures the strings Redis hands a script. */
 export function utf8Length(text: string): number {
   let bytes = text.length;

@@ -147,6 +147,35 @@ export function replayGuardKey(prefix: string, queueName: string, token: string)
   return `${prefix}:nq-req:${queueName}:${token}`;
 }
 
+/**
+ * nimbusq's keys of a queue's groups (BullMQ Pro's groups) under its prefix `{P}`, as
+ * lua/includes/groupKeys.lua names them: the round-robin ring of groups with ready jobs, the turn
+ * counter, grouped delayed jobs, paused groups, running jobs per group and rate-limited groups.
+ */
+export function groupKeys(queuePrefix: string) {
+  return {
+    ring: `${queuePrefix}nq:groups`,
+    counter: `${queuePrefix}nq:gc`,
+    delayed: `${queuePrefix}nq:gdelayed`,
+    paused: `${queuePrefix}nq:gpaused`,
+    running: `${queuePrefix}nq:grun`,
+    limited: `${queuePrefix}nq:glimited`,
+  };
+}
+
+/** The keys getJobStates reads: the queue's, and its grouped delayed jobs. */
+export function stateKeys(prefix: string, queueName: string) {
+  return {
+    ...queueKeys(prefix, queueName),
+    groupDelayed: groupKeys(queueKeyPrefix(prefix, queueName)).delayed,
+  };
+}
+
+/** `{P}nq:g:<gid>`, a group's ready jobs (ZSET). */
+export function groupJobsKey(queuePrefix: string, groupId: string): string {
+  return `${queuePrefix}nq:g:${groupId}`;
+}
+
 /** `{P}nq:workers`, nimbusq's registry of running worker invocations (a single `:` keeps it out of job ids). */
 export function workerRegistryKey(prefix: string, queueName: string): string {
   return `${queueKeyPrefix(prefix, queueName)}nq:workers`;

@@ -125,6 +125,21 @@ export function jobIdProblem(id: string): string | undefined {
   return undefined;
 }
 
+/**
+ * What a group id breaks (`opts.group.id`, BullMQ Pro's groups), or undefined: it names the group's
+ * key `{P}nq:g:<id>`, so a job id's rules apply, except that integers are fine (tenant numbers) and
+ * `:` is not (it would read as a key separator).
+ */
+export function groupIdProblem(id: string): string | undefined {
+  if (id === "") return "a non-empty string";
+  if (id.includes(":")) return 'a group id without ":"';
+  if (id.length > maxJobIdLength) return `at most ${maxJobIdLength} characters`;
+  if (loneSurrogate.test(id)) return "well-formed Unicode (no lone surrogate)";
+  if (controlCharacter.test(id)) return "a group id without control characters (NUL, CR, LF, …)";
+  if (invisibleCharacter.test(id)) return `a group id with ${invisibleRule}`;
+  return undefined;
+}
+
 /** What a job name breaks, or undefined: any string of at most 1,000 bytes of UTF-8. */
 export function jobNameProblem(name: string): string | undefined {
   const bytes = utf8Length(name);

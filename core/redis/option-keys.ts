@@ -35,6 +35,7 @@ export const optionKeys = [
   "maxRequestBytes",
   "maxCallsInFlight",
   "limiter",
+  "group",
   "name",
   "maxStalledCount",
   "stalledInterval",

@@ -100,6 +100,7 @@ export async function upsertScheduler<TData>(
     optsHead: JSON.stringify(iterationOpts).slice(0, -1),
     priority: opts.priority ?? 0,
     lifo: opts.lifo ? "1" : "",
+    group: opts.group?.id ?? "",
     maxLenEvents,
   });
   const reply = decodeUpsertJobScheduler(raw);

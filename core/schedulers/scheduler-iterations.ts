@@ -7,7 +7,7 @@
  */
 
 import type { ActiveJob } from "../job/active-job.ts";
-import { decodeScheduler, encodeOptions, hashFromFlat } from "../redis/codec.ts";
+import { decodeScheduler, encodeOptions, groupIdOf, hashFromFlat } from "../redis/codec.ts";
 import {
   type AddIterationsArgsIterationsItem,
   addIterations,
@@ -41,6 +41,7 @@ function item(
     optsHead: optsHead(opts),
     priority: Number(opts.priority ?? 0),
     lifo: opts.lifo === true ? "1" : "",
+    group: groupIdOf(opts),
   };
 }
 

@@ -67,6 +67,9 @@ export interface CycleRequest {
   prunes: string;
   limiterMax: number;
   limiterDuration: number;
+  groupConcurrency: number;
+  groupLimitMax: number;
+  groupLimitDuration: number;
   workerName: string;
   maxLenEvents: number;
   events: EventsLevel;
@@ -115,6 +118,9 @@ export async function cycle(context: QueueContext, request: CycleRequest): Promi
     candidates: request.open ? "" : encodeIds(request.candidates),
     limiterMax: request.limiterMax,
     limiterDuration: request.limiterDuration,
+    groupConcurrency: request.groupConcurrency,
+    groupLimitMax: request.groupLimitMax,
+    groupLimitDuration: request.groupLimitDuration,
     workerName: request.workerName,
     guardTtl: guardTtlMs,
     maxLenEvents: request.maxLenEvents,

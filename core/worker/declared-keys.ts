@@ -2,11 +2,11 @@
  * Every key an ackAndLease call may touch beyond the queue's own, so the call can run under Upstash's
  * key-based locking (`allow-key-locking`: an undeclared key is an error). Derived from what the
  * worker already knows: each acked job's id, parent, deduplication id and dead-letter target, and
- * the ids the previous call peeked.
+ * the ids the previous call peeked, and the keys of acked jobs' groups.
  */
 
 import type { AckEntry } from "../job/ack-entry.ts";
-import { jobSubKeys } from "../redis/keys.ts";
+import { groupJobsKey, groupKeys, jobSubKeys } from "../redis/keys.ts";
 
 /** The parent queue's structures that finishing a child may move its parent between. */
 const parentQueueSuffixes = [
@@ -41,6 +41,11 @@ export function ackEntryKeys(queuePrefix: string, entry: AckEntry): string[] {
     keys.push(entry.deadLetter + entry.deadLetterId);
     for (const suffix of deadLetterQueueSuffixes) keys.push(entry.deadLetter + suffix);
   }
+  // A grouped job frees its group's slot and may go back to its group (or its delayed set).
+  if (entry.group) {
+    const group = groupKeys(queuePrefix);
+    keys.push(group.running, group.counter, group.delayed, groupJobsKey(queuePrefix, entry.group));
+  }
   return keys;
 }
 
@@ -56,7 +61,8 @@ export function declaredKeys(
   entries: AckEntry[],
   candidates: string[],
 ): { key: string }[] {
-  const keys = new Set<string>();
+  // The lease looks whether groups have work (a declared call leases none of them).
+  const keys = new Set<string>([groupKeys(queuePrefix).ring]);
   for (const entry of entries) for (const key of ackEntryKeys(queuePrefix, entry)) keys.add(key);
   for (const id of candidates) for (const key of candidateKeys(queuePrefix, id)) keys.add(key);
   return [...keys].map((key) => ({ key }));

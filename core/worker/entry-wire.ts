@@ -5,12 +5,9 @@
  */
 
 import type { AckEntry } from "../job/ack-entry.ts";
-import { utf8Length } from "../redis/codec.ts";
+import { encodeIds } from "../redis/codec.ts";
 
-/** Length-prefixed strings ("<bytes>:<text>" each), what the scripts' decodeIds reads. */
-export function encodeIds(texts: readonly string[]): string {
-  return texts.map((text) => `${utf8Length(text)}:${text}`).join("");
-}
+export { encodeIds };
 
 /** AckEntry fields the script assumes when the call leaves them out. */
 const entryDefaults: Partial<Record<keyof AckEntry, string>> = {
@@ -28,6 +25,7 @@ const entryDefaults: Partial<Record<keyof AckEntry, string>> = {
   dedupId: "",
   deferred: "",
   deadLetter: "",
+  group: "",
 };
 const sentAlways = new Set(["id", "token", "outcome", "value", "attemptsMade"]);
 

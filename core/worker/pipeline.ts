@@ -196,7 +196,7 @@ export class Pipeline {
     if (held.startedAt !== undefined) this.gate.attemptTook(this.now() - held.startedAt);
     if (!held.lost) {
       decideHeld(this.setup, held, settled);
-      if (settled.kind === "threw" && settled.error instanceof RateLimitError) {
+      if (settled.kind === "threw" && settled.error instanceof RateLimitError && !held.job.groupRateLimited) {
         this.stopReason ??= "rate-limited";
         this.handBackQueued = true;
         this.rateLimitedUntil = this.now();

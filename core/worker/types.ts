@@ -66,6 +66,13 @@ export interface WorkerOptions {
    */
   maxCallsInFlight?: number;
   limiter?: { max: number; duration: number };
+  /**
+   * BullMQ Pro's group settings for grouped jobs (`opts.group`, docs/groups.md): `concurrency`, the
+   * most jobs of one group running at once across every worker and invocation; `limit`, the most
+   * jobs of one group started per `duration` ms (fixed windows, as Pro counts them). Give every worker
+   * of the queue the same values, as Pro asks.
+   */
+  group?: { concurrency?: number; limit?: { max: number; duration: number } };
   /** Written to each job's `processedBy`. */
   name?: string;
   maxStalledCount?: number;

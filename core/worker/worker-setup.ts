@@ -41,6 +41,11 @@ export interface PipelineSettings {
   maxCallsInFlight: number;
   limiterMax: number;
   limiterDuration: number;
+  /** group.concurrency, 0 for none. */
+  groupConcurrency: number;
+  /** group.limit's max and duration (ms), 0 for none. */
+  groupLimitMax: number;
+  groupLimitDuration: number;
   workerName: string;
   maxLenEvents: number;
   events: EventsLevel;

@@ -6,6 +6,7 @@
  */
 
 import { checkWorkerDeadLetter } from "../dead-letter/dead-letter.ts";
+import { RateLimitError } from "../errors.ts";
 import { Emitter } from "../events/emitter.ts";
 import type { ActiveJob } from "../job/active-job.ts";
 import type { BackoffStrategy } from "../job/backoff.ts";
@@ -25,6 +26,7 @@ import {
 } from "../validate.ts";
 import { defaultMaxRequestBytes } from "./ack-size.ts";
 import { runStalledCheck } from "./calls.ts";
+import { checkGroupOptions, holdGroup } from "./group-limit.ts";
 import { Pipeline } from "./pipeline.ts";
 import { pollDrains } from "./poll.ts";
 import { isProcessorFile, type Sandbox, sandboxFor } from "./sandbox.ts";
@@ -136,6 +138,7 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
       this.sandbox?.processor ?? (processor as Processor as (job: ActiveJob) => Promise<unknown>);
     const shards = isShardMap(options.redis) ? options.redis : undefined;
     checkWorkerDeadLetter(check, options.deadLetter, queueName, options.prefix ?? defaultPrefix, shards);
+    checkGroupOptions(check, options.group);
     if (options.limiter) {
       check.integer("limiter.max", options.limiter.max, 1);
       check.integer("limiter.duration", options.limiter.duration, 1);
@@ -160,6 +163,20 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
     new Checker(`Worker "${this.name}": rateLimit`).integer("ms", ms, 1);
     const keys = queueKeys(this.context.prefix, this.name);
     decodeSetRateLimit(await runScript(this.context.port, setRateLimit, { limiter: keys.limiter }, { ms }));
+  }
+
+  /**
+   * Holds the job's group for `ms` (BullMQ Pro's rateLimitGroup): no worker takes its jobs until then,
+   * the other groups keep going. Throw `Worker.RateLimitError()` after it: the job goes back to the
+   * front of its group, uncounted.
+   */
+  async rateLimitGroup(job: ActiveJob, ms: number): Promise<void> {
+    await holdGroup(this.context, job, ms);
+  }
+
+  /** The error to throw after `rateLimit` or `rateLimitGroup` (BullMQ's Worker.RateLimitError()). */
+  static RateLimitError(): RateLimitError {
+    return new RateLimitError();
   }
 
   /** BullMQ's stalled check for this queue; returns the requeued ids (empty when it ran recently). */
@@ -241,6 +258,9 @@ export class Worker<TData = unknown, TResult = unknown> extends Emitter<WorkerEv
         maxCallsInFlight: this.maxCallsInFlight,
         limiterMax: this.options.limiter?.max ?? 0,
         limiterDuration: this.options.limiter?.duration ?? 0,
+        groupConcurrency: this.options.group?.concurrency ?? 0,
+        groupLimitMax: this.options.group?.limit?.max ?? 0,
+        groupLimitDuration: this.options.group?.limit?.duration ?? 0,
         workerName: this.options.name ?? "",
         maxLenEvents: this.maxLenEvents,
         events: this.events,

@@ -8,6 +8,7 @@ import type { AppEnv } from "./app-env.ts";
 import { addCancelRoute } from "./cancel-route.ts";
 import { corsMiddleware, preflightResponse } from "./cors.ts";
 import { addEnqueueRoute } from "./enqueue.ts";
+import { addGroupRoutes } from "./group-routes.ts";
 import { errorBody, errorCodes, errorResponse, HttpError } from "./http-errors.ts";
 import { addJobListRoute } from "./job-list-route.ts";
 import { addJobRoutes } from "./job-routes.ts";
@@ -80,6 +81,7 @@ export function createHttpApp(options: HttpOptions): Hono<AppEnv> {
   addJobRoutes(app, access);
   addCancelRoute(app, access);
   addQueueRoutes(app, access);
+  addGroupRoutes(app, access);
   addMaintenanceRoutes(app, access);
   addRedriveRoute(app, access);
   refuseOtherMethods(app, settings);

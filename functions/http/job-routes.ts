@@ -166,6 +166,7 @@ export function addJobRoutes(app: Hono<AppEnv>, access: QueueAccess): void {
     const job = await access.findJob(queue, access.jobId(c));
     const prev = await retryFinished(job, state, opts);
     await access.kick(queue.name);
-    return c.json({ id: job.id, state: job.priority > 0 ? "prioritized" : ("waiting" as const), prev }, 200);
+    const now = job.priority > 0 && !job.opts.group ? "prioritized" : ("waiting" as const);
+    return c.json({ id: job.id, state: now, prev }, 200);
   });
 }

@@ -113,6 +113,10 @@ const optionShape = {
     z.strictObject({ queue: queueName, prefix: optional(text()) }, { error: "an object { queue, prefix }" }),
     { description: "nimbusq: copy the job to this queue when it fails for good" },
   ),
+  group: optional(z.strictObject({ id: text() }, { error: "an object { id }" }), {
+    description:
+      "BullMQ Pro's groups: the job is served round-robin with other groups' jobs (a tenant, a customer). The id has no ':'",
+  }),
 };
 
 export const jobOptions = named(

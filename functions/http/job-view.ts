@@ -34,10 +34,11 @@ export function jobView(job: Job, state: JobState): JobView {
 
 /**
  * Where a job the add just created stands, known without asking Redis: the add placed it by its own
- * delay and priority (a paused queue still keeps new jobs in wait, as BullMQ 6 does).
+ * delay, priority and group (a paused queue still keeps new jobs in wait, as BullMQ 6 does).
  */
 export function stateOfCreatedJob(job: Job): JobState {
   if (job.delay > 0) return "delayed";
-  if (job.priority > 0) return "prioritized";
+  // A grouped job waits in its group, by priority there too (docs/groups.md).
+  if (job.priority > 0 && !job.opts.group) return "prioritized";
   return "waiting";
 }

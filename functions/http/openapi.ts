@@ -6,6 +6,7 @@
 import type { ApiRoute } from "./api-route.ts";
 import { cancelJobRoute } from "./cancel-route.ts";
 import { addJobsRoute } from "./enqueue.ts";
+import { listGroupsRoute, pauseGroupRoute, resumeGroupRoute } from "./group-routes.ts";
 import { listJobsRoute } from "./job-list-route.ts";
 import { getJobRoute, removeJobRoute, retryJobRoute } from "./job-routes.ts";
 import { cleanRoute, drainRoute, promoteRoute, retryJobsRoute } from "./maintenance-routes.ts";
@@ -33,6 +34,9 @@ export const apiRoutes: readonly ApiRoute[] = [
   getQueueRoute,
   pauseQueueRoute,
   resumeQueueRoute,
+  listGroupsRoute,
+  pauseGroupRoute,
+  resumeGroupRoute,
   redriveRoute,
   retryJobsRoute,
   cleanRoute,

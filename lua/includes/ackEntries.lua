@@ -13,6 +13,8 @@
 -- @include refusedCompletions
 -- @include removeFromActive
 -- @include holdsLock
+-- @include pushGroupJobs
+-- @include releaseGroupSlots
 local function ackEntries(q, jobs, now)
   local codes, deviations = {}, {}
   if #jobs == 0 then return codes, "", {} end
@@ -44,18 +46,26 @@ local function ackEntries(q, jobs, now)
     redis.call("DEL", unpack(ownedLocks))
     redis.call("SREM", q.stalled, unpack(ownedIds))
   end
-  local requeued, finished = {}, { completed = 0, failed = 0 }
+  local requeued, finished, slots = {}, { completed = 0, failed = 0 }, {}
   for _, job in ipairs(owned) do
+    if job.group ~= "" then slots[job.group] = (slots[job.group] or 0) + 1 end
     if job.outcome == "completed" or job.outcome == "failed" then
       finishJob(q, job, now)
       finished[job.outcome] = finished[job.outcome] + 1
     else
       requeueJob(q, job, now)
-      if job.outcome ~= "delayed" then requeued[#requeued + 1] = job.id end
+      if job.outcome ~= "delayed" and job.group == "" then requeued[#requeued + 1] = job.id end
     end
   end
   for from = 1, #q.delayedAdds, 4000 do
     redis.call("ZADD", q.delayed, unpack(q.delayedAdds, from, math.min(from + 3999, #q.delayedAdds)))
+  end
+  -- Grouped jobs that left active: their groups' slots, then the ones put back (a freed slot first,
+  -- so a full group rejoins the ring before its retried job joins the group).
+  releaseGroupSlots(q.prefix, slots, q.groupConcurrency)
+  pushGroupJobs(q.prefix, q.meta, q.groupPushes)
+  for from = 1, #q.groupDelayedAdds, 4000 do
+    redis.call("ZADD", q.prefix .. "nq:gdelayed", unpack(q.groupDelayedAdds, from, math.min(from + 3999, #q.groupDelayedAdds)))
   end
   for target, members in pairs(q.finished) do
     if #members > 0 then redis.call("ZADD", q.finishedKeys[target], unpack(members)) end

@@ -14,8 +14,10 @@
 -- @include encodeIds
 -- @include decodeIds
 -- @include holdsLock
+-- @include groupsDueAt
 local function cycleJobs(open)
-  checkIntegerArgs("worker call", { "now", "leaseMs", "count", "peek", "guardTtl", "maxLenEvents", "events" })
+  checkIntegerArgs("worker call", { "now", "leaseMs", "count", "peek", "guardTtl", "maxLenEvents", "events", "groupConcurrency",
+    "groupLimitMax", "groupLimitDuration" })
   if tonumber(ARGV[ARG.count]) > 4000 or tonumber(ARGV[ARG.peek]) > 4000 then
     error("worker call: count and peek must be at most 4000")
   end
@@ -27,7 +29,9 @@ local function cycleJobs(open)
     level = tonumber(ARGV[ARG.events]), token = ARGV[ARG.leaseToken], now = now, leaseMs = ARGV[ARG.leaseMs],
     workerName = ARGV[ARG.workerName], limiterMax = ARGV[ARG.limiterMax], limiterDuration = ARGV[ARG.limiterDuration],
     finished = { completed = {}, failed = {} }, prunes = {}, dueScores = {}, delayedAdds = {},
-    attention = KEYS[KEY.attention] }
+    attention = KEYS[KEY.attention], groupConcurrency = tonumber(ARGV[ARG.groupConcurrency]),
+    groupLimitMax = tonumber(ARGV[ARG.groupLimitMax]), groupLimitDuration = tonumber(ARGV[ARG.groupLimitDuration]),
+    groupPushes = {}, groupDelayedAdds = {}, groupDueScores = {} }
   local jobs = readAckEntries(q.prefix)
   local candidates = not open and decodeIds(ARGV[ARG.candidates]) or nil
   if open then
@@ -69,7 +73,12 @@ local function cycleJobs(open)
   for i = 1, #jobs do out[5 + i] = codes[i] end
   local first = redis.call("ZRANGE", q.delayed, 0, 0, "WITHSCORES")
   local nextDue = first[2] and math.floor(tonumber(first[2]) / 4096) or 0
-  local promoted, exhausted = {}, false
+  local promoted, exhausted, groupsLeft = {}, false, false
+  local count = tonumber(ARGV[ARG.count])
+  -- The queue's settings, read once for the lease; `nq:groups` says grouped jobs were ever added.
+  local meta = (not replayed and count > 0) and redis.call("HMGET", q.meta, "paused", "concurrency", "max", "duration",
+    "nq:groups", "nq:gpaused", "nq:glimited") or {}
+  local groupDue = groupsDueAt(q, meta, open and not replayed)
   if not replayed then
     if open then
       for _, prune in pairs(q.prunes) do
@@ -81,12 +90,11 @@ local function cycleJobs(open)
         nextDue = first[2] and math.floor(tonumber(first[2]) / 4096) or 0
       end
     end
-    local count = tonumber(ARGV[ARG.count])
     if count > 0 then
       if candidates then
         for _, id in ipairs(requeued) do candidates[#candidates + 1] = id end
       end
-      out[1], out[2], leased, exhausted = leaseReadyJobs(q, count, candidates, promoted, hashes)
+      out[1], out[2], leased, exhausted, groupsLeft = leaseReadyJobs(q, meta, count, candidates, promoted, hashes, open)
     end
     for id in pairs(promoted) do redis.call("HSET", q.prefix .. id, "delay", 0) end
     -- The sweeper looks at the queue at its next pass: events to forward, leases to watch.
@@ -97,15 +105,16 @@ local function cycleJobs(open)
       redis.call("SET", KEYS[KEY.replayGuard], encodeIds(saved), "XX", "KEEPTTL")
     end
   end
+  if groupDue > 0 and (nextDue == 0 or groupDue < nextDue) then nextDue = groupDue end
   local peek = exhausted and {} or peekReady(q, tonumber(ARGV[ARG.peek]))
-  out[3], out[4] = #peek > 0 and 1 or 0, nextDue
+  out[3], out[4] = (#peek > 0 or groupsLeft) and 1 or 0, nextDue
   if #peek > 0 and #leased > 0 then redis.call("ZADD", q.marker, 0, "0") end
-  if #peek == 0 and nextDue == 0 and #jobs > 0 and not replayed and q.level >= 2 and out[1] == 0
+  if #peek == 0 and not groupsLeft and nextDue == 0 and #jobs > 0 and not replayed and q.level >= 2 and out[1] == 0
     and redis.call("LLEN", q.active) == 0 then
     redis.call("XADD", q.events, "*", "event", "drained")
   end
   -- The drain's last call: with nothing ready, leased or delayed, the invocation leaves the registry.
-  if ARGV[ARG.unregister] ~= "" and #peek == 0 and #leased == 0 and nextDue == 0 then
+  if ARGV[ARG.unregister] ~= "" and #peek == 0 and not groupsLeft and #leased == 0 and nextDue == 0 then
     redis.call("ZREM", KEYS[KEY.workers], ARGV[ARG.unregister])
   end
   out[#out + 1] = #peek

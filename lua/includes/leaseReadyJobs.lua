@@ -2,21 +2,24 @@
 -- the limiter to 2^53 - 1, which no max reaches) and global concurrency, takes up to `count` jobs —
 -- only the peeked `candidates` when given (their keys are declared), else from anywhere — locks each
 -- with `token`, writes processedOn/ats/pb and appends {id, hash, …} to `out`. `promoted` holds the
--- hashes of jobs promoted in this call (their `delay` becomes 0 in the same write).
+-- hashes of jobs promoted in this call (their `delay` becomes 0 in the same write). `meta` is the
+-- queue's paused, concurrency, max, duration, nq:groups, nq:gpaused, nq:glimited. Grouped jobs come after the
+-- ungrouped ones, and only in an `open` call (their keys are built here); a declared call reports
+-- groups with work so that the worker's next call is open.
 -- Returns status (0 leased, 1 paused, 2 rate limited, 3 at global concurrency), info (the limiter's
--- TTL when rate limited), the leased ids, and whether wait and prioritized ran out (taking from
--- anywhere, fewer jobs than asked: nothing is left to peek).
+-- TTL when rate limited), the leased ids, whether wait and prioritized ran out (taking from
+-- anywhere, fewer jobs than asked: nothing is left to peek), and whether groups have work left.
 -- @include takeCandidates
 -- @include takeReadyJobs
-local function leaseReadyJobs(q, count, candidates, promoted, out)
-  local meta = redis.call("HMGET", q.meta, "paused", "concurrency", "max", "duration")
-  if meta[1] then return 1, 0, {} end
+-- @include takeGroupJobs
+local function leaseReadyJobs(q, meta, count, candidates, promoted, out, open)
+  if meta[1] then return 1, 0, {}, false, false end
   local maxJobs = tonumber(meta[3]) or tonumber(q.limiterMax) or 0
   local used = tonumber(redis.call("GET", q.limiter)) or 0
   if maxJobs > 0 or used >= 9007199254740991 then
     if used >= maxJobs then
       local ttl = redis.call("PTTL", q.limiter)
-      if ttl > 0 then return 2, ttl, {} end
+      if ttl > 0 then return 2, ttl, {}, false, false end
       redis.call("DEL", q.limiter)
       used = 0
     end
@@ -25,7 +28,7 @@ local function leaseReadyJobs(q, count, candidates, promoted, out)
   -- A global concurrency that is no number counts as none: this runs after the ack's writes.
   if tonumber(meta[2]) then
     count = math.min(count, tonumber(meta[2]) - redis.call("LLEN", q.active))
-    if count <= 0 then return 3, 0, {} end
+    if count <= 0 then return 3, 0, {}, false, false end
   end
   local ids
   local exhausted = false
@@ -34,6 +37,16 @@ local function leaseReadyJobs(q, count, candidates, promoted, out)
   else
     ids = takeReadyJobs(q.wait, q.prioritized, q.active, count)
     exhausted = #ids < count
+  end
+  local groupsLeft = false
+  if meta[5] and #ids < count then
+    if open then
+      local grouped
+      grouped, groupsLeft = takeGroupJobs(q, count - #ids, meta[6], meta[7])
+      for _, id in ipairs(grouped) do ids[#ids + 1] = id end
+    else
+      groupsLeft = redis.call("EXISTS", q.prefix .. "nq:groups") == 1
+    end
   end
   local leased, counted = {}, 0
   for _, id in ipairs(ids) do
@@ -66,5 +79,5 @@ local function leaseReadyJobs(q, count, candidates, promoted, out)
       redis.call("PEXPIRE", q.limiter, math.floor(duration))
     end
   end
-  return 0, 0, leased, exhausted
+  return 0, 0, leased, exhausted, groupsLeft
 end

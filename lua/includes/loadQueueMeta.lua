@@ -6,4 +6,5 @@ local function loadQueueMeta(q, maxLen)
   if q.maxLen then return end
   q.maxLen = maxLen
   q.leftPushes, q.rightPushes, q.prioritizedAdds, q.delayedAdds, q.dueScores = {}, {}, {}, {}, {}
+  q.groupPushes, q.groupDelayedAdds, q.groupDueScores = {}, {}, {}
 end

@@ -17,7 +17,7 @@ local function readAckEntries(prefix)
       outcome = groupArg(i, ARG_GROUP.outcome), value = groupArg(i, ARG_GROUP.value),
       attemptsMade = groupArg(i, ARG_GROUP.attemptsMade), stacktrace = "", due = "0", priority = "0", lifo = "",
       keepCount = "-1", keepAge = "0", keepLimit = "0", attempts = "0", parentKey = "", parentPrefix = "",
-      parentPolicy = "", dedupId = "", deferred = "", deadLetter = "" }
+      parentPolicy = "", dedupId = "", deferred = "", deadLetter = "", group = "" }
     local extra = groupArg(i, ARG_GROUP.extra)
     if extra ~= "" then
       local fields = decodeIds(extra)

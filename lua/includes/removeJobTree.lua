@@ -14,7 +14,7 @@
 local function removeJobTree(prefix, jobId, withChildren, parentKey, parentPrefix, maxLens)
   maxLens = maxLens or {}
   local jobKey = prefix .. jobId
-  local fields = redis.call("HMGET", jobKey, "parentKey", "parent", "deid", "timestamp")
+  local fields = redis.call("HMGET", jobKey, "parentKey", "parent", "deid", "timestamp", "gid")
   if parentKey then
     detachFromParent(jobKey, parentKey, parentPrefix, false, prefix)
   else
@@ -30,7 +30,7 @@ local function removeJobTree(prefix, jobId, withChildren, parentKey, parentPrefi
       removeJobTree(childPrefix, childId, true, jobKey, prefix, maxLens)
     end
   end
-  local prev = removeFromAnyState(prefix, jobId, fields[4])
+  local prev = removeFromAnyState(prefix, jobId, fields[4], fields[5] or nil)
   releaseDeduplicationKey(prefix, jobId, fields[3])
   if removeJobKeys(jobKey) > 0 then
     local maxLen = maxLens[prefix] or eventsMaxLen(prefix .. "meta")

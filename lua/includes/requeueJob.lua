@@ -1,7 +1,8 @@
 -- Puts a leased job back: `delayed` (a retry with backoff, or the processor's moveToDelayed) at its
 -- due time; `waiting` (a retry without backoff) at the back of the line, or the front for lifo;
 -- `returned` (rate limited, or never started before a deadline) at the front of the line, or at its
--- priority's head. Failed attempts record their reason and stack.
+-- priority's head. Failed attempts record their reason and stack. A grouped job (job.group) goes
+-- back to its group, or to nq:gdelayed, through q.groupPushes / q.groupDelayedAdds.
 -- @include nextDelayedScore
 local function requeueJob(q, job, now)
   local id, key = job.id, q.prefix .. job.id
@@ -12,19 +13,26 @@ local function requeueJob(q, job, now)
     local due = tonumber(job.due)
     table.insert(fields, "delay"); table.insert(fields, math.max(due - now, 0))
     redis.call("HSET", key, unpack(fields))
-    local score = nextDelayedScore(q.delayed, due, q.dueScores)
-    table.insert(q.delayedAdds, score)
-    table.insert(q.delayedAdds, id)
+    if job.group ~= "" then
+      table.insert(q.groupDelayedAdds, nextDelayedScore(q.prefix .. "nq:gdelayed", due, q.groupDueScores))
+      table.insert(q.groupDelayedAdds, id)
+      if not q.groupEarliestDue or due < q.groupEarliestDue then q.groupEarliestDue = due end
+    else
+      table.insert(q.delayedAdds, nextDelayedScore(q.delayed, due, q.dueScores))
+      table.insert(q.delayedAdds, id)
+      if not q.earliestDue or due < q.earliestDue then q.earliestDue = due end
+    end
     if (q.level or 2) >= 2 then
       redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "delayed", "jobId", id, "delay", due)
     end
-    if not q.earliestDue or due < q.earliestDue then q.earliestDue = due end
     return
   end
   if #fields > 0 then redis.call("HSET", key, unpack(fields)) end
   local priority = tonumber(job.priority) or 0
   local front = job.outcome == "returned"
-  if priority > 0 then
+  if job.group ~= "" then
+    table.insert(q.groupPushes, { gid = job.group, id = id, priority = priority, lifo = job.lifo == "1", front = front })
+  elseif priority > 0 then
     if front then
       redis.call("ZADD", q.prioritized, priority * 4294967296, id)
     else
@@ -36,7 +44,7 @@ local function requeueJob(q, job, now)
   else
     redis.call("LPUSH", q.wait, id)
   end
-  q.ready = true
+  if job.group == "" then q.ready = true end
   if (q.level or 2) >= 2 then
     redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "waiting", "jobId", id, "prev", "active")
   end

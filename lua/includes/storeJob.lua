@@ -7,7 +7,16 @@ local function storeJob(q, job, id, now)
   local events = (q.level or 2) >= 2
   if events then redis.call("XADD", q.events, "*", "event", "added", "jobId", id, "name", job.name) end
   local placement = job.placement
-  if placement == "delayed" then
+  local grouped = (job.group or "") ~= ""
+  if grouped and placement == "delayed" then
+    local due = tonumber(job.timestamp) + tonumber(job.delay)
+    table.insert(q.groupDelayedAdds, nextDelayedScore(q.prefix .. "nq:gdelayed", due, q.groupDueScores))
+    table.insert(q.groupDelayedAdds, id)
+    if events then redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "delayed", "jobId", id, "delay", due) end
+  elseif grouped then
+    table.insert(q.groupPushes, { gid = job.group, id = id, priority = job.priority, lifo = placement == "lifo" })
+    if events then redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "waiting", "jobId", id) end
+  elseif placement == "delayed" then
     local due = tonumber(job.timestamp) + tonumber(job.delay)
     local score = nextDelayedScore(q.delayed, due, q.dueScores)
     if not q.earliestScore or score < q.earliestScore then q.earliestScore = score end

@@ -217,6 +217,31 @@ describe("nimbusq CLI", () => {
     for (const id of completedIds) expect(await mail.getJob(id)).toBeUndefined();
   });
 
+  it("groups: lists a queue's groups with their counts; pause --group holds one group", async () => {
+    const tenants = new Queue("tenants", { redis, prefix });
+    await tenants.addBulk(["t1", "t1", "t2"].map((id) => ({ name: "n", data: {}, opts: { group: { id } } })));
+    expect(await json(["pause", "tenants", "--group", "t2"])).toEqual({
+      queue: "tenants",
+      group: "t2",
+      paused: true,
+      changed: true,
+    });
+    expect(await json(["groups", "tenants"])).toEqual({
+      queue: "tenants",
+      start: 0,
+      groups: [
+        { id: "t1", status: "waiting", waiting: 2, active: 0 },
+        { id: "t2", status: "paused", waiting: 1, active: 0 },
+      ],
+    });
+    const text = await cli(["groups", "tenants"]);
+    expect(text.stdout.split("\n")[0]).toMatch(/^GROUP\s+STATUS\s+WAITING\s+ACTIVE$/);
+    expect((await cli(["resume", "tenants", "--group", "t2"])).stdout).toMatch(
+      /^resumed group "t2" of queue "tenants"/,
+    );
+    expect((await cli(["groups", "tenants", "--start", "x"])).code).toBe(1);
+  });
+
   it("cancel: a delayed job fails with the reason; a finished one exits 1 saying so", async () => {
     const later = await mail.add("later", {}, { delay: 60_000 });
     expect(await json(["cancel", "mail", later.id as string, "--reason", "not needed"])).toEqual({

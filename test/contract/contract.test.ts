@@ -218,6 +218,12 @@ const cases: Case[] = [
   ["pauseQueue", "a user token", "post", "/queues/q/pause", {}, 403],
   ["resumeQueue", "{}", "post", "/queues/q/resume", admin({ json: {} }), 200],
   ["resumeQueue", "a text body", "post", "/queues/q/resume", admin(text("go")), 415],
+  ["listGroups", "a queue's groups", "get", "/queues/q/groups", {}, 200],
+  ["listGroups", "a negative start", "get", "/queues/q/groups?start=-1", {}, 400],
+  ["pauseGroup", "a group", "post", "/queues/q/groups/tenant-1/pause", admin(), 200],
+  ["pauseGroup", "a user token", "post", "/queues/q/groups/tenant-1/pause", {}, 403],
+  ["resumeGroup", "a group", "post", "/queues/q/groups/tenant-1/resume", admin(), 200],
+  ["resumeGroup", "a group id with a colon", "post", "/queues/q/groups/a%3Ab/resume", admin(), 400],
   ["redriveDeadLetters", "a count", "post", "/queues/q/redrive", admin({ json: { count: 10 } }), 200],
   ["redriveDeadLetters", "a count of 0", "post", "/queues/q/redrive", admin({ json: { count: 0 } }), 400],
   [
@@ -363,10 +369,12 @@ describe("the HTTP contract", () => {
         "cancelJob",
         "cleanJobs",
         "drainQueue",
+        "pauseGroup",
         "pauseQueue",
         "promoteJobs",
         "redriveDeadLetters",
         "removeJob",
+        "resumeGroup",
         "resumeQueue",
         "retryJob",
         "retryJobs",
@@ -418,7 +426,7 @@ describe("the HTTP contract", () => {
     const opts = schemas.JobOptions as { additionalProperties: boolean; properties: Record<string, object> };
     expect(opts.additionalProperties).toBe(false);
     expect(opts.properties.priority).toMatchObject({ type: "integer", minimum: 0, maximum: 2_097_151 });
-    expect(Object.keys(opts.properties)).toHaveLength(20);
+    expect(Object.keys(opts.properties)).toHaveLength(21);
     const add = operationOf("addJobs").operation;
     expect(Object.keys(add.responses)).toEqual([
       "202",

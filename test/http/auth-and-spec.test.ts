@@ -76,7 +76,7 @@ describe("GET /openapi.json", () => {
       ),
     );
     expect([...documented].sort()).toEqual([...served].sort());
-    expect(served.size).toBe(15);
+    expect(served.size).toBe(18);
   });
 
   it("documents auth and the error shape on every protected operation", () => {

@@ -77,7 +77,14 @@ describe("the Lua build", () => {
     const flagged = buildAllScripts("lua")
       .filter((script) => script.source.startsWith("#!lua flags=allow-key-locking\n"))
       .map((script) => script.header.name);
-    expect(flagged).toEqual(["ackAndLease", "extendLeases", "handOffJobDeclared", "releaseHandoff"]);
+    expect(flagged).toEqual([
+      "ackAndLease",
+      "extendLeases",
+      "handOffJobDeclared",
+      "pauseGroup",
+      "rateLimitGroup",
+      "releaseHandoff",
+    ]);
   });
 
   it("runs the read-only scripts whose keys are all declared under no-writes with key locking", () => {

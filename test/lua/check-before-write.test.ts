@@ -51,6 +51,9 @@ function workerCall(prefix: string, token: string, count: number, jobs: ReturnTy
       candidates: "",
       limiterMax: 0,
       limiterDuration: 0,
+      groupConcurrency: 0,
+      groupLimitMax: 0,
+      groupLimitDuration: 0,
       workerName: "",
       guardTtl: 60_000,
       maxLenEvents: 10_000,
@@ -130,6 +133,9 @@ describe("scripts check before their first write", () => {
       candidates: "",
       limiterMax: 0,
       limiterDuration: 0,
+      groupConcurrency: 0,
+      groupLimitMax: 0,
+      groupLimitDuration: 0,
       workerName: "",
       guardTtl: 60_000,
       maxLenEvents: 10_000,
@@ -193,6 +199,7 @@ describe("scripts check before their first write", () => {
       dedupExtend: "",
       dedupReplace: "",
       repeatJobKey: "",
+      group: "",
     };
     const call = (jobs: (typeof job)[]) =>
       runScript(

@@ -158,6 +158,7 @@ describe("the next iteration", () => {
               optsHead: "{",
               priority: 0,
               lifo: "",
+              group: "",
             },
           ],
         },

@@ -14,6 +14,9 @@ export interface LeaseRequest {
   leaseMs: number;
   limiterMax: number;
   limiterDuration: number;
+  groupConcurrency?: number;
+  groupLimitMax?: number;
+  groupLimitDuration?: number;
   workerName: string;
 }
 
@@ -27,6 +30,9 @@ export interface LeaseResult {
 /** Leases jobs without acking any (a worker's first call; the test's worker then dies with it). */
 export async function leaseBatch(context: QueueContext, request: LeaseRequest): Promise<LeaseResult> {
   const result = await cycle(context, {
+    groupConcurrency: 0,
+    groupLimitMax: 0,
+    groupLimitDuration: 0,
     ...request,
     peek: 0,
     candidates: [],
@@ -58,6 +64,9 @@ export async function ackBatch(
     prunes: "",
     limiterMax: 0,
     limiterDuration: 0,
+    groupConcurrency: 0,
+    groupLimitMax: 0,
+    groupLimitDuration: 0,
     workerName: "",
     maxLenEvents,
     events: "all",

@@ -62,6 +62,9 @@ describe("declared keys", () => {
       leaseMs: 30_000,
       limiterMax: 0,
       limiterDuration: 0,
+      groupConcurrency: 0,
+      groupLimitMax: 0,
+      groupLimitDuration: 0,
       workerName: "",
     });
     expect(lease.jobs).toHaveLength(1);
@@ -87,6 +90,9 @@ describe("declared keys", () => {
           candidates: "",
           limiterMax: 0,
           limiterDuration: 0,
+          groupConcurrency: 0,
+          groupLimitMax: 0,
+          groupLimitDuration: 0,
           workerName: "",
           guardTtl: 60_000,
           maxLenEvents: 10_000,

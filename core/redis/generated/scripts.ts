@@ -10,7 +10,7 @@ export * from "./codes.ts";
 const include_ackEntries_0 = `-- include ackEntries
 `;
 
-const include_ackEntries_5 = `local function ackEntries(q, jobs, now)
+const include_ackEntries_7 = `local function ackEntries(q, jobs, now)
   local codes, deviations = {}, {}
   if #jobs == 0 then return codes, "", {} end
   local lockKeys = {}
@@ -41,18 +41,24 @@ const include_ackEntries_5 = `local function ackEntries(q, jobs, now)
     redis.call("DEL", unpack(ownedLocks))
     redis.call("SREM", q.stalled, unpack(ownedIds))
   end
-  local requeued, finished = {}, { completed = 0, failed = 0 }
+  local requeued, finished, slots = {}, { completed = 0, failed = 0 }, {}
   for _, job in ipairs(owned) do
+    if job.group ~= "" then slots[job.group] = (slots[job.group] or 0) + 1 end
     if job.outcome == "completed" or job.outcome == "failed" then
       finishJob(q, job, now)
       finished[job.outcome] = finished[job.outcome] + 1
     else
       requeueJob(q, job, now)
-      if job.outcome ~= "delayed" then requeued[#requeued + 1] = job.id end
+      if job.outcome ~= "delayed" and job.group == "" then requeued[#requeued + 1] = job.id end
     end
   end
   for from = 1, #q.delayedAdds, 4000 do
     redis.call("ZADD", q.delayed, unpack(q.delayedAdds, from, math.min(from + 3999, #q.delayedAdds)))
+  end
+  releaseGroupSlots(q.prefix, slots, q.groupConcurrency)
+  pushGroupJobs(q.prefix, q.meta, q.groupPushes)
+  for from = 1, #q.groupDelayedAdds, 4000 do
+    redis.call("ZADD", q.prefix .. "nq:gdelayed", unpack(q.groupDelayedAdds, from, math.min(from + 3999, #q.groupDelayedAdds)))
   end
   for target, members in pairs(q.finished) do
     if #members > 0 then redis.call("ZADD", q.finishedKeys[target], unpack(members)) end
@@ -202,19 +208,19 @@ end
 const include_checkStalledJobs_0 = `-- include checkStalledJobs
 `;
 
-const include_checkStalledJobs_2 = `local function checkStalledJobs(q, now, stalledInterval, maxStalledCount)
+const include_checkStalledJobs_4 = `local function checkStalledJobs(q, now, stalledInterval, maxStalledCount)
   if redis.call("SET", q.stalledCheck, now, "PX", stalledInterval, "NX") == false then return nil end
   local maxLen = eventsMaxLen(q.meta)
   redis.call("XTRIM", q.events, "MAXLEN", "~", maxLen)
   local candidates = redis.call("SMEMBERS", q.stalled)
   if #candidates > 0 then redis.call("DEL", q.stalled) end
-  local moved = {}
+  local moved, grouped, slots = {}, {}, {}
   for _, id in ipairs(candidates) do
     local jobKey = q.prefix .. id
     if string.sub(id, 1, 2) == "0:" then
       redis.call("LREM", q.active, 1, id)
     elseif redis.call("EXISTS", jobKey .. ":lock") == 0 and redis.call("LREM", q.active, 1, id) > 0 then
-      local fields = redis.call("HMGET", jobKey, "stc", "rjk", "nq:ho", "processedOn")
+      local fields = redis.call("HMGET", jobKey, "stc", "rjk", "nq:ho", "processedOn", "gid", "priority")
       local lostHandoff = fields[3] ~= false and fields[3] == fields[4]
       if lostHandoff then
         redis.call("HDEL", jobKey, "nq:ho", "ats", "processedOn")
@@ -228,13 +234,20 @@ const include_checkStalledJobs_2 = `local function checkStalledJobs(q, now, stal
           redis.call("HSET", jobKey, "defa", "job stalled more than allowable limit")
         end
       end
-      redis.call("RPUSH", q.wait, id)
+      if fields[5] then
+        grouped[#grouped + 1] = { gid = fields[5], id = id, priority = fields[6], front = true }
+        slots[fields[5]] = (slots[fields[5]] or 0) + 1
+      else
+        redis.call("RPUSH", q.wait, id)
+      end
       redis.call("XADD", q.events, "*", "event", "waiting", "jobId", id, "prev", "active")
       if not lostHandoff then redis.call("XADD", q.events, "*", "event", "stalled", "jobId", id) end
       moved[#moved + 1] = id
     end
   end
-  if #moved > 0 and not isQueuePausedOrMaxed(q.meta, q.active) then redis.call("ZADD", q.marker, 0, "0") end
+  releaseGroupSlots(q.prefix, slots, 0)
+  pushGroupJobs(q.prefix, q.meta, grouped)
+  if #moved > #grouped and not isQueuePausedOrMaxed(q.meta, q.active) then redis.call("ZADD", q.marker, 0, "0") end
   local active = redis.call("LRANGE", q.active, 0, -1)
   for from = 1, #active, 4000 do
     redis.call("SADD", q.stalled, unpack(active, from, math.min(from + 3999, #active)))
@@ -263,8 +276,9 @@ end
 const include_cycleJobs_0 = `-- include cycleJobs
 `;
 
-const include_cycleJobs_11 = `local function cycleJobs(open)
-  checkIntegerArgs("worker call", { "now", "leaseMs", "count", "peek", "guardTtl", "maxLenEvents", "events" })
+const include_cycleJobs_12 = `local function cycleJobs(open)
+  checkIntegerArgs("worker call", { "now", "leaseMs", "count", "peek", "guardTtl", "maxLenEvents", "events", "groupConcurrency",
+    "groupLimitMax", "groupLimitDuration" })
   if tonumber(ARGV[ARG.count]) > 4000 or tonumber(ARGV[ARG.peek]) > 4000 then
     error("worker call: count and peek must be at most 4000")
   end
@@ -276,7 +290,9 @@ const include_cycleJobs_11 = `local function cycleJobs(open)
     level = tonumber(ARGV[ARG.events]), token = ARGV[ARG.leaseToken], now = now, leaseMs = ARGV[ARG.leaseMs],
     workerName = ARGV[ARG.workerName], limiterMax = ARGV[ARG.limiterMax], limiterDuration = ARGV[ARG.limiterDuration],
     finished = { completed = {}, failed = {} }, prunes = {}, dueScores = {}, delayedAdds = {},
-    attention = KEYS[KEY.attention] }
+    attention = KEYS[KEY.attention], groupConcurrency = tonumber(ARGV[ARG.groupConcurrency]),
+    groupLimitMax = tonumber(ARGV[ARG.groupLimitMax]), groupLimitDuration = tonumber(ARGV[ARG.groupLimitDuration]),
+    groupPushes = {}, groupDelayedAdds = {}, groupDueScores = {} }
   local jobs = readAckEntries(q.prefix)
   local candidates = not open and decodeIds(ARGV[ARG.candidates]) or nil
   if open then
@@ -316,7 +332,11 @@ const include_cycleJobs_11 = `local function cycleJobs(open)
   for i = 1, #jobs do out[5 + i] = codes[i] end
   local first = redis.call("ZRANGE", q.delayed, 0, 0, "WITHSCORES")
   local nextDue = first[2] and math.floor(tonumber(first[2]) / 4096) or 0
-  local promoted, exhausted = {}, false
+  local promoted, exhausted, groupsLeft = {}, false, false
+  local count = tonumber(ARGV[ARG.count])
+  local meta = (not replayed and count > 0) and redis.call("HMGET", q.meta, "paused", "concurrency", "max", "duration",
+    "nq:groups", "nq:gpaused", "nq:glimited") or {}
+  local groupDue = groupsDueAt(q, meta, open and not replayed)
   if not replayed then
     if open then
       for _, prune in pairs(q.prunes) do
@@ -328,12 +348,11 @@ const include_cycleJobs_11 = `local function cycleJobs(open)
         nextDue = first[2] and math.floor(tonumber(first[2]) / 4096) or 0
       end
     end
-    local count = tonumber(ARGV[ARG.count])
     if count > 0 then
       if candidates then
         for _, id in ipairs(requeued) do candidates[#candidates + 1] = id end
       end
-      out[1], out[2], leased, exhausted = leaseReadyJobs(q, count, candidates, promoted, hashes)
+      out[1], out[2], leased, exhausted, groupsLeft = leaseReadyJobs(q, meta, count, candidates, promoted, hashes, open)
     end
     for id in pairs(promoted) do redis.call("HSET", q.prefix .. id, "delay", 0) end
     if #jobs > 0 or #leased > 0 then noteAttention(q.attention, q.prefix, now) end
@@ -343,14 +362,15 @@ const include_cycleJobs_11 = `local function cycleJobs(open)
       redis.call("SET", KEYS[KEY.replayGuard], encodeIds(saved), "XX", "KEEPTTL")
     end
   end
+  if groupDue > 0 and (nextDue == 0 or groupDue < nextDue) then nextDue = groupDue end
   local peek = exhausted and {} or peekReady(q, tonumber(ARGV[ARG.peek]))
-  out[3], out[4] = #peek > 0 and 1 or 0, nextDue
+  out[3], out[4] = (#peek > 0 or groupsLeft) and 1 or 0, nextDue
   if #peek > 0 and #leased > 0 then redis.call("ZADD", q.marker, 0, "0") end
-  if #peek == 0 and nextDue == 0 and #jobs > 0 and not replayed and q.level >= 2 and out[1] == 0
+  if #peek == 0 and not groupsLeft and nextDue == 0 and #jobs > 0 and not replayed and q.level >= 2 and out[1] == 0
     and redis.call("LLEN", q.active) == 0 then
     redis.call("XADD", q.events, "*", "event", "drained")
   end
-  if ARGV[ARG.unregister] ~= "" and #peek == 0 and #leased == 0 and nextDue == 0 then
+  if ARGV[ARG.unregister] ~= "" and #peek == 0 and not groupsLeft and #leased == 0 and nextDue == 0 then
     redis.call("ZREM", KEYS[KEY.workers], ARGV[ARG.unregister])
   end
   out[#out + 1] = #peek
@@ -580,7 +600,9 @@ end
 `;
 
 const include_flushQueue_0 = `-- include flushQueue
-local function flushQueue(q)
+`;
+
+const include_flushQueue_1 = `local function flushQueue(q)
   local function inChunks(command, key, items)
     for from = 1, #items, 4000 do
       redis.call(command, key, unpack(items, from, math.min(from + 3999, #items)))
@@ -590,6 +612,10 @@ local function flushQueue(q)
   inChunks("RPUSH", q.wait, q.rightPushes)
   inChunks("ZADD", q.prioritized, q.prioritizedAdds)
   inChunks("ZADD", q.delayed, q.delayedAdds)
+  if q.groupPushes then
+    pushGroupJobs(q.prefix, q.prefix .. "meta", q.groupPushes)
+    inChunks("ZADD", q.prefix .. "nq:gdelayed", q.groupDelayedAdds)
+  end
   if q.ready then redis.call("ZADD", q.marker, 0, "0") end
   if q.earliestScore then redis.call("ZADD", q.marker, "LT", q.earliestScore / 4096, "1") end
 end
@@ -625,6 +651,35 @@ local function flushStagedChunk(keys, queues, out, ttl)
   table.insert(touched, keys.parents)
   for i = 1, #counts, 2 do redis.call("HINCRBY", keys.stage, counts[i], counts[i + 1]) end
   for _, key in ipairs(touched) do redis.call("PEXPIRE", key, ttl) end
+end
+`;
+
+const include_groupKeys_0 = `-- include groupKeys
+local function groupKeys(prefix)
+  return { ring = prefix .. "nq:groups", counter = prefix .. "nq:gc", delayed = prefix .. "nq:gdelayed",
+    paused = prefix .. "nq:gpaused", running = prefix .. "nq:grun", jobs = prefix .. "nq:g:",
+    limiter = prefix .. "nq:gl:", limited = prefix .. "nq:glimited" }
+end
+`;
+
+const include_groupsDueAt_0 = `-- include groupsDueAt
+`;
+
+const include_groupsDueAt_1 = `local function groupsDueAt(q, meta, promote)
+  local due = 0
+  if meta[5] or q.groupEarliestDue then
+    local first = redis.call("ZRANGE", q.prefix .. "nq:gdelayed", 0, 0, "WITHSCORES")
+    due = first[2] and math.floor(tonumber(first[2]) / 4096) or 0
+    if promote and due > 0 and due <= q.now then
+      due = select(2, promoteGroupDelayed(q.prefix, q.meta, q.events, q.now, 1000, q.level))
+    end
+  end
+  if meta[7] then
+    local first = redis.call("ZRANGE", q.prefix .. "nq:glimited", 0, 0, "WITHSCORES")
+    local ends = first[2] and tonumber(first[2]) or 0
+    if ends > 0 and (due == 0 or ends < due) then due = ends end
+  end
+  return due
 end
 `;
 
@@ -765,15 +820,14 @@ end
 const include_leaseReadyJobs_0 = `-- include leaseReadyJobs
 `;
 
-const include_leaseReadyJobs_2 = `local function leaseReadyJobs(q, count, candidates, promoted, out)
-  local meta = redis.call("HMGET", q.meta, "paused", "concurrency", "max", "duration")
-  if meta[1] then return 1, 0, {} end
+const include_leaseReadyJobs_3 = `local function leaseReadyJobs(q, meta, count, candidates, promoted, out, open)
+  if meta[1] then return 1, 0, {}, false, false end
   local maxJobs = tonumber(meta[3]) or tonumber(q.limiterMax) or 0
   local used = tonumber(redis.call("GET", q.limiter)) or 0
   if maxJobs > 0 or used >= 9007199254740991 then
     if used >= maxJobs then
       local ttl = redis.call("PTTL", q.limiter)
-      if ttl > 0 then return 2, ttl, {} end
+      if ttl > 0 then return 2, ttl, {}, false, false end
       redis.call("DEL", q.limiter)
       used = 0
     end
@@ -781,7 +835,7 @@ const include_leaseReadyJobs_2 = `local function leaseReadyJobs(q, count, candid
   end
   if tonumber(meta[2]) then
     count = math.min(count, tonumber(meta[2]) - redis.call("LLEN", q.active))
-    if count <= 0 then return 3, 0, {} end
+    if count <= 0 then return 3, 0, {}, false, false end
   end
   local ids
   local exhausted = false
@@ -790,6 +844,16 @@ const include_leaseReadyJobs_2 = `local function leaseReadyJobs(q, count, candid
   else
     ids = takeReadyJobs(q.wait, q.prioritized, q.active, count)
     exhausted = #ids < count
+  end
+  local groupsLeft = false
+  if meta[5] and #ids < count then
+    if open then
+      local grouped
+      grouped, groupsLeft = takeGroupJobs(q, count - #ids, meta[6], meta[7])
+      for _, id in ipairs(grouped) do ids[#ids + 1] = id end
+    else
+      groupsLeft = redis.call("EXISTS", q.prefix .. "nq:groups") == 1
+    end
   end
   local leased, counted = {}, 0
   for _, id in ipairs(ids) do
@@ -822,7 +886,7 @@ const include_leaseReadyJobs_2 = `local function leaseReadyJobs(q, count, candid
       redis.call("PEXPIRE", q.limiter, math.floor(duration))
     end
   end
-  return 0, 0, leased, exhausted
+  return 0, 0, leased, exhausted, groupsLeft
 end
 `;
 
@@ -831,6 +895,7 @@ local function loadQueueMeta(q, maxLen)
   if q.maxLen then return end
   q.maxLen = maxLen
   q.leftPushes, q.rightPushes, q.prioritizedAdds, q.delayedAdds, q.dueScores = {}, {}, {}, {}, {}
+  q.groupPushes, q.groupDelayedAdds, q.groupDueScores = {}, {}, {}
 end
 `;
 
@@ -1034,6 +1099,30 @@ local function promoteDelayedJobs(prefix, delayedKey, waitKey, prioritizedKey, c
 end
 `;
 
+const include_promoteGroupDelayed_0 = `-- include promoteGroupDelayed
+`;
+
+const include_promoteGroupDelayed_2 = `local function promoteGroupDelayed(prefix, metaKey, eventsKey, now, limit, level)
+  local g = groupKeys(prefix)
+  local due = redis.call("ZRANGEBYSCORE", g.delayed, 0, (now + 1) * 4096 - 1, "LIMIT", 0, limit)
+  if #due > 0 then
+    for from = 1, #due, 4000 do redis.call("ZREM", g.delayed, unpack(due, from, math.min(from + 3999, #due))) end
+    local items = {}
+    for _, id in ipairs(due) do
+      local fields = redis.call("HMGET", prefix .. id, "gid", "priority")
+      if fields[1] then
+        items[#items + 1] = { gid = fields[1], id = id, priority = fields[2] }
+        redis.call("HSET", prefix .. id, "delay", 0)
+        if (level or 2) >= 2 then redis.call("XADD", eventsKey, "*", "event", "waiting", "jobId", id, "prev", "delayed") end
+      end
+    end
+    pushGroupJobs(prefix, metaKey, items)
+  end
+  local first = redis.call("ZRANGE", g.delayed, 0, 0, "WITHSCORES")
+  return #due, first[2] and math.floor(tonumber(first[2]) / 4096) or 0
+end
+`;
+
 const include_pruneFinished_0 = `-- include pruneFinished
 `;
 
@@ -1050,6 +1139,41 @@ const include_pruneFinished_1 = `local function pruneFinished(prefix, setKey, co
     redis.call("ZREM", setKey, unpack(doomed, from, math.min(from + 3999, #doomed)))
   end
   for _, id in ipairs(doomed) do removeJobKeys(prefix .. id) end
+end
+`;
+
+const include_pushGroupJobs_0 = `-- include pushGroupJobs
+`;
+
+const include_pushGroupJobs_1 = `local function pushGroupJobs(prefix, metaKey, items)
+  if #items == 0 then return end
+  local g = groupKeys(prefix)
+  local last = redis.call("INCRBY", g.counter, #items)
+  local members, order, turns = {}, {}, {}
+  for i, item in ipairs(items) do
+    local turn = last - #items + i
+    local offset = item.front and 0 or (item.lifo and 2147483648 - turn % 2147483648 or 2147483648 + turn % 2147483648)
+    if not members[item.gid] then
+      members[item.gid] = {}
+      order[#order + 1] = item.gid
+      turns[#turns + 1] = turn
+      turns[#turns + 1] = item.gid
+    end
+    local list = members[item.gid]
+    list[#list + 1] = (tonumber(item.priority) or 0) * 4294967296 + offset
+    list[#list + 1] = item.id
+  end
+  for _, gid in ipairs(order) do
+    local list = members[gid]
+    for from = 1, #list, 4000 do
+      redis.call("ZADD", g.jobs .. gid, unpack(list, from, math.min(from + 3999, #list)))
+    end
+  end
+  local joined = 0
+  for from = 1, #turns, 4000 do
+    joined = joined + redis.call("ZADD", g.ring, "NX", unpack(turns, from, math.min(from + 3999, #turns)))
+  end
+  if joined > 0 then redis.call("HSET", metaKey, "nq:groups", 1) end
 end
 `;
 
@@ -1109,7 +1233,7 @@ const include_readAckEntries_3 = `local function readAckEntries(prefix)
       outcome = groupArg(i, ARG_GROUP.outcome), value = groupArg(i, ARG_GROUP.value),
       attemptsMade = groupArg(i, ARG_GROUP.attemptsMade), stacktrace = "", due = "0", priority = "0", lifo = "",
       keepCount = "-1", keepAge = "0", keepLimit = "0", attempts = "0", parentKey = "", parentPrefix = "",
-      parentPolicy = "", dedupId = "", deferred = "", deadLetter = "" }
+      parentPolicy = "", dedupId = "", deferred = "", deadLetter = "", group = "" }
     local extra = groupArg(i, ARG_GROUP.extra)
     if extra ~= "" then
       local fields = decodeIds(extra)
@@ -1158,6 +1282,22 @@ local function releaseDeduplicationKey(prefix, jobId, dedupId)
   if not dedupId then return end
   local key = prefix .. "de:" .. dedupId
   if redis.call("GET", key) == jobId then redis.call("DEL", key, prefix .. "dn:" .. dedupId) end
+end
+`;
+
+const include_releaseGroupSlots_0 = `-- include releaseGroupSlots
+`;
+
+const include_releaseGroupSlots_1 = `local function releaseGroupSlots(prefix, counts, concurrency)
+  local g = groupKeys(prefix)
+  for gid, n in pairs(counts) do
+    local running = redis.call("HINCRBY", g.running, gid, -n)
+    if running <= 0 then redis.call("HDEL", g.running, gid) end
+    if concurrency > 0 and running < concurrency and running + n >= concurrency
+        and redis.call("EXISTS", g.jobs .. gid) == 1 then
+      redis.call("ZADD", g.ring, "NX", redis.call("INCR", g.counter), gid)
+    end
+  end
 end
 `;
 
@@ -1222,14 +1362,23 @@ end
 const include_removeFromAnyState_0 = `-- include removeFromAnyState
 `;
 
-const include_removeFromAnyState_1 = `local function removeFromAnyState(prefix, jobId, timestamp)
+const include_removeFromAnyState_1 = `local function removeFromAnyState(prefix, jobId, timestamp, groupId)
   for _, state in ipairs({ "completed", "waiting-children", "delayed", "failed", "prioritized" }) do
     if redis.call("ZREM", prefix .. state, jobId) == 1 then return state end
   end
   for _, state in ipairs({ "wait", "paused" }) do
     if removeFromList(prefix .. state, prefix, jobId, timestamp) > 0 then return state end
   end
-  if redis.call("LREM", prefix .. "active", -1, jobId) > 0 then return "active" end
+  if redis.call("LREM", prefix .. "active", -1, jobId) > 0 then
+    if groupId and redis.call("HINCRBY", prefix .. "nq:grun", groupId, -1) <= 0 then
+      redis.call("HDEL", prefix .. "nq:grun", groupId)
+    end
+    return "active"
+  end
+  if groupId then
+    if redis.call("ZREM", prefix .. "nq:g:" .. groupId, jobId) == 1 then return "wait" end
+    if redis.call("ZREM", prefix .. "nq:gdelayed", jobId) == 1 then return "delayed" end
+  end
   return "unknown"
 end
 `;
@@ -1267,7 +1416,7 @@ const include_removeJobTree_0 = `-- include removeJobTree
 const include_removeJobTree_7 = `local function removeJobTree(prefix, jobId, withChildren, parentKey, parentPrefix, maxLens)
   maxLens = maxLens or {}
   local jobKey = prefix .. jobId
-  local fields = redis.call("HMGET", jobKey, "parentKey", "parent", "deid", "timestamp")
+  local fields = redis.call("HMGET", jobKey, "parentKey", "parent", "deid", "timestamp", "gid")
   if parentKey then
     detachFromParent(jobKey, parentKey, parentPrefix, false, prefix)
   else
@@ -1283,7 +1432,7 @@ const include_removeJobTree_7 = `local function removeJobTree(prefix, jobId, wit
       removeJobTree(childPrefix, childId, true, jobKey, prefix, maxLens)
     end
   end
-  local prev = removeFromAnyState(prefix, jobId, fields[4])
+  local prev = removeFromAnyState(prefix, jobId, fields[4], fields[5] or nil)
   releaseDeduplicationKey(prefix, jobId, fields[3])
   if removeJobKeys(jobKey) > 0 then
     local maxLen = maxLens[prefix] or eventsMaxLen(prefix .. "meta")
@@ -1316,19 +1465,26 @@ const include_requeueJob_1 = `local function requeueJob(q, job, now)
     local due = tonumber(job.due)
     table.insert(fields, "delay"); table.insert(fields, math.max(due - now, 0))
     redis.call("HSET", key, unpack(fields))
-    local score = nextDelayedScore(q.delayed, due, q.dueScores)
-    table.insert(q.delayedAdds, score)
-    table.insert(q.delayedAdds, id)
+    if job.group ~= "" then
+      table.insert(q.groupDelayedAdds, nextDelayedScore(q.prefix .. "nq:gdelayed", due, q.groupDueScores))
+      table.insert(q.groupDelayedAdds, id)
+      if not q.groupEarliestDue or due < q.groupEarliestDue then q.groupEarliestDue = due end
+    else
+      table.insert(q.delayedAdds, nextDelayedScore(q.delayed, due, q.dueScores))
+      table.insert(q.delayedAdds, id)
+      if not q.earliestDue or due < q.earliestDue then q.earliestDue = due end
+    end
     if (q.level or 2) >= 2 then
       redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "delayed", "jobId", id, "delay", due)
     end
-    if not q.earliestDue or due < q.earliestDue then q.earliestDue = due end
     return
   end
   if #fields > 0 then redis.call("HSET", key, unpack(fields)) end
   local priority = tonumber(job.priority) or 0
   local front = job.outcome == "returned"
-  if priority > 0 then
+  if job.group ~= "" then
+    table.insert(q.groupPushes, { gid = job.group, id = id, priority = priority, lifo = job.lifo == "1", front = front })
+  elseif priority > 0 then
     if front then
       redis.call("ZADD", q.prioritized, priority * 4294967296, id)
     else
@@ -1340,10 +1496,24 @@ const include_requeueJob_1 = `local function requeueJob(q, job, now)
   else
     redis.call("LPUSH", q.wait, id)
   end
-  q.ready = true
+  if job.group == "" then q.ready = true end
   if (q.level or 2) >= 2 then
     redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "waiting", "jobId", id, "prev", "active")
   end
+end
+`;
+
+const include_ringEndedLimits_0 = `-- include ringEndedLimits
+local function ringEndedLimits(g, now)
+  local ended = redis.call("ZRANGEBYSCORE", g.limited, 0, now)
+  if #ended > 0 then
+    redis.call("ZREMRANGEBYSCORE", g.limited, 0, now)
+    local turns, last = {}, redis.call("INCRBY", g.counter, #ended)
+    for i, gid in ipairs(ended) do turns[#turns + 1] = last - #ended + i; turns[#turns + 1] = gid end
+    redis.call("ZADD", g.ring, "NX", unpack(turns))
+  end
+  local first = redis.call("ZRANGE", g.limited, 0, 0, "WITHSCORES")
+  return first[2] and tonumber(first[2]) or 0
 end
 `;
 
@@ -1474,7 +1644,7 @@ end
 const include_storeIteration_0 = `-- include storeIteration
 `;
 
-const include_storeIteration_1 = `local function storeIteration(q, schedulerId, idJson, millis, now, optsHead, name, data, priority, lifo)
+const include_storeIteration_1 = `local function storeIteration(q, schedulerId, idJson, millis, now, optsHead, name, data, priority, lifo, group)
   local delay = math.max(millis - now, 0)
   local placement = "wait"
   if delay > 0 then
@@ -1486,7 +1656,7 @@ const include_storeIteration_1 = `local function storeIteration(q, schedulerId, 
   end
   local opts = optsHead .. ',"jobId":"repeat:' .. idJson .. ":" .. millis .. '","delay":' .. delay .. "}"
   storeJob(q, { name = name, data = data, opts = opts, timestamp = now, delay = delay, priority = priority,
-    parentKey = "", repeatJobKey = schedulerId, dedupId = "", placement = placement },
+    parentKey = "", repeatJobKey = schedulerId, dedupId = "", placement = placement, group = group },
     "repeat:" .. schedulerId .. ":" .. millis, now)
   return delay
 end
@@ -1500,7 +1670,16 @@ const include_storeJob_2 = `local function storeJob(q, job, id, now)
   local events = (q.level or 2) >= 2
   if events then redis.call("XADD", q.events, "*", "event", "added", "jobId", id, "name", job.name) end
   local placement = job.placement
-  if placement == "delayed" then
+  local grouped = (job.group or "") ~= ""
+  if grouped and placement == "delayed" then
+    local due = tonumber(job.timestamp) + tonumber(job.delay)
+    table.insert(q.groupDelayedAdds, nextDelayedScore(q.prefix .. "nq:gdelayed", due, q.groupDueScores))
+    table.insert(q.groupDelayedAdds, id)
+    if events then redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "delayed", "jobId", id, "delay", due) end
+  elseif grouped then
+    table.insert(q.groupPushes, { gid = job.group, id = id, priority = job.priority, lifo = placement == "lifo" })
+    if events then redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "waiting", "jobId", id) end
+  elseif placement == "delayed" then
     local due = tonumber(job.timestamp) + tonumber(job.delay)
     local score = nextDelayedScore(q.delayed, due, q.dueScores)
     if not q.earliestScore or score < q.earliestScore then q.earliestScore = score end
@@ -1523,6 +1702,43 @@ const include_storeJob_2 = `local function storeJob(q, job, id, now)
     if events then redis.call("XADD", q.events, "MAXLEN", "~", q.maxLen, "*", "event", "waiting", "jobId", id) end
   end
   if job.parentKey ~= "" then redis.call("SADD", job.parentKey .. ":dependencies", key) end
+end
+`;
+
+const include_sweepDelayed_0 = `-- include sweepDelayed
+`;
+
+const include_sweepDelayed_2 = `local function sweepDelayed(q, now, limit)
+  local promoted, nextDelayedAt = 0, 0
+  local first = redis.call("ZRANGE", q.delayed, 0, 0, "WITHSCORES")
+  if first[2] and tonumber(first[2]) <= (now + 1) * 4096 - 1 then
+    local moved = promoteDelayedJobs(q.prefix, q.delayed, q.wait, q.prioritized, q.priorityCounter, q.events, now,
+      limit)
+    for id in pairs(moved) do
+      redis.call("HSET", q.prefix .. id, "delay", 0)
+      promoted = promoted + 1
+    end
+    if promoted > 0 and redis.call("HEXISTS", q.meta, "paused") == 0 then redis.call("ZADD", q.marker, 0, "0") end
+    first = redis.call("ZRANGE", q.delayed, 0, 0, "WITHSCORES")
+  end
+  if first[2] then nextDelayedAt = math.floor(tonumber(first[2]) / 4096) end
+  local groupsPromoted, groupsDue, readyGroups = sweepGroups(q, now, limit)
+  promoted = promoted + groupsPromoted
+  if groupsDue > 0 and (nextDelayedAt == 0 or groupsDue < nextDelayedAt) then nextDelayedAt = groupsDue end
+  return promoted, nextDelayedAt, readyGroups
+end
+`;
+
+const include_sweepGroups_0 = `-- include sweepGroups
+`;
+
+const include_sweepGroups_3 = `local function sweepGroups(q, now, limit)
+  local g = groupKeys(q.prefix)
+  if redis.call("EXISTS", g.delayed, g.ring, g.limited) == 0 then return 0, 0, 0 end
+  local promoted, nextDue = promoteGroupDelayed(q.prefix, q.meta, q.events, now, limit)
+  local nextEnd = ringEndedLimits(g, now)
+  if nextEnd > 0 and (nextDue == 0 or nextEnd < nextDue) then nextDue = nextEnd end
+  return promoted, nextDue, redis.call("ZCARD", g.ring)
 end
 `;
 
@@ -1567,6 +1783,94 @@ local function takeCandidates(q, count, candidates)
 end
 `;
 
+const include_takeGroupJobs_0 = `-- include takeGroupJobs
+`;
+
+const include_takeGroupJobs_2 = `local function takeGroupJobs(q, count, anyPaused, anyLimited)
+  local g = groupKeys(q.prefix)
+  local limitMax, concurrency = q.groupLimitMax, q.groupConcurrency
+  if anyLimited then ringEndedLimits(g, q.now) end
+  local ring = redis.call("ZRANGE", g.ring, 0, count - 1)
+  if #ring == 0 then return {}, false end
+  local counterKeys = {}
+  for i, gid in ipairs(ring) do counterKeys[i] = g.limiter .. gid end
+  local paused = anyPaused and redis.call("SMISMEMBER", g.paused, unpack(ring)) or {}
+  local limited = anyLimited and redis.call("ZMSCORE", g.limited, unpack(ring)) or {}
+  local running = concurrency > 0 and redis.call("HMGET", g.running, unpack(ring)) or {}
+  local used = limitMax > 0 and redis.call("MGET", unpack(counterKeys)) or {}
+  local leave, eligible, room, free, limitedUntil = {}, {}, {}, {}, {}
+  for i, gid in ipairs(ring) do
+    local slots = concurrency > 0 and concurrency - (tonumber(running[i]) or 0) or count
+    local window = limitMax > 0 and limitMax - (tonumber(used[i]) or 0) or count
+    if window <= 0 then
+      local ttl = redis.call("PTTL", counterKeys[i])
+      limitedUntil[#limitedUntil + 1] = q.now + math.max(ttl, 1)
+      limitedUntil[#limitedUntil + 1] = gid
+    end
+    if paused[i] == 1 or slots <= 0 or window <= 0 or (limited[i] and tonumber(limited[i]) > q.now) then
+      leave[#leave + 1] = gid
+    else
+      eligible[#eligible + 1] = gid
+      room[gid], free[gid] = math.min(slots, window), slots
+    end
+  end
+  local quota, left, gave = {}, count, true
+  while left > 0 and gave do
+    gave = false
+    for _, gid in ipairs(eligible) do
+      if left > 0 and (quota[gid] or 0) < room[gid] then
+        quota[gid], left, gave = (quota[gid] or 0) + 1, left - 1, true
+      end
+    end
+  end
+  local ids, served, rounds = {}, {}, {}
+  for i, gid in ipairs(eligible) do
+    local want = quota[gid] or 0
+    if want > 0 then
+      local popped = redis.call("ZPOPMIN", g.jobs .. gid, want)
+      local taken = #popped / 2
+      for r = 1, taken do
+        rounds[r] = rounds[r] or {}
+        table.insert(rounds[r], popped[2 * r - 1])
+      end
+      local exhausted = false
+      if taken > 0 then
+        redis.call("HINCRBY", g.running, gid, taken)
+        if limitMax > 0 then
+          local n = redis.call("INCRBY", g.limiter .. gid, taken)
+          if n == taken then redis.call("PEXPIRE", g.limiter .. gid, q.groupLimitDuration) end
+          if n >= limitMax then
+            exhausted = true
+            limitedUntil[#limitedUntil + 1] = q.now + math.max(redis.call("PTTL", g.limiter .. gid), 1)
+            limitedUntil[#limitedUntil + 1] = gid
+          end
+        end
+      end
+      if taken < want or exhausted or (concurrency > 0 and taken >= free[gid]) then
+        leave[#leave + 1] = gid
+      else
+        served[#served + 1] = gid
+      end
+    end
+  end
+  for _, round in ipairs(rounds) do
+    for _, id in ipairs(round) do ids[#ids + 1] = id end
+  end
+  if #limitedUntil > 0 then
+    redis.call("ZADD", g.limited, unpack(limitedUntil))
+    redis.call("HSET", q.meta, "nq:glimited", 1)
+  end
+  if #leave > 0 then redis.call("ZREM", g.ring, unpack(leave)) end
+  if #served > 0 then
+    local last, turns = redis.call("INCRBY", g.counter, #served), {}
+    for i, gid in ipairs(served) do turns[#turns + 1] = last - #served + i; turns[#turns + 1] = gid end
+    redis.call("ZADD", g.ring, "XX", unpack(turns))
+  end
+  if #ids > 0 then redis.call("LPUSH", q.active, unpack(ids)) end
+  return ids, #ring - #leave > 0 or #ring == count
+end
+`;
+
 const include_takeReadyJobs_0 = `-- include takeReadyJobs
 local function takeReadyJobs(waitKey, prioritizedKey, activeKey, count)
   local ids = {}
@@ -1598,6 +1902,7 @@ local function writeJobHash(q, job, id)
     table.insert(fields, "parent"); table.insert(fields, job.parentField)
   end
   if job.repeatJobKey ~= "" then table.insert(fields, "rjk"); table.insert(fields, job.repeatJobKey) end
+  if (job.group or "") ~= "" then table.insert(fields, "gid"); table.insert(fields, job.group) end
   if job.dedupId ~= "" then table.insert(fields, "deid"); table.insert(fields, job.dedupId) end
   redis.call("HSET", key, unpack(fields))
   return key
@@ -1758,7 +2063,7 @@ export interface AckAndLeaseArgsJobsItem {
   value: string;
   /** the new atm value, "" to leave it */
   attemptsMade: number | "";
-  /** the entry's other fields that differ from their defaults, as encodeIds of name, value, …: stacktrace (""), due (0), priority (0), lifo (""), keepCount (-1), keepAge (0), keepLimit (0), attempts (0), parentKey, parentPrefix, parentPolicy, dedupId, deferred, deadLetter, deadLetterId, deadLetterName, deadLetterData, deadLetterOpts (all "") — see ackEntries for their meaning */
+  /** the entry's other fields that differ from their defaults, as encodeIds of name, value, …: stacktrace (""), due (0), priority (0), lifo (""), keepCount (-1), keepAge (0), keepLimit (0), attempts (0), parentKey, parentPrefix, parentPolicy, dedupId, deferred, deadLetter, deadLetterId, deadLetterName, deadLetterData, deadLetterOpts, group (all "") — see ackEntries for their meaning */
   extra: string;
 }
 
@@ -1793,11 +2098,17 @@ export interface AckAndLeaseArgs {
   prunes: string;
   /** the invocation's registry id when this may be its drain's last call, else "": removed when the call leaves nothing ready, leased or delayed (the drain then ends) */
   unregister: string;
+  /** the worker's group.concurrency, the most jobs of one group running at once across every worker (BullMQ Pro's), 0 for none */
+  groupConcurrency: number;
+  /** the worker's group.limit.max, the most jobs of one group started per window, 0 for none */
+  groupLimitMax: number;
+  /** the worker's group.limit.duration, the window (ms), 0 for none */
+  groupLimitDuration: number;
   jobs: readonly AckAndLeaseArgsJobsItem[];
 }
 
 /**
- * One call of a streaming worker, under Upstash's key-based locking: finishes the jobs it acks (completed, failed for good, retried to delayed or wait, handed back), leases up to `count` of the jobs the previous call peeked, and peeks the next ones. Every key it touches is declared: the queue's keys below and, in `declared`, each acked job's hash, lock and sub-keys, its parent's, deduplication and dead-letter keys, and each candidate's hash and lock. What needs keys unknown before the call — promoting due delayed jobs, pruning finished sets by count or age — is left to ackPromoteAndLease, which the worker calls when this one reports a due delayed job or pruning is owed.
+ * One call of a streaming worker, under Upstash's key-based locking: finishes the jobs it acks (completed, failed for good, retried to delayed or wait, handed back), leases up to `count` of the jobs the previous call peeked, and peeks the next ones. Every key it touches is declared: the queue's keys below and, in `declared`, each acked job's hash, lock and sub-keys, its parent's, deduplication and dead-letter keys, and each candidate's hash and lock. What needs keys unknown before the call — promoting due delayed jobs, pruning finished sets by count or age — is left to ackPromoteAndLease, which the worker calls when this one reports a due delayed job or pruning is owed, and leasing grouped jobs (it reports groups with work as jobs ready, and the worker's next call without peeked ids is open). Acking grouped jobs touches their group keys, which the worker declares.
  *
  * Reply: see decodeAckAndLease.
  *
@@ -1807,10 +2118,10 @@ export interface AckAndLeaseArgs {
  */
 export const ackAndLease: ScriptDef<AckAndLeaseKeys, AckAndLeaseArgs> = {
   name: "ackAndLease",
-  sha1: "ba786f50d7f006b6425d6f84d17c66928e7fc5ec",
+  sha1: "ab2e7a30c66647a0641381c2b18580c2d60e2860",
   keyLocking: true,
   keys: { fixed: ["meta","wait","active","prioritized","priorityCounter","delayed","completed","failed","stalled","limiter","marker","events","replayGuard","finishCounts","attention","workers"], group: { name: "declared", fields: ["key"] } },
-  argv: { fixed: ["prefix","leaseToken","now","leaseMs","count","peek","candidates","limiterMax","limiterDuration","workerName","guardTtl","maxLenEvents","events","prunes","unregister"], group: { name: "jobs", fields: ["id","token","outcome","value","attemptsMade","extra"] } },
+  argv: { fixed: ["prefix","leaseToken","now","leaseMs","count","peek","candidates","limiterMax","limiterDuration","workerName","guardTtl","maxLenEvents","events","prunes","unregister","groupConcurrency","groupLimitMax","groupLimitDuration"], group: { name: "jobs", fields: ["id","token","outcome","value","attemptsMade","extra"] } },
   source: /* @__PURE__ */ [
     `#!lua flags=allow-key-locking
 -- nimbusq:ackAndLease (generated from lua/ackAndLease.lua; do not edit)
@@ -1818,10 +2129,10 @@ local KEY = { meta = 1, wait = 2, active = 3, prioritized = 4, priorityCounter =
 local KEY_GROUP = { first = 17, size = 1, key = 0 }
 local KEY_GROUP_COUNT = (#KEYS - 16) / 1
 local function groupKey(i, offset) return KEYS[17 + (i - 1) * 1 + offset] end
-local ARG = { prefix = 1, leaseToken = 2, now = 3, leaseMs = 4, count = 5, peek = 6, candidates = 7, limiterMax = 8, limiterDuration = 9, workerName = 10, guardTtl = 11, maxLenEvents = 12, events = 13, prunes = 14, unregister = 15 }
-local ARG_GROUP = { first = 16, size = 6, id = 0, token = 1, outcome = 2, value = 3, attemptsMade = 4, extra = 5 }
-local ARG_GROUP_COUNT = (#ARGV - 15) / 6
-local function groupArg(i, offset) return ARGV[16 + (i - 1) * 6 + offset] end
+local ARG = { prefix = 1, leaseToken = 2, now = 3, leaseMs = 4, count = 5, peek = 6, candidates = 7, limiterMax = 8, limiterDuration = 9, workerName = 10, guardTtl = 11, maxLenEvents = 12, events = 13, prunes = 14, unregister = 15, groupConcurrency = 16, groupLimitMax = 17, groupLimitDuration = 18 }
+local ARG_GROUP = { first = 19, size = 6, id = 0, token = 1, outcome = 2, value = 3, attemptsMade = 4, extra = 5 }
+local ARG_GROUP_COUNT = (#ARGV - 18) / 6
+local function groupArg(i, offset) return ARGV[19 + (i - 1) * 6 + offset] end
 `,
     include_cycleJobs_0,
     include_checkIntegerArgs_0,
@@ -1854,17 +2165,29 @@ local function groupArg(i, offset) return ARGV[16 + (i - 1) * 6 + offset] end
     include_holdsLock_0,
     include_refusedCompletions_1,
     include_removeFromActive_0,
-    include_ackEntries_5,
+    include_pushGroupJobs_0,
+    include_groupKeys_0,
+    include_pushGroupJobs_1,
+    include_releaseGroupSlots_0,
+    include_releaseGroupSlots_1,
+    include_ackEntries_7,
     include_leaseReadyJobs_0,
     include_takeCandidates_0,
     include_takeReadyJobs_0,
-    include_leaseReadyJobs_2,
+    include_takeGroupJobs_0,
+    include_ringEndedLimits_0,
+    include_takeGroupJobs_2,
+    include_leaseReadyJobs_3,
     include_peekReady_0,
     include_promoteDelayedJobs_0,
     include_pruneFinished_0,
     include_pruneFinished_1,
     include_encodeIds_0,
-    include_cycleJobs_11,
+    include_groupsDueAt_0,
+    include_promoteGroupDelayed_0,
+    include_promoteGroupDelayed_2,
+    include_groupsDueAt_1,
+    include_cycleJobs_12,
     `return cycleJobs(false)
 `,
   ].join(""),
@@ -1949,7 +2272,7 @@ export interface AckPromoteAndLeaseArgsJobsItem {
   value: string;
   /** the new atm value, "" to leave it */
   attemptsMade: number | "";
-  /** the entry's other fields that differ from their defaults, as encodeIds of name, value, …: stacktrace (""), due (0), priority (0), lifo (""), keepCount (-1), keepAge (0), keepLimit (0), attempts (0), parentKey, parentPrefix, parentPolicy, dedupId, deferred, deadLetter, deadLetterId, deadLetterName, deadLetterData, deadLetterOpts (all "") — see ackEntries for their meaning */
+  /** the entry's other fields that differ from their defaults, as encodeIds of name, value, …: stacktrace (""), due (0), priority (0), lifo (""), keepCount (-1), keepAge (0), keepLimit (0), attempts (0), parentKey, parentPrefix, parentPolicy, dedupId, deferred, deadLetter, deadLetterId, deadLetterName, deadLetterData, deadLetterOpts, group (all "") — see ackEntries for their meaning */
   extra: string;
 }
 
@@ -1984,11 +2307,17 @@ export interface AckPromoteAndLeaseArgs {
   prunes: string;
   /** the invocation's registry id when this may be its drain's last call, else "": removed when the call leaves nothing ready, leased or delayed (the drain then ends) */
   unregister: string;
+  /** the worker's group.concurrency, the most jobs of one group running at once across every worker (BullMQ Pro's), 0 for none */
+  groupConcurrency: number;
+  /** the worker's group.limit.max, the most jobs of one group started per window, 0 for none */
+  groupLimitMax: number;
+  /** the worker's group.limit.duration, the window (ms), 0 for none */
+  groupLimitDuration: number;
   jobs: readonly AckPromoteAndLeaseArgsJobsItem[];
 }
 
 /**
- * The same worker call as ackAndLease without declared keys (Upstash runs it under its global lock): it also promotes due delayed jobs, prunes finished sets (removeOnComplete / removeOnFail by count or age, for the entries acked here and for `prunes`), and leases from the right of wait and the lowest prioritized scores. A worker's first call, and a call after a due delayed job was seen or when pruning is owed.
+ * The same worker call as ackAndLease without declared keys (Upstash runs it under its global lock): it also promotes due delayed jobs, prunes finished sets (removeOnComplete / removeOnFail by count or age, for the entries acked here and for `prunes`), and leases from the right of wait and the lowest prioritized scores, then round-robin from the groups (lua/includes/ takeGroupJobs.lua: their keys are built here). A worker's first call, and a call after a due delayed job was seen, when pruning is owed, or when no ungrouped job was peeked.
  *
  * Reply: see decodeAckPromoteAndLease.
  *
@@ -1998,17 +2327,17 @@ export interface AckPromoteAndLeaseArgs {
  */
 export const ackPromoteAndLease: ScriptDef<AckPromoteAndLeaseKeys, AckPromoteAndLeaseArgs> = {
   name: "ackPromoteAndLease",
-  sha1: "4af9a987db699028cfd2c023f42452a1bae1201b",
+  sha1: "c57add0c1eb1f43ede2c802c88080bc3ba6c9146",
   keyLocking: false,
   keys: { fixed: ["meta","wait","active","prioritized","priorityCounter","delayed","completed","failed","stalled","limiter","marker","events","replayGuard","finishCounts","attention","workers"] },
-  argv: { fixed: ["prefix","leaseToken","now","leaseMs","count","peek","candidates","limiterMax","limiterDuration","workerName","guardTtl","maxLenEvents","events","prunes","unregister"], group: { name: "jobs", fields: ["id","token","outcome","value","attemptsMade","extra"] } },
+  argv: { fixed: ["prefix","leaseToken","now","leaseMs","count","peek","candidates","limiterMax","limiterDuration","workerName","guardTtl","maxLenEvents","events","prunes","unregister","groupConcurrency","groupLimitMax","groupLimitDuration"], group: { name: "jobs", fields: ["id","token","outcome","value","attemptsMade","extra"] } },
   source: /* @__PURE__ */ [
     `-- nimbusq:ackPromoteAndLease (generated from lua/ackPromoteAndLease.lua; do not edit)
 local KEY = { meta = 1, wait = 2, active = 3, prioritized = 4, priorityCounter = 5, delayed = 6, completed = 7, failed = 8, stalled = 9, limiter = 10, marker = 11, events = 12, replayGuard = 13, finishCounts = 14, attention = 15, workers = 16 }
-local ARG = { prefix = 1, leaseToken = 2, now = 3, leaseMs = 4, count = 5, peek = 6, candidates = 7, limiterMax = 8, limiterDuration = 9, workerName = 10, guardTtl = 11, maxLenEvents = 12, events = 13, prunes = 14, unregister = 15 }
-local ARG_GROUP = { first = 16, size = 6, id = 0, token = 1, outcome = 2, value = 3, attemptsMade = 4, extra = 5 }
-local ARG_GROUP_COUNT = (#ARGV - 15) / 6
-local function groupArg(i, offset) return ARGV[16 + (i - 1) * 6 + offset] end
+local ARG = { prefix = 1, leaseToken = 2, now = 3, leaseMs = 4, count = 5, peek = 6, candidates = 7, limiterMax = 8, limiterDuration = 9, workerName = 10, guardTtl = 11, maxLenEvents = 12, events = 13, prunes = 14, unregister = 15, groupConcurrency = 16, groupLimitMax = 17, groupLimitDuration = 18 }
+local ARG_GROUP = { first = 19, size = 6, id = 0, token = 1, outcome = 2, value = 3, attemptsMade = 4, extra = 5 }
+local ARG_GROUP_COUNT = (#ARGV - 18) / 6
+local function groupArg(i, offset) return ARGV[19 + (i - 1) * 6 + offset] end
 `,
     include_cycleJobs_0,
     include_checkIntegerArgs_0,
@@ -2041,17 +2370,29 @@ local function groupArg(i, offset) return ARGV[16 + (i - 1) * 6 + offset] end
     include_holdsLock_0,
     include_refusedCompletions_1,
     include_removeFromActive_0,
-    include_ackEntries_5,
+    include_pushGroupJobs_0,
+    include_groupKeys_0,
+    include_pushGroupJobs_1,
+    include_releaseGroupSlots_0,
+    include_releaseGroupSlots_1,
+    include_ackEntries_7,
     include_leaseReadyJobs_0,
     include_takeCandidates_0,
     include_takeReadyJobs_0,
-    include_leaseReadyJobs_2,
+    include_takeGroupJobs_0,
+    include_ringEndedLimits_0,
+    include_takeGroupJobs_2,
+    include_leaseReadyJobs_3,
     include_peekReady_0,
     include_promoteDelayedJobs_0,
     include_pruneFinished_0,
     include_pruneFinished_1,
     include_encodeIds_0,
-    include_cycleJobs_11,
+    include_groupsDueAt_0,
+    include_promoteGroupDelayed_0,
+    include_promoteGroupDelayed_2,
+    include_groupsDueAt_1,
+    include_cycleJobs_12,
     `return cycleJobs(true)
 `,
   ].join(""),
@@ -2128,6 +2469,8 @@ export interface AddIterationsArgsIterationsItem {
   priority: number;
   /** "1" when the iteration is lifo */
   lifo: "1" | "";
+  /** the iteration's group id (template opts.group.id), "" for none */
+  group: string;
 }
 
 export interface AddIterationsArgs {
@@ -2149,17 +2492,17 @@ export interface AddIterationsArgs {
  */
 export const addIterations: ScriptDef<AddIterationsKeys, AddIterationsArgs> = {
   name: "addIterations",
-  sha1: "da1640a4242b801a8dc5b8e71cbbb43dab1d7df9",
+  sha1: "883ec09103e9df0c4de13d03fcdc234b96a524b6",
   keyLocking: false,
   keys: { fixed: ["schedulers","idCounter","wait","prioritized","priorityCounter","delayed","marker","events","attention"] },
-  argv: { fixed: ["prefix","now","maxLenEvents"], group: { name: "iterations", fields: ["schedulerId","idJson","current","nextMillis","again","optsHead","priority","lifo"] } },
+  argv: { fixed: ["prefix","now","maxLenEvents"], group: { name: "iterations", fields: ["schedulerId","idJson","current","nextMillis","again","optsHead","priority","lifo","group"] } },
   source: /* @__PURE__ */ [
     `-- nimbusq:addIterations (generated from lua/addIterations.lua; do not edit)
 local KEY = { schedulers = 1, idCounter = 2, wait = 3, prioritized = 4, priorityCounter = 5, delayed = 6, marker = 7, events = 8, attention = 9 }
 local ARG = { prefix = 1, now = 2, maxLenEvents = 3 }
-local ARG_GROUP = { first = 4, size = 8, schedulerId = 0, idJson = 1, current = 2, nextMillis = 3, again = 4, optsHead = 5, priority = 6, lifo = 7 }
-local ARG_GROUP_COUNT = (#ARGV - 3) / 8
-local function groupArg(i, offset) return ARGV[4 + (i - 1) * 8 + offset] end
+local ARG_GROUP = { first = 4, size = 9, schedulerId = 0, idJson = 1, current = 2, nextMillis = 3, again = 4, optsHead = 5, priority = 6, lifo = 7, group = 8 }
+local ARG_GROUP_COUNT = (#ARGV - 3) / 9
+local function groupArg(i, offset) return ARGV[4 + (i - 1) * 9 + offset] end
 `,
     include_noteAttention_0,
     include_everyNextMillis_0,
@@ -2171,6 +2514,10 @@ local function groupArg(i, offset) return ARGV[4 + (i - 1) * 8 + offset] end
     include_storeJob_2,
     include_storeIteration_1,
     include_flushQueue_0,
+    include_pushGroupJobs_0,
+    include_groupKeys_0,
+    include_pushGroupJobs_1,
+    include_flushQueue_1,
     include_checkIntegerArgs_0,
     include_isNumberText_0,
     `checkIntegerArgs("addIterations", { "now", "maxLenEvents" })
@@ -2211,7 +2558,8 @@ for i = 1, ARG_GROUP_COUNT do
       end
       redis.call("INCR", KEYS[KEY.idCounter])
       storeIteration(q, id, groupArg(i, ARG_GROUP.idJson), next, now, groupArg(i, ARG_GROUP.optsHead),
-        scheduler[1], scheduler[2] or "{}", groupArg(i, ARG_GROUP.priority), groupArg(i, ARG_GROUP.lifo))
+        scheduler[1], scheduler[2] or "{}", groupArg(i, ARG_GROUP.priority), groupArg(i, ARG_GROUP.lifo),
+        groupArg(i, ARG_GROUP.group))
       made = jobId
     end
   end
@@ -2304,6 +2652,8 @@ export interface AddJobsArgsJobsItem {
   dedupReplace: "1" | "";
   /** job scheduler id (rjk), or "" */
   repeatJobKey: string;
+  /** the job's group id (opts.group.id), or "": a grouped job goes to its group (gid field; nq:g:<gid>, or nq:gdelayed when delayed), never to wait, prioritized or delayed */
+  group: string;
 }
 
 export interface AddJobsArgs {
@@ -2329,10 +2679,10 @@ export interface AddJobsArgs {
  */
 export const addJobs: ScriptDef<AddJobsKeys, AddJobsArgs> = {
   name: "addJobs",
-  sha1: "489e76603ea850dd442a0fd15b98385ac36a0434",
+  sha1: "c07bf14924528f3a25d5c87c3a211dfc67769086",
   keyLocking: false,
   keys: { fixed: ["replayGuard","attention"], group: { name: "queues", fields: ["idCounter","wait","prioritized","priorityCounter","delayed","marker","events","waitingChildren"] } },
-  argv: { fixed: ["guardTtl","maxLenEvents","now","events"], group: { name: "jobs", fields: ["queue","customId","generatedId","name","data","opts","timestamp","delay","priority","placement","parentKey","parentField","parentPrefix","dedupId","dedupTtl","dedupExtend","dedupReplace","repeatJobKey"] } },
+  argv: { fixed: ["guardTtl","maxLenEvents","now","events"], group: { name: "jobs", fields: ["queue","customId","generatedId","name","data","opts","timestamp","delay","priority","placement","parentKey","parentField","parentPrefix","dedupId","dedupTtl","dedupExtend","dedupReplace","repeatJobKey","group"] } },
   source: /* @__PURE__ */ [
     `-- nimbusq:addJobs (generated from lua/addJobs.lua; do not edit)
 local KEY = { replayGuard = 1, attention = 2 }
@@ -2340,9 +2690,9 @@ local KEY_GROUP = { first = 3, size = 8, idCounter = 0, wait = 1, prioritized = 
 local KEY_GROUP_COUNT = (#KEYS - 2) / 8
 local function groupKey(i, offset) return KEYS[3 + (i - 1) * 8 + offset] end
 local ARG = { guardTtl = 1, maxLenEvents = 2, now = 3, events = 4 }
-local ARG_GROUP = { first = 5, size = 18, queue = 0, customId = 1, generatedId = 2, name = 3, data = 4, opts = 5, timestamp = 6, delay = 7, priority = 8, placement = 9, parentKey = 10, parentField = 11, parentPrefix = 12, dedupId = 13, dedupTtl = 14, dedupExtend = 15, dedupReplace = 16, repeatJobKey = 17 }
-local ARG_GROUP_COUNT = (#ARGV - 4) / 18
-local function groupArg(i, offset) return ARGV[5 + (i - 1) * 18 + offset] end
+local ARG_GROUP = { first = 5, size = 19, queue = 0, customId = 1, generatedId = 2, name = 3, data = 4, opts = 5, timestamp = 6, delay = 7, priority = 8, placement = 9, parentKey = 10, parentField = 11, parentPrefix = 12, dedupId = 13, dedupTtl = 14, dedupExtend = 15, dedupReplace = 16, repeatJobKey = 17, group = 18 }
+local ARG_GROUP_COUNT = (#ARGV - 4) / 19
+local function groupArg(i, offset) return ARGV[5 + (i - 1) * 19 + offset] end
 `,
     include_checkIntegerArgs_0,
     include_checkNewJobs_0,
@@ -2355,6 +2705,10 @@ local function groupArg(i, offset) return ARGV[5 + (i - 1) * 18 + offset] end
     include_writeJobHash_0,
     include_storeJob_2,
     include_flushQueue_0,
+    include_pushGroupJobs_0,
+    include_groupKeys_0,
+    include_pushGroupJobs_1,
+    include_flushQueue_1,
     include_deduplicateJob_0,
     include_removeJobKeys_0,
     include_deduplicateJob_1,
@@ -2558,7 +2912,7 @@ export interface CancelJobArgs {
  */
 export const cancelJob: ScriptDef<CancelJobKeys, CancelJobArgs> = {
   name: "cancelJob",
-  sha1: "d9235904c1ad343067983526084c028cef0c2237",
+  sha1: "f1c7932e0a8c4f5e96bb01f2ad14a7521f9b4527",
   keyLocking: false,
   keys: { fixed: ["job","lock","failed","completed","events","replayGuard","attention"] },
   argv: { fixed: ["prefix","jobId","reason","now","guardTtl","maxLenEvents","events","keepCount","keepAge","keepLimit","parentPolicy"] },
@@ -2603,7 +2957,7 @@ local function answer(outcome, state)
   return { outcome, state }
 end
 local job = redis.call("HMGET", KEYS[KEY.job], "timestamp", "finishedOn", "atm", "stacktrace", "parentKey",
-  "parent", "deid")
+  "parent", "deid", "gid")
 if not job[1] then
   redis.call("SET", KEYS[KEY.replayGuard], "", "XX", "KEEPTTL")
   return { -1 }
@@ -2619,7 +2973,7 @@ if lock then
   redis.call("SET", KEYS[KEY.lock], token .. "|cancel|" .. reason, "KEEPTTL")
   return answer(2, "active")
 end
-local state = removeFromAnyState(prefix, id, job[1])
+local state = removeFromAnyState(prefix, id, job[1], job[8] or nil)
 if state == "completed" or state == "failed" or state == "unknown" then
   if state ~= "unknown" then redis.call("ZADD", KEYS[KEY[state]], now, id) end
   return answer(4, state)
@@ -2695,7 +3049,7 @@ export interface ChangeDelayArgs {
 }
 
 /**
- * Reschedules a delayed job to `delay` ms from now, as BullMQ's job.changeDelay: a new delayed score (its sequence taken before the job leaves its old one, as BullMQ does), `delay` stored, and the delay marker pointed at the earliest delayed job. Safe to replay: a replayed call that had moved the job answers 0 again.
+ * Reschedules a delayed job to `delay` ms from now, as BullMQ's job.changeDelay: a new delayed score (its sequence taken before the job leaves its old one, as BullMQ does), `delay` stored, and the delay marker pointed at the earliest delayed job. Safe to replay: a replayed call that had moved the job answers 0 again. A grouped job's `delayed` key is {P}nq:gdelayed.
  *
  * Reply: see decodeChangeDelay.
  *
@@ -3782,6 +4136,8 @@ export interface GetJobStatesKeys {
   legacyPaused: string;
   /** {P}waiting-children */
   waitingChildren: string;
+  /** {P}nq:gdelayed, nimbusq's grouped delayed jobs (a grouped job's other home, its group, is known from its hash's gid: read when the job's key is given) */
+  groupDelayed: string;
   jobs: readonly GetJobStatesKeysJobsItem[];
 }
 
@@ -3803,17 +4159,17 @@ export interface GetJobStatesArgs {
  */
 export const getJobStates: ScriptDef<GetJobStatesKeys, GetJobStatesArgs> = {
   name: "getJobStates",
-  sha1: "344f8224ac1e631b8f109435169b5eb613540bb4",
+  sha1: "3380325473f07c4e3eb1b5c3c2ce8111f80b3c5e",
   keyLocking: true,
-  keys: { fixed: ["completed","failed","delayed","prioritized","active","wait","legacyPaused","waitingChildren"], group: { name: "jobs", fields: ["job"] } },
+  keys: { fixed: ["completed","failed","delayed","prioritized","active","wait","legacyPaused","waitingChildren","groupDelayed"], group: { name: "jobs", fields: ["job"] } },
   argv: { fixed: [], group: { name: "jobs", fields: ["id"] } },
   source: /* @__PURE__ */ [
     `#!lua flags=no-writes,allow-key-locking
 -- nimbusq:getJobStates (generated from lua/getJobStates.lua; do not edit)
-local KEY = { completed = 1, failed = 2, delayed = 3, prioritized = 4, active = 5, wait = 6, legacyPaused = 7, waitingChildren = 8 }
-local KEY_GROUP = { first = 9, size = 1, job = 0 }
-local KEY_GROUP_COUNT = (#KEYS - 8) / 1
-local function groupKey(i, offset) return KEYS[9 + (i - 1) * 1 + offset] end
+local KEY = { completed = 1, failed = 2, delayed = 3, prioritized = 4, active = 5, wait = 6, legacyPaused = 7, waitingChildren = 8, groupDelayed = 9 }
+local KEY_GROUP = { first = 10, size = 1, job = 0 }
+local KEY_GROUP_COUNT = (#KEYS - 9) / 1
+local function groupKey(i, offset) return KEYS[10 + (i - 1) * 1 + offset] end
 local ARG_GROUP = { first = 1, size = 1, id = 0 }
 local ARG_GROUP_COUNT = (#ARGV - 0) / 1
 local function groupArg(i, offset) return ARGV[1 + (i - 1) * 1 + offset] end
@@ -3830,6 +4186,9 @@ for i = 1, ARG_GROUP_COUNT do
   elseif redis.call("LPOS", KEYS[KEY.wait], id) then state = "waiting"
   elseif redis.call("LPOS", KEYS[KEY.legacyPaused], id) then state = "waiting"
   elseif redis.call("ZSCORE", KEYS[KEY.waitingChildren], id) then state = "waiting-children"
+  elseif redis.call("ZSCORE", KEYS[KEY.groupDelayed], id) then state = "delayed"
+  elseif KEY_GROUP_COUNT > 0 and redis.call("HEXISTS", groupKey(i, KEY_GROUP.job), "gid") == 1 then
+    state = "waiting"
   end
   if KEY_GROUP_COUNT > 0 then
     states[#states + 1] = state
@@ -3847,7 +4206,7 @@ export type GetJobStatesReply =
   /** without job keys */
   | {
     form: "states";
-    /** per job: completed, failed, delayed, prioritized, active, waiting, waiting-children or unknown */
+    /** per job: completed, failed, delayed, prioritized, active, waiting, waiting-children or unknown (also a grouped job ready in its group: ask with its key) */
     states: Array<string>;
   }
   /** with job keys: each state with its job's fields, read together so they agree */
@@ -4389,7 +4748,7 @@ export interface MoveJobsToWaitArgs {
 }
 
 /**
- * One bounded step of Queue.retryJobs (failed or completed jobs) or Queue.promoteJobs (delayed jobs), as BullMQ's moveJobsToWait: up to `count` jobs with a score up to `maxScore` leave their set for the head of wait (LPUSH, whatever their priority or lifo option, as in BullMQ); retried jobs lose their finish fields and are pending again for their parent. One marker when the queue is not paused or maxed. Safe to replay: a replayed step returns its first answer.
+ * One bounded step of Queue.retryJobs (failed or completed jobs) or Queue.promoteJobs (delayed jobs), as BullMQ's moveJobsToWait: up to `count` jobs with a score up to `maxScore` leave their set for the head of wait (LPUSH, whatever their priority or lifo option, as in BullMQ); retried jobs lose their finish fields and are pending again for their parent. One marker when the queue is not paused or maxed. A retried grouped job goes back to its group instead (by priority), as a worker's retry does. Safe to replay: a replayed step returns its first answer.
  *
  * Reply: see decodeMoveJobsToWait.
  *
@@ -4397,7 +4756,7 @@ export interface MoveJobsToWaitArgs {
  */
 export const moveJobsToWait: ScriptDef<MoveJobsToWaitKeys, MoveJobsToWaitArgs> = {
   name: "moveJobsToWait",
-  sha1: "9f36e12ed00c4c903a42af1adb45bd590c145c84",
+  sha1: "83fe0f5f03292b5dc5a7ee2f54e376bfa5f0d1ad",
   keyLocking: false,
   keys: { fixed: ["source","wait","meta","active","marker","events","replayGuard","attention"] },
   argv: { fixed: ["prefix","state","count","maxScore","guardTtl"] },
@@ -4416,17 +4775,24 @@ local ARG = { prefix = 1, state = 2, count = 3, maxScore = 4, guardTtl = 5 }
     include_saveResult_1,
     include_isQueuePausedOrMaxed_0,
     include_moveChildBackToParent_0,
+    include_pushGroupJobs_0,
+    include_groupKeys_0,
+    include_pushGroupJobs_1,
     `local replayed = replayedResult(KEYS[KEY.replayGuard])
 if replayed then return replayed end
 local prefix, state, count = ARGV[ARG.prefix], ARGV[ARG.state], tonumber(ARGV[ARG.count])
 local jobs = redis.call("ZRANGEBYSCORE", KEYS[KEY.source], 0, ARGV[ARG.maxScore], "LIMIT", 0, count)
 if #jobs > 0 then
+  local ungrouped, grouped = jobs, {}
   if state ~= "delayed" then
     local valueField = state == "failed" and "failedReason" or "returnvalue"
+    ungrouped = {}
     for _, id in ipairs(jobs) do
       local jobKey = prefix .. id
       redis.call("HDEL", jobKey, "finishedOn", "processedOn", valueField, "nq:cancel")
-      moveChildBackToParent(jobKey, redis.call("HGET", jobKey, "parentKey"), state)
+      local fields = redis.call("HMGET", jobKey, "parentKey", "gid", "priority")
+      moveChildBackToParent(jobKey, fields[1], state)
+      if fields[2] then grouped[#grouped + 1] = { gid = fields[2], id = id, priority = fields[3] } else ungrouped[#ungrouped + 1] = id end
     end
   end
   local maxLen = eventsMaxLen(KEYS[KEY.meta])
@@ -4436,8 +4802,11 @@ if #jobs > 0 then
   for from = 1, #jobs, 4000 do
     local to = math.min(from + 3999, #jobs)
     redis.call("ZREM", KEYS[KEY.source], unpack(jobs, from, to))
-    redis.call("LPUSH", KEYS[KEY.wait], unpack(jobs, from, to))
   end
+  for from = 1, #ungrouped, 4000 do
+    redis.call("LPUSH", KEYS[KEY.wait], unpack(ungrouped, from, math.min(from + 3999, #ungrouped)))
+  end
+  pushGroupJobs(prefix, KEYS[KEY.meta], grouped)
   if not isQueuePausedOrMaxed(KEYS[KEY.meta], KEYS[KEY.active]) then
     redis.call("ZADD", KEYS[KEY.marker], 0, "0")
   end
@@ -4690,6 +5059,78 @@ export function decodeObliterateQueue<F extends ObliterateQueueReply["form"] = O
   return decodeReply(obliterateQueueReply, reply, forms) as Extract<ObliterateQueueReply, { form: F }>;
 }
 
+export interface PauseGroupKeys {
+  /** {P}meta */
+  meta: string;
+  /** {P}nq:groups */
+  ring: string;
+  /** {P}nq:gc */
+  counter: string;
+  /** {P}nq:gpaused */
+  paused: string;
+  /** {P}nq:g:<gid> */
+  groupJobs: string;
+}
+
+export interface PauseGroupArgs {
+  /** the group */
+  groupId: string;
+  /** "1" pauses, "" resumes */
+  pause: "1" | "";
+}
+
+/**
+ * Pauses or resumes one group of the queue (BullMQ Pro's pauseGroup / resumeGroup). A paused group keeps its jobs and takes new ones; no worker leases from it until it is resumed, when it joins the back of the round-robin ring if it has ready jobs. Its running jobs finish. The queue's meta counts paused groups (`nq:gpaused`), so the lease reads the paused set only while one is paused.
+ *
+ * Reply: see decodePauseGroup.
+ *
+ * Events: none
+ */
+export const pauseGroup: ScriptDef<PauseGroupKeys, PauseGroupArgs> = {
+  name: "pauseGroup",
+  sha1: "0750967597c54594a98ee27adc257eed37fcbd55",
+  keyLocking: true,
+  keys: { fixed: ["meta","ring","counter","paused","groupJobs"] },
+  argv: { fixed: ["groupId","pause"] },
+  source: /* @__PURE__ */ [
+    `#!lua flags=allow-key-locking
+-- nimbusq:pauseGroup (generated from lua/pauseGroup.lua; do not edit)
+local KEY = { meta = 1, ring = 2, counter = 3, paused = 4, groupJobs = 5 }
+local ARG = { groupId = 1, pause = 2 }
+`,
+    `local gid = ARGV[ARG.groupId]
+if ARGV[ARG.pause] == "1" then
+  if redis.call("SADD", KEYS[KEY.paused], gid) == 0 then return 0 end
+  redis.call("HINCRBY", KEYS[KEY.meta], "nq:gpaused", 1)
+  redis.call("ZREM", KEYS[KEY.ring], gid)
+  return 1
+end
+if redis.call("SREM", KEYS[KEY.paused], gid) == 0 then return 0 end
+if redis.call("HINCRBY", KEYS[KEY.meta], "nq:gpaused", -1) <= 0 then redis.call("HDEL", KEYS[KEY.meta], "nq:gpaused") end
+if redis.call("EXISTS", KEYS[KEY.groupJobs]) == 1 then
+  redis.call("ZADD", KEYS[KEY.ring], "NX", redis.call("INCR", KEYS[KEY.counter]), gid)
+end
+return 1
+`,
+  ].join(""),
+};
+
+export type PauseGroupReply =
+  | {
+    /** 1 when the group's state changed, 0 when it already was so */
+    changed: number;
+  };
+
+const pauseGroupReply: ReplySpec = { script: "pauseGroup", codes: [], forms: [{"fields":[{"name":"changed","type":"int"}]}] };
+
+/**
+ * Checks pauseGroup's reply against the REPLY of lua/pauseGroup.lua and names its parts;
+ * UnexpectedReplyError (naming what did not fit, never the values) when it fits no form.
+ */
+export function decodePauseGroup(reply: unknown): PauseGroupReply {
+  return decodeReply(pauseGroupReply, reply) as PauseGroupReply;
+}
+
 export interface PauseQueueKeys {
   /** {P}meta */
   meta: string;
@@ -4828,7 +5269,7 @@ export interface PromoteJobArgs {
 }
 
 /**
- * Makes a delayed job ready now, as BullMQ's job.promote: out of delayed, into wait (LPUSH) or prioritized (a fresh counter) with the marker unless the queue is paused or maxed, its `delay` set to 0. Safe to replay: a replayed call that had promoted the job answers 0 again.
+ * Makes a delayed job ready now, as BullMQ's job.promote: out of delayed, into wait (LPUSH) or prioritized (a fresh counter) with the marker unless the queue is paused or maxed, its `delay` set to 0. A grouped job (its `delayed` key is then {P}nq:gdelayed) goes to its group instead. Safe to replay: a replayed call that had promoted the job answers 0 again.
  *
  * Reply: see decodePromoteJob.
  *
@@ -4836,7 +5277,7 @@ export interface PromoteJobArgs {
  */
 export const promoteJob: ScriptDef<PromoteJobKeys, PromoteJobArgs> = {
   name: "promoteJob",
-  sha1: "c964c8e3afbb3ec1740ecf8647182a00debc36ad",
+  sha1: "ad985250a53a75924a4cb8896afcb20537f46364",
   keyLocking: false,
   keys: { fixed: ["replayGuard","jobKey","delayed","wait","prioritized","priorityCounter","meta","active","marker","events","attention"] },
   argv: { fixed: ["jobId","guardTtl"] },
@@ -4849,13 +5290,21 @@ local ARG = { jobId = 1, guardTtl = 2 }
     include_pushReadyJob_0,
     include_isQueuePausedOrMaxed_0,
     include_pushReadyJob_1,
+    include_pushGroupJobs_0,
+    include_groupKeys_0,
+    include_pushGroupJobs_1,
     include_startGuardedMove_0,
     `local jobKey, jobId = KEYS[KEY.jobKey], ARGV[ARG.jobId]
 local refused = startGuardedMove(KEYS[KEY.replayGuard], ARGV[ARG.guardTtl], "0", jobKey, KEYS[KEY.delayed], jobId)
 if refused then return refused end
 local k = {}
 for name, index in pairs(KEY) do k[name] = KEYS[index] end
-pushReadyJob(k, jobId, tonumber(redis.call("HGET", jobKey, "priority")) or 0, false)
+local fields = redis.call("HMGET", jobKey, "priority", "gid")
+if fields[2] then
+  pushGroupJobs(string.sub(KEYS[KEY.events], 1, -7), KEYS[KEY.meta], { { gid = fields[2], id = jobId, priority = fields[1] } })
+else
+  pushReadyJob(k, jobId, tonumber(fields[1]) or 0, false)
+end
 redis.call("XADD", KEYS[KEY.events], "*", "event", "waiting", "jobId", jobId, "prev", "delayed")
 redis.call("HSET", jobKey, "delay", 0)
 noteAttention(KEYS[KEY.attention], string.sub(KEYS[KEY.events], 1, -7), 0)
@@ -4995,6 +5444,67 @@ export function decodePublishAddEvents(reply: unknown): PublishAddEventsReply {
   return decodeReply(publishAddEventsReply, reply) as PublishAddEventsReply;
 }
 
+export interface RateLimitGroupKeys {
+  /** {P}meta */
+  meta: string;
+  /** {P}nq:groups */
+  ring: string;
+  /** {P}nq:glimited */
+  limited: string;
+}
+
+export interface RateLimitGroupArgs {
+  /** the group */
+  groupId: string;
+  /** when the limit ends (epoch ms) */
+  untilMs: number;
+}
+
+/**
+ * Holds one group until `untilMs` (BullMQ Pro's worker.rateLimitGroup): the group leaves the round-robin ring and no worker takes its jobs before then (ZADD GT: a later end wins); the other groups keep going. The processor then throws Worker.RateLimitError(), which hands its job back to the front of its group.
+ *
+ * Reply: see decodeRateLimitGroup.
+ *
+ * Events: none
+ */
+export const rateLimitGroup: ScriptDef<RateLimitGroupKeys, RateLimitGroupArgs> = {
+  name: "rateLimitGroup",
+  sha1: "6f89c44b50534b500acac1f1e860ca798733eb19",
+  keyLocking: true,
+  keys: { fixed: ["meta","ring","limited"] },
+  argv: { fixed: ["groupId","untilMs"] },
+  source: /* @__PURE__ */ [
+    `#!lua flags=allow-key-locking
+-- nimbusq:rateLimitGroup (generated from lua/rateLimitGroup.lua; do not edit)
+local KEY = { meta = 1, ring = 2, limited = 3 }
+local ARG = { groupId = 1, untilMs = 2 }
+`,
+    include_checkIntegerArgs_0,
+    `checkIntegerArgs("rateLimitGroup", { "untilMs" })
+redis.call("ZADD", KEYS[KEY.limited], "GT", ARGV[ARG.untilMs], ARGV[ARG.groupId])
+redis.call("ZREM", KEYS[KEY.ring], ARGV[ARG.groupId])
+redis.call("HSET", KEYS[KEY.meta], "nq:glimited", 1)
+return 1
+`,
+  ].join(""),
+};
+
+export type RateLimitGroupReply =
+  | {
+    /** 1 */
+    ok: number;
+  };
+
+const rateLimitGroupReply: ReplySpec = { script: "rateLimitGroup", codes: [], forms: [{"fields":[{"name":"ok","type":"int"}]}] };
+
+/**
+ * Checks rateLimitGroup's reply against the REPLY of lua/rateLimitGroup.lua and names its parts;
+ * UnexpectedReplyError (naming what did not fit, never the values) when it fits no form.
+ */
+export function decodeRateLimitGroup(reply: unknown): RateLimitGroupReply {
+  return decodeReply(rateLimitGroupReply, reply) as RateLimitGroupReply;
+}
+
 export interface ReadAttentionKeys {
   /** <prefix>:nq:due (member: queue name, score: when it needs the sweeper, ms) */
   attention: string;
@@ -5131,6 +5641,98 @@ export function decodeReadDeadLetters(reply: unknown): ReadDeadLettersReply {
   return decodeReply(readDeadLettersReply, reply) as ReadDeadLettersReply;
 }
 
+export interface ReadGroupsKeys {
+  /** {P}nq:groups */
+  ring: string;
+  /** {P}nq:gpaused */
+  paused: string;
+  /** {P}nq:grun */
+  running: string;
+}
+
+export interface ReadGroupsArgs {
+  /** the queue key prefix {P} */
+  prefix: string;
+  /** the group ids to read (encodeIds), or "" for every known group */
+  ids: string;
+  /** first index of the sorted list (0-based) */
+  start: number;
+  /** last index, -1 for the end */
+  stop: number;
+}
+
+/**
+ * Reads the queue's groups (BullMQ Pro's group getters): the given ones, or every group that has ready jobs, is paused or has jobs running, sorted by id, from `start` to `stop`. Builds each group's key from its id, so it is not flagged for key locking.
+ *
+ * Reply: see decodeReadGroups.
+ *
+ * Events: none
+ */
+export const readGroups: ScriptDef<ReadGroupsKeys, ReadGroupsArgs> = {
+  name: "readGroups",
+  sha1: "68891373e8622c75aa6e816ad6dfe923866fb6dc",
+  keyLocking: false,
+  keys: { fixed: ["ring","paused","running"] },
+  argv: { fixed: ["prefix","ids","start","stop"] },
+  source: /* @__PURE__ */ [
+    `-- nimbusq:readGroups (generated from lua/readGroups.lua; do not edit)
+local KEY = { ring = 1, paused = 2, running = 3 }
+local ARG = { prefix = 1, ids = 2, start = 3, stop = 4 }
+`,
+    include_checkIntegerArgs_0,
+    include_decodeIds_0,
+    `checkIntegerArgs("readGroups", { "start", "stop" })
+local ids = decodeIds(ARGV[ARG.ids])
+if ARGV[ARG.ids] == "" then
+  local seen = {}
+  local function note(list)
+    for _, gid in ipairs(list) do
+      if not seen[gid] then
+        seen[gid] = true
+        ids[#ids + 1] = gid
+      end
+    end
+  end
+  note(redis.call("ZRANGE", KEYS[KEY.ring], 0, -1))
+  note(redis.call("SMEMBERS", KEYS[KEY.paused]))
+  note(redis.call("HKEYS", KEYS[KEY.running]))
+  table.sort(ids)
+end
+local total = #ids
+local first, last = tonumber(ARGV[ARG.start]), tonumber(ARGV[ARG.stop])
+if last < 0 then last = total + last end
+local out = { total }
+for i = first + 1, math.min(last + 1, total) do
+  local gid = ids[i]
+  out[#out + 1] = gid
+  out[#out + 1] = redis.call("ZCARD", ARGV[ARG.prefix] .. "nq:g:" .. gid)
+  out[#out + 1] = tonumber(redis.call("HGET", KEYS[KEY.running], gid)) or 0
+  out[#out + 1] = redis.call("SISMEMBER", KEYS[KEY.paused], gid)
+  out[#out + 1] = redis.call("ZSCORE", KEYS[KEY.ring], gid) and 1 or 0
+end
+return out
+`,
+  ].join(""),
+};
+
+export type ReadGroupsReply =
+  | {
+    /** how many groups the list had before the range */
+    total: number;
+    /** each group in range: its ready jobs, its running jobs, 1 when paused, 1 when in the ring (served in turn) */
+    groups: Array<{ groupId: string; ready: number; running: number; paused: number; inRing: number }>;
+  };
+
+const readGroupsReply: ReplySpec = { script: "readGroups", codes: [], forms: [{"fields":[{"name":"total","type":"int"},{"name":"groups","type":{"each":{"group":[{"name":"groupId","type":"string"},{"name":"ready","type":"int"},{"name":"running","type":"int"},{"name":"paused","type":"int"},{"name":"inRing","type":"int"}]}}}]}] };
+
+/**
+ * Checks readGroups's reply against the REPLY of lua/readGroups.lua and names its parts;
+ * UnexpectedReplyError (naming what did not fit, never the values) when it fits no form.
+ */
+export function decodeReadGroups(reply: unknown): ReadGroupsReply {
+  return decodeReply(readGroupsReply, reply) as ReadGroupsReply;
+}
+
 export interface ReadQueueMetricsKeysQueuesItem {
   /** {P}wait */
   wait: string;
@@ -5257,7 +5859,7 @@ export interface RecoverStalledArgs {
  */
 export const recoverStalled: ScriptDef<RecoverStalledKeys, RecoverStalledArgs> = {
   name: "recoverStalled",
-  sha1: "42ad7c64214c2a5473227936702d794cfe93cccc",
+  sha1: "cb7a6753f19362713d0589ffc98c66e94b912fbd",
   keyLocking: false,
   keys: { fixed: ["stalled","stalledCheck","active","wait","meta","marker","events","schedulers","attention"] },
   argv: { fixed: ["prefix","now","stalledInterval","maxStalledCount"] },
@@ -5271,7 +5873,12 @@ local ARG = { prefix = 1, now = 2, stalledInterval = 3, maxStalledCount = 4 }
     include_checkStalledJobs_0,
     include_eventsMaxLen_0,
     include_isQueuePausedOrMaxed_0,
-    include_checkStalledJobs_2,
+    include_pushGroupJobs_0,
+    include_groupKeys_0,
+    include_pushGroupJobs_1,
+    include_releaseGroupSlots_0,
+    include_releaseGroupSlots_1,
+    include_checkStalledJobs_4,
     `checkIntegerArgs("recoverStalled", { "now", "stalledInterval", "maxStalledCount" })
 local q = { prefix = ARGV[ARG.prefix] }
 for name, index in pairs(KEY) do q[name] = KEYS[index] end
@@ -5377,7 +5984,7 @@ export interface RedriveDeadLettersArgs {
  */
 export const redriveDeadLetters: ScriptDef<RedriveDeadLettersKeys, RedriveDeadLettersArgs> = {
   name: "redriveDeadLetters",
-  sha1: "e4320a1af06038826efbb6ed9bce86c0cf070751",
+  sha1: "a831eb3809dd6ab957751e6f1d2f77f4f9ae8678",
   keyLocking: false,
   keys: { fixed: ["replayGuard","idCounter","wait","prioritized","priorityCounter","delayed","marker","events","waitingChildren","structure","deadLetterEvents","attention"] },
   argv: { fixed: ["prefix","deadLetterPrefix","state","now","guardTtl","maxLenEvents"], group: { name: "letters", fields: ["deadLetterId","sourceJobId","name","data","opts","priority","placement"] } },
@@ -5396,6 +6003,10 @@ local function groupArg(i, offset) return ARGV[7 + (i - 1) * 7 + offset] end
     include_writeJobHash_0,
     include_storeJob_2,
     include_flushQueue_0,
+    include_pushGroupJobs_0,
+    include_groupKeys_0,
+    include_pushGroupJobs_1,
+    include_flushQueue_1,
     include_removeJobKeys_0,
     include_checkIntegerArgs_0,
     include_isNumberText_0,
@@ -5634,7 +6245,7 @@ export interface RemoveJobArgs {
  */
 export const removeJob: ScriptDef<RemoveJobKeys, RemoveJobArgs> = {
   name: "removeJob",
-  sha1: "44023b3be3679d5a7f1f4a3b4b333103c4e7f564",
+  sha1: "fceda53ebb6ee0bd90e2bf8b491854f288f6f98c",
   keyLocking: false,
   keys: { fixed: ["jobKey","schedulers"] },
   argv: { fixed: ["prefix","jobId","removeChildren"] },
@@ -5810,7 +6421,7 @@ export interface RetryJobArgs {
  */
 export const retryJob: ScriptDef<RetryJobKeys, RetryJobArgs> = {
   name: "retryJob",
-  sha1: "bc24248fb670563f3cd1d27060edacefe9d1935e",
+  sha1: "73c4db7dd81c38684e233d5cada8e2859cd2fc3d",
   keyLocking: false,
   keys: { fixed: ["replayGuard","jobKey","finished","wait","prioritized","priorityCounter","meta","active","marker","events","attention"] },
   argv: { fixed: ["jobId","state","lifo","resetAttemptsMade","resetAttemptsStarted","guardTtl"] },
@@ -5824,6 +6435,9 @@ local ARG = { jobId = 1, state = 2, lifo = 3, resetAttemptsMade = 4, resetAttemp
     include_pushReadyJob_0,
     include_isQueuePausedOrMaxed_0,
     include_pushReadyJob_1,
+    include_pushGroupJobs_0,
+    include_groupKeys_0,
+    include_pushGroupJobs_1,
     include_startGuardedMove_0,
     include_moveChildBackToParent_0,
     `local jobKey, jobId, state = KEYS[KEY.jobKey], ARGV[ARG.jobId], ARGV[ARG.state]
@@ -5833,11 +6447,16 @@ local dropped = { "finishedOn", "processedOn", state == "failed" and "failedReas
 if ARGV[ARG.resetAttemptsMade] == "1" then dropped[#dropped + 1] = "atm" end
 if ARGV[ARG.resetAttemptsStarted] == "1" then dropped[#dropped + 1] = "ats" end
 redis.call("HDEL", jobKey, unpack(dropped))
-local fields = redis.call("HMGET", jobKey, "priority", "parentKey")
+local fields = redis.call("HMGET", jobKey, "priority", "parentKey", "gid")
 local priority = tonumber(fields[1]) or 0
 local k = {}
 for name, index in pairs(KEY) do k[name] = KEYS[index] end
-pushReadyJob(k, jobId, priority, ARGV[ARG.lifo] == "1")
+if fields[3] then
+  pushGroupJobs(string.sub(KEYS[KEY.events], 1, -7), KEYS[KEY.meta],
+    { { gid = fields[3], id = jobId, priority = priority, lifo = ARGV[ARG.lifo] == "1" } })
+else
+  pushReadyJob(k, jobId, priority, ARGV[ARG.lifo] == "1")
+end
 moveChildBackToParent(jobKey, fields[2], state)
 local maxLen = eventsMaxLen(KEYS[KEY.meta])
 redis.call("XADD", KEYS[KEY.events], "MAXLEN", "~", maxLen, "*", "event", "waiting", "jobId", jobId, "prev", state)
@@ -6102,7 +6721,7 @@ export interface StageJobsArgs {
  */
 export const stageJobs: ScriptDef<StageJobsKeys, StageJobsArgs> = {
   name: "stageJobs",
-  sha1: "3f3717c5ef353766e9837f1187835fba3335837f",
+  sha1: "8da9003fc75372a41c97ca31b7a9d51a1c07ba3e",
   keyLocking: false,
   keys: { fixed: ["replayGuard","stage","stagedKeys","stagedCustomKeys","parents"], group: { name: "queues", fields: ["idCounter","delayed","priorityCounter","stagedWait","stagedLifo","stagedPrioritized","stagedDelayed","stagedWaitingChildren"] } },
   argv: { fixed: ["ttl"], group: { name: "jobs", fields: ["queue","customId","generatedId","name","data","opts","timestamp","delay","priority","placement","parentKey","parentField","parentPrefix","dedupId","dedupTtl","dedupExtend","dedupReplace","repeatJobKey"] } },
@@ -6277,7 +6896,7 @@ export interface SweepQueuesArgs {
  */
 export const sweepQueues: ScriptDef<SweepQueuesKeys, SweepQueuesArgs> = {
   name: "sweepQueues",
-  sha1: "ec70ecbd2ec51cf9cc84316f1879b92ee1154d8b",
+  sha1: "f3a459924b2a491fcfd083832f1613342a681836",
   keyLocking: false,
   keys: { fixed: ["lock","cursors","attention"], group: { name: "queues", fields: ["meta","wait","active","prioritized","priorityCounter","delayed","marker","events","stalled","stalledCheck","schedulers","workers"] } },
   argv: { fixed: ["token","lockTtl","now","stalledInterval","maxStalledCount","promoteLimit","eventBatch","schedulerLookback","recheck"], group: { name: "names", fields: ["name"] } },
@@ -6293,11 +6912,23 @@ local ARG_GROUP_COUNT = (#ARGV - 9) / 1
 local function groupArg(i, offset) return ARGV[10 + (i - 1) * 1 + offset] end
 `,
     include_checkIntegerArgs_0,
+    include_sweepDelayed_0,
     include_promoteDelayedJobs_0,
+    include_sweepGroups_0,
+    include_groupKeys_0,
+    include_promoteGroupDelayed_0,
+    include_pushGroupJobs_0,
+    include_pushGroupJobs_1,
+    include_promoteGroupDelayed_2,
+    include_ringEndedLimits_0,
+    include_sweepGroups_3,
+    include_sweepDelayed_2,
     include_checkStalledJobs_0,
     include_eventsMaxLen_0,
     include_isQueuePausedOrMaxed_0,
-    include_checkStalledJobs_2,
+    include_releaseGroupSlots_0,
+    include_releaseGroupSlots_1,
+    include_checkStalledJobs_4,
     include_settleAttention_0,
     include_missingIterations_0,
     `checkIntegerArgs("sweepQueues", { "lockTtl", "now", "stalledInterval", "maxStalledCount", "promoteLimit",
@@ -6324,26 +6955,14 @@ for g = 1, KEY_GROUP_COUNT do
     cursor = last[1] and last[1][1] or "0-0"
     redis.call("HSET", KEYS[KEY.cursors], q.events, cursor)
   end
-  local promoted, nextDelayedAt = 0, 0
-  local first = redis.call("ZRANGE", q.delayed, 0, 0, "WITHSCORES")
-  if first[2] and tonumber(first[2]) <= (now + 1) * 4096 - 1 then
-    local moved = promoteDelayedJobs(q.prefix, q.delayed, q.wait, q.prioritized, q.priorityCounter, q.events, now,
-      tonumber(ARGV[ARG.promoteLimit]))
-    for id in pairs(moved) do
-      redis.call("HSET", q.prefix .. id, "delay", 0)
-      promoted = promoted + 1
-    end
-    if promoted > 0 and redis.call("HEXISTS", q.meta, "paused") == 0 then redis.call("ZADD", q.marker, 0, "0") end
-    first = redis.call("ZRANGE", q.delayed, 0, 0, "WITHSCORES")
-  end
-  if first[2] then nextDelayedAt = math.floor(tonumber(first[2]) / 4096) end
+  local promoted, nextDelayedAt, readyGroups = sweepDelayed(q, now, tonumber(ARGV[ARG.promoteLimit]))
   local active, stalled, nextStalledCheckAt = redis.call("LLEN", q.active), {}, 0
   if active > 0 then
     stalled = checkStalledJobs(q, now, ARGV[ARG.stalledInterval], tonumber(ARGV[ARG.maxStalledCount])) or {}
     nextStalledCheckAt = now + math.max(redis.call("PTTL", q.stalledCheck), 0)
     active = redis.call("LLEN", q.active)
   end
-  local waiting, prioritized = redis.call("LLEN", q.wait), redis.call("ZCARD", q.prioritized)
+  local waiting, prioritized = redis.call("LLEN", q.wait) + readyGroups, redis.call("ZCARD", q.prioritized)
   local paused, workers, batchSize, concurrency = 0, 0, 0, 0
   if waiting + prioritized + active > 0 then
     local meta = redis.call("HMGET", q.meta, "paused", "nq:batchSize", "nq:concurrency")
@@ -6755,6 +7374,8 @@ export interface UpsertJobSchedulerArgs {
   priority: number;
   /** "1" when the iterations are lifo */
   lifo: "1" | "";
+  /** the iterations' group id (template opts.group.id), "" for none */
+  group: string;
   /** the events stream's approximate cap (MAXLEN ~) */
   maxLenEvents: number;
 }
@@ -6768,14 +7389,14 @@ export interface UpsertJobSchedulerArgs {
  */
 export const upsertJobScheduler: ScriptDef<UpsertJobSchedulerKeys, UpsertJobSchedulerArgs> = {
   name: "upsertJobScheduler",
-  sha1: "81ccf7276e37ef0b9c2ff3cb1e3518b2ba758f92",
+  sha1: "956a3490b377ec42f241bfc93459d87a89de68ec",
   keyLocking: false,
   keys: { fixed: ["schedulers","idCounter","wait","prioritized","priorityCounter","delayed","marker","events","attention"] },
-  argv: { fixed: ["prefix","schedulerId","idJson","now","nextMillis","every","offset","startDate","endDate","tz","pattern","limit","name","data","templateOpts","optsHead","priority","lifo","maxLenEvents"] },
+  argv: { fixed: ["prefix","schedulerId","idJson","now","nextMillis","every","offset","startDate","endDate","tz","pattern","limit","name","data","templateOpts","optsHead","priority","lifo","group","maxLenEvents"] },
   source: /* @__PURE__ */ [
     `-- nimbusq:upsertJobScheduler (generated from lua/upsertJobScheduler.lua; do not edit)
 local KEY = { schedulers = 1, idCounter = 2, wait = 3, prioritized = 4, priorityCounter = 5, delayed = 6, marker = 7, events = 8, attention = 9 }
-local ARG = { prefix = 1, schedulerId = 2, idJson = 3, now = 4, nextMillis = 5, every = 6, offset = 7, startDate = 8, endDate = 9, tz = 10, pattern = 11, limit = 12, name = 13, data = 14, templateOpts = 15, optsHead = 16, priority = 17, lifo = 18, maxLenEvents = 19 }
+local ARG = { prefix = 1, schedulerId = 2, idJson = 3, now = 4, nextMillis = 5, every = 6, offset = 7, startDate = 8, endDate = 9, tz = 10, pattern = 11, limit = 12, name = 13, data = 14, templateOpts = 15, optsHead = 16, priority = 17, lifo = 18, group = 19, maxLenEvents = 20 }
 `,
     include_noteAttention_0,
     include_everyNextMillis_0,
@@ -6787,6 +7408,10 @@ local ARG = { prefix = 1, schedulerId = 2, idJson = 3, now = 4, nextMillis = 5, 
     include_storeJob_2,
     include_storeIteration_1,
     include_flushQueue_0,
+    include_pushGroupJobs_0,
+    include_groupKeys_0,
+    include_pushGroupJobs_1,
+    include_flushQueue_1,
     include_removeJobKeys_0,
     include_removeFromList_0,
     include_checkIntegerArgs_0,
@@ -6852,7 +7477,7 @@ local q = { prefix = prefix, wait = KEYS[KEY.wait], prioritized = KEYS[KEY.prior
 loadQueueMeta(q, ARGV[ARG.maxLenEvents])
 local data = ARGV[ARG.data] ~= "" and ARGV[ARG.data] or "{}"
 local delay = storeIteration(q, id, ARGV[ARG.idJson], next, now, ARGV[ARG.optsHead], ARGV[ARG.name], data,
-  ARGV[ARG.priority], ARGV[ARG.lifo])
+  ARGV[ARG.priority], ARGV[ARG.lifo], ARGV[ARG.group])
 flushQueue(q)
 noteAttention(KEYS[KEY.attention], prefix, 0)
 return { jobId, delay }

@@ -124,6 +124,57 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/queues/{queue}/groups": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The queue's groups with their counts, a page at a time */
+    get: operations["listGroups"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/queues/{queue}/groups/{group}/pause": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Pause one group (admin): its jobs wait, the other groups go on */
+    post: operations["pauseGroup"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/queues/{queue}/groups/{group}/resume": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Resume one group (admin): it is served in turn again */
+    post: operations["resumeGroup"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/queues/{queue}/redrive": {
     parameters: {
       query?: never;
@@ -422,6 +473,10 @@ export interface components {
          */
         queue: string;
         prefix?: string;
+      };
+      /** @description BullMQ Pro's groups: the job is served round-robin with other groups' jobs (a tenant, a customer). The id has no ':' */
+      group?: {
+        id: string;
       };
     };
     /**
@@ -936,6 +991,23 @@ export interface components {
       name: string;
       paused: boolean;
     };
+    GroupPage: {
+      start: number;
+      /** @description At most 100 groups (with ready jobs, paused or running), by id; a full page may have a next one */
+      groups: components["schemas"]["GroupSummary"][];
+    };
+    /**
+     * @example {
+     *       "id": "tenant-42",
+     *       "paused": true,
+     *       "changed": true
+     *     }
+     */
+    GroupPauseState: {
+      id: string;
+      paused: boolean;
+      changed: boolean;
+    };
     /**
      * @example {
      *       "name": "email",
@@ -1142,8 +1214,32 @@ export interface components {
         queue: string;
         prefix?: string;
       };
+      /** @description BullMQ Pro's groups: the job is served round-robin with other groups' jobs (a tenant, a customer). The id has no ':' */
+      group?: {
+        id: string;
+      };
     } & {
       [key: string]: unknown;
+    };
+    /**
+     * @example {
+     *       "id": "tenant-42",
+     *       "status": "waiting",
+     *       "waiting": 12,
+     *       "active": 2
+     *     }
+     */
+    GroupSummary: {
+      id: string;
+      /**
+       * @description waiting: ready jobs, served in turn; maxed: ready jobs, as many running as group.concurrency allows; paused; active: none ready, some running; empty
+       * @enum {string}
+       */
+      status: "waiting" | "maxed" | "paused" | "active" | "empty";
+      /** @description Ready jobs of the group (delayed ones once due) */
+      waiting: number;
+      /** @description Jobs of the group running now */
+      active: number;
     };
   };
   responses: never;
@@ -2047,6 +2143,247 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["UnsupportedMediaTypeError"];
+        };
+      };
+      /** @description internal: a server fault; the body says only "internal error" */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["InternalError"];
+        };
+      };
+    };
+  };
+  listGroups: {
+    parameters: {
+      query?: {
+        /** @description Index of the first group (sorted by id), from 0 */
+        start?: number;
+      };
+      header?: never;
+      path: {
+        /** @description The queue; 404 unknown_queue when the API's allow-list lacks it */
+        queue: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of groups */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["GroupPage"];
+        };
+      };
+      /** @description invalid_request: a parameter, header or body field breaks its rule (`field` names it) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["InvalidRequestError"];
+        };
+      };
+      /** @description unauthorized: no valid `Authorization: Bearer <token>` */
+      401: {
+        headers: {
+          /** @description `Bearer realm="nimbusq"` (with `error="invalid_token"` for a wrong one) */
+          "WWW-Authenticate": string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["UnauthorizedError"];
+        };
+      };
+      /** @description unknown_queue: the API's queue allow-list lacks the queue */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["UnknownQueueError"];
+        };
+      };
+      /** @description method_not_allowed: the path does not serve this method (see Allow) */
+      405: {
+        headers: {
+          /** @description The methods the path serves, e.g. `GET, HEAD` */
+          Allow: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["MethodNotAllowedError"];
+        };
+      };
+      /** @description internal: a server fault; the body says only "internal error" */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["InternalError"];
+        };
+      };
+    };
+  };
+  pauseGroup: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The queue; 404 unknown_queue when the API's allow-list lacks it */
+        queue: string;
+        /** @description The group id (opts.group.id); no ':' */
+        group: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Paused */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["GroupPauseState"];
+        };
+      };
+      /** @description invalid_request: a parameter, header or body field breaks its rule (`field` names it) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["InvalidRequestError"];
+        };
+      };
+      /** @description unauthorized: no valid `Authorization: Bearer <token>` */
+      401: {
+        headers: {
+          /** @description `Bearer realm="nimbusq"` (with `error="invalid_token"` for a wrong one) */
+          "WWW-Authenticate": string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["UnauthorizedError"];
+        };
+      };
+      /** @description forbidden: the operation needs an admin token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ForbiddenError"];
+        };
+      };
+      /** @description unknown_queue: the API's queue allow-list lacks the queue */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["UnknownQueueError"];
+        };
+      };
+      /** @description method_not_allowed: the path does not serve this method (see Allow) */
+      405: {
+        headers: {
+          /** @description The methods the path serves, e.g. `GET, HEAD` */
+          Allow: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["MethodNotAllowedError"];
+        };
+      };
+      /** @description internal: a server fault; the body says only "internal error" */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["InternalError"];
+        };
+      };
+    };
+  };
+  resumeGroup: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The queue; 404 unknown_queue when the API's allow-list lacks it */
+        queue: string;
+        /** @description The group id (opts.group.id); no ':' */
+        group: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Resumed */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["GroupPauseState"];
+        };
+      };
+      /** @description invalid_request: a parameter, header or body field breaks its rule (`field` names it) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["InvalidRequestError"];
+        };
+      };
+      /** @description unauthorized: no valid `Authorization: Bearer <token>` */
+      401: {
+        headers: {
+          /** @description `Bearer realm="nimbusq"` (with `error="invalid_token"` for a wrong one) */
+          "WWW-Authenticate": string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["UnauthorizedError"];
+        };
+      };
+      /** @description forbidden: the operation needs an admin token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ForbiddenError"];
+        };
+      };
+      /** @description unknown_queue: the API's queue allow-list lacks the queue */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["UnknownQueueError"];
+        };
+      };
+      /** @description method_not_allowed: the path does not serve this method (see Allow) */
+      405: {
+        headers: {
+          /** @description The methods the path serves, e.g. `GET, HEAD` */
+          Allow: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["MethodNotAllowedError"];
         };
       };
       /** @description internal: a server fault; the body says only "internal error" */

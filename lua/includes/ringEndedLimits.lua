@@ -1,0 +1,14 @@
+-- Groups whose rate limit ended by `now` leave nq:glimited and rejoin the round-robin ring at its
+-- back (an emptied one is dropped by the next lease). `g` is groupKeys(prefix). Returns when the
+-- next limit ends (ms, 0 for none).
+local function ringEndedLimits(g, now)
+  local ended = redis.call("ZRANGEBYSCORE", g.limited, 0, now)
+  if #ended > 0 then
+    redis.call("ZREMRANGEBYSCORE", g.limited, 0, now)
+    local turns, last = {}, redis.call("INCRBY", g.counter, #ended)
+    for i, gid in ipairs(ended) do turns[#turns + 1] = last - #ended + i; turns[#turns + 1] = gid end
+    redis.call("ZADD", g.ring, "NX", unpack(turns))
+  end
+  local first = redis.call("ZRANGE", g.limited, 0, 0, "WITHSCORES")
+  return first[2] and tonumber(first[2]) or 0
+end
