@@ -44,7 +44,7 @@ export function ackEntryKeys(queuePrefix: string, entry: AckEntry): string[] {
   // A grouped job frees its group's slot and may go back to its group (or its delayed set).
   if (entry.group) {
     const group = groupKeys(queuePrefix);
-    keys.push(group.running, group.counter, group.delayed, groupJobsKey(queuePrefix, entry.group));
+    keys.push(group.running, group.counter, groupJobsKey(queuePrefix, entry.group));
   }
   return keys;
 }
@@ -61,8 +61,10 @@ export function declaredKeys(
   entries: AckEntry[],
   candidates: string[],
 ): { key: string }[] {
-  // The lease looks whether groups have work (a declared call leases none of them).
-  const keys = new Set<string>([groupKeys(queuePrefix).ring]);
+  // The lease looks whether groups have work and when grouped jobs come due (a declared call leases
+  // none of them): the queue's group keys, once the queue has had grouped jobs.
+  const group = groupKeys(queuePrefix);
+  const keys = new Set<string>([group.ring, group.delayed, group.limited]);
   for (const entry of entries) for (const key of ackEntryKeys(queuePrefix, entry)) keys.add(key);
   for (const id of candidates) for (const key of candidateKeys(queuePrefix, id)) keys.add(key);
   return [...keys].map((key) => ({ key }));

@@ -20,10 +20,11 @@ local function takeGroupJobs(q, count, anyPaused, anyLimited)
   for i, gid in ipairs(ring) do counterKeys[i] = g.limiter .. gid end
   local paused = anyPaused and redis.call("SMISMEMBER", g.paused, unpack(ring)) or {}
   local limited = anyLimited and redis.call("ZMSCORE", g.limited, unpack(ring)) or {}
-  local running = concurrency > 0 and redis.call("HMGET", g.running, unpack(ring)) or {}
+  local running = redis.call("HMGET", g.running, unpack(ring))
   local used = limitMax > 0 and redis.call("MGET", unpack(counterKeys)) or {}
-  local leave, eligible, room, free, limitedUntil = {}, {}, {}, {}, {}
+  local leave, eligible, room, free, limitedUntil, position = {}, {}, {}, {}, {}, {}
   for i, gid in ipairs(ring) do
+    position[gid] = i
     local slots = concurrency > 0 and concurrency - (tonumber(running[i]) or 0) or count
     local window = limitMax > 0 and limitMax - (tonumber(used[i]) or 0) or count
     if window <= 0 then
@@ -47,7 +48,7 @@ local function takeGroupJobs(q, count, anyPaused, anyLimited)
       end
     end
   end
-  local ids, served, rounds = {}, {}, {}
+  local ids, served, rounds, counts = {}, {}, {}, {}
   for i, gid in ipairs(eligible) do
     local want = quota[gid] or 0
     if want > 0 then
@@ -60,7 +61,8 @@ local function takeGroupJobs(q, count, anyPaused, anyLimited)
       end
       local exhausted = false
       if taken > 0 then
-        redis.call("HINCRBY", g.running, gid, taken)
+        counts[#counts + 1] = gid
+        counts[#counts + 1] = (tonumber(running[position[gid]]) or 0) + taken
         if limitMax > 0 then
           local n = redis.call("INCRBY", g.limiter .. gid, taken)
           if n == taken then redis.call("PEXPIRE", g.limiter .. gid, q.groupLimitDuration) end
@@ -83,6 +85,8 @@ local function takeGroupJobs(q, count, anyPaused, anyLimited)
   for _, round in ipairs(rounds) do
     for _, id in ipairs(round) do ids[#ids + 1] = id end
   end
+  -- The running counts, read above, written in one command for every group served.
+  if #counts > 0 then redis.call("HSET", g.running, unpack(counts)) end
   if #limitedUntil > 0 then
     redis.call("ZADD", g.limited, unpack(limitedUntil))
     redis.call("HSET", q.meta, "nq:glimited", 1)

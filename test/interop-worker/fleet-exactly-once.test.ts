@@ -367,7 +367,12 @@ describe("nimbusq workers only, with our own stalled recovery every 500 ms", () 
       for (let from = 0; from < fleet.jobs; from += 500) {
         const count = Math.min(500, fleet.jobs - from);
         const added = await queue.addBulk(
-          Array.from({ length: count }, (_, i) => ({ name: "work", data: { n: from + i } })),
+          Array.from({ length: count }, (_, i) => ({
+            name: "work",
+            data: { n: from + i },
+            // A third grouped: nimbusq's workers serve both kinds at once.
+            opts: (from + i) % 3 === 0 ? { group: { id: `tenant-${(from + i) % 5}` } } : {},
+          })),
         );
         ids.push(...added.map((job) => job.id));
       }

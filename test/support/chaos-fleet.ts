@@ -90,7 +90,10 @@ export async function waitFinished(
   }
 }
 
-/** Adds `count` jobs "effect" in chunks of `chunk`, each running `baseMs` + 0–80 ms (by its number). */
+/**
+ * Adds `count` jobs "effect" in chunks of `chunk`, each running `baseMs` + 0–80 ms (by its number); a
+ * third of them grouped (opts.group, four tenants), so faults meet grouped and ungrouped jobs alike.
+ */
 export async function fillChaosQueue(
   queue: Queue,
   count: number,
@@ -102,6 +105,7 @@ export async function fillChaosQueue(
       Array.from({ length: Math.min(chunk, count - first) }, (_, n) => ({
         name: "effect",
         data: { n: first + n, ms: baseMs + ((first + n) % 5) * 20 },
+        opts: (first + n) % 3 === 0 ? { group: { id: `tenant-${(first + n) % 4}` } } : {},
       })),
     );
   }

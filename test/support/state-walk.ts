@@ -3,6 +3,7 @@
  * exactly one place whatever happened to the calls that moved it.
  */
 import type { Redis as IORedis } from "ioredis";
+import { keysUnder } from "./stack.ts";
 
 async function placesOfJobs(direct: IORedis, queuePrefix: string): Promise<Map<string, string[]>> {
   const places = new Map<string, string[]>();
@@ -12,6 +13,13 @@ async function placesOfJobs(direct: IORedis, queuePrefix: string): Promise<Map<s
   }
   for (const set of ["prioritized", "delayed", "completed", "failed", "waiting-children"]) {
     for (const id of await direct.zrange(`${queuePrefix}:${set}`, 0, -1)) note(id, set);
+  }
+  // Grouped jobs (docs/groups.md): ready in their group's ZSET, or in nimbusq's grouped delayed set.
+  const groupSets = (await keysUnder(direct, `${queuePrefix}:nq`)).filter(
+    (key) => key.startsWith(`${queuePrefix}:nq:g:`) || key === `${queuePrefix}:nq:gdelayed`,
+  );
+  for (const key of groupSets) {
+    for (const id of await direct.zrange(key, 0, -1)) note(id, key.slice(queuePrefix.length + 4));
   }
   return places;
 }

@@ -142,7 +142,10 @@ async function drainBatch(kinds: readonly Kind[]): Promise<{
   const qp = `${prefix}:q`;
   const redis = createRedis({ url: rest.url, token: rest.token, timeoutMs: 30_000 });
   const queue = new Queue("q", { redis, prefix });
-  const added = await queue.addBulk(kinds.map((kind, n) => ({ name: kind, data: { n } })));
+  // Every other job grouped (docs/groups.md): isolation holds for both kinds.
+  const added = await queue.addBulk(
+    kinds.map((kind, n) => ({ name: kind, data: { n }, opts: n % 2 ? { group: { id: `g${n % 3}` } } : {} })),
+  );
   const ids = added.map((job) => job.id);
   const runs = new Map<string, number>();
   const failedEvents: string[] = [];

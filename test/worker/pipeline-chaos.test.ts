@@ -132,7 +132,11 @@ async function addJobs(prefix: string, total: number, retried = (_n: number) => 
     Array.from({ length: total }, (_, n) => ({
       name: "chaos",
       data: { n },
-      opts: retried(n) ? { attempts: 2 } : {},
+      // A third of them grouped (docs/groups.md): the same faults meet both kinds.
+      opts: {
+        ...(retried(n) ? { attempts: 2 } : {}),
+        ...(n % 3 === 1 ? { group: { id: `g${n % 2}` } } : {}),
+      },
     })),
   );
   return added.map((job) => job.id);

@@ -1289,15 +1289,28 @@ const include_releaseGroupSlots_0 = `-- include releaseGroupSlots
 `;
 
 const include_releaseGroupSlots_1 = `local function releaseGroupSlots(prefix, counts, concurrency)
+  local gids = {}
+  for gid in pairs(counts) do gids[#gids + 1] = gid end
+  if #gids == 0 then return end
   local g = groupKeys(prefix)
-  for gid, n in pairs(counts) do
-    local running = redis.call("HINCRBY", g.running, gid, -n)
-    if running <= 0 then redis.call("HDEL", g.running, gid) end
-    if concurrency > 0 and running < concurrency and running + n >= concurrency
+  local before = redis.call("HMGET", g.running, unpack(gids))
+  local kept, dropped = {}, {}
+  for i, gid in ipairs(gids) do
+    local was = tonumber(before[i]) or 0
+    local running = was - counts[gid]
+    if running > 0 then
+      kept[#kept + 1] = gid
+      kept[#kept + 1] = running
+    else
+      dropped[#dropped + 1] = gid
+    end
+    if concurrency > 0 and running < concurrency and was >= concurrency
         and redis.call("EXISTS", g.jobs .. gid) == 1 then
       redis.call("ZADD", g.ring, "NX", redis.call("INCR", g.counter), gid)
     end
   end
+  if #kept > 0 then redis.call("HSET", g.running, unpack(kept)) end
+  if #dropped > 0 then redis.call("HDEL", g.running, unpack(dropped)) end
 end
 `;
 
@@ -1796,10 +1809,11 @@ const include_takeGroupJobs_2 = `local function takeGroupJobs(q, count, anyPause
   for i, gid in ipairs(ring) do counterKeys[i] = g.limiter .. gid end
   local paused = anyPaused and redis.call("SMISMEMBER", g.paused, unpack(ring)) or {}
   local limited = anyLimited and redis.call("ZMSCORE", g.limited, unpack(ring)) or {}
-  local running = concurrency > 0 and redis.call("HMGET", g.running, unpack(ring)) or {}
+  local running = redis.call("HMGET", g.running, unpack(ring))
   local used = limitMax > 0 and redis.call("MGET", unpack(counterKeys)) or {}
-  local leave, eligible, room, free, limitedUntil = {}, {}, {}, {}, {}
+  local leave, eligible, room, free, limitedUntil, position = {}, {}, {}, {}, {}, {}
   for i, gid in ipairs(ring) do
+    position[gid] = i
     local slots = concurrency > 0 and concurrency - (tonumber(running[i]) or 0) or count
     local window = limitMax > 0 and limitMax - (tonumber(used[i]) or 0) or count
     if window <= 0 then
@@ -1823,7 +1837,7 @@ const include_takeGroupJobs_2 = `local function takeGroupJobs(q, count, anyPause
       end
     end
   end
-  local ids, served, rounds = {}, {}, {}
+  local ids, served, rounds, counts = {}, {}, {}, {}
   for i, gid in ipairs(eligible) do
     local want = quota[gid] or 0
     if want > 0 then
@@ -1835,7 +1849,8 @@ const include_takeGroupJobs_2 = `local function takeGroupJobs(q, count, anyPause
       end
       local exhausted = false
       if taken > 0 then
-        redis.call("HINCRBY", g.running, gid, taken)
+        counts[#counts + 1] = gid
+        counts[#counts + 1] = (tonumber(running[position[gid]]) or 0) + taken
         if limitMax > 0 then
           local n = redis.call("INCRBY", g.limiter .. gid, taken)
           if n == taken then redis.call("PEXPIRE", g.limiter .. gid, q.groupLimitDuration) end
@@ -1856,6 +1871,7 @@ const include_takeGroupJobs_2 = `local function takeGroupJobs(q, count, anyPause
   for _, round in ipairs(rounds) do
     for _, id in ipairs(round) do ids[#ids + 1] = id end
   end
+  if #counts > 0 then redis.call("HSET", g.running, unpack(counts)) end
   if #limitedUntil > 0 then
     redis.call("ZADD", g.limited, unpack(limitedUntil))
     redis.call("HSET", q.meta, "nq:glimited", 1)
@@ -2118,7 +2134,7 @@ export interface AckAndLeaseArgs {
  */
 export const ackAndLease: ScriptDef<AckAndLeaseKeys, AckAndLeaseArgs> = {
   name: "ackAndLease",
-  sha1: "ab2e7a30c66647a0641381c2b18580c2d60e2860",
+  sha1: "42a1a56732b81845de991d1af42f1d8af395b225",
   keyLocking: true,
   keys: { fixed: ["meta","wait","active","prioritized","priorityCounter","delayed","completed","failed","stalled","limiter","marker","events","replayGuard","finishCounts","attention","workers"], group: { name: "declared", fields: ["key"] } },
   argv: { fixed: ["prefix","leaseToken","now","leaseMs","count","peek","candidates","limiterMax","limiterDuration","workerName","guardTtl","maxLenEvents","events","prunes","unregister","groupConcurrency","groupLimitMax","groupLimitDuration"], group: { name: "jobs", fields: ["id","token","outcome","value","attemptsMade","extra"] } },
@@ -2327,7 +2343,7 @@ export interface AckPromoteAndLeaseArgs {
  */
 export const ackPromoteAndLease: ScriptDef<AckPromoteAndLeaseKeys, AckPromoteAndLeaseArgs> = {
   name: "ackPromoteAndLease",
-  sha1: "c57add0c1eb1f43ede2c802c88080bc3ba6c9146",
+  sha1: "f73e599205a6fc8303c4892afb7f4e059d971a40",
   keyLocking: false,
   keys: { fixed: ["meta","wait","active","prioritized","priorityCounter","delayed","completed","failed","stalled","limiter","marker","events","replayGuard","finishCounts","attention","workers"] },
   argv: { fixed: ["prefix","leaseToken","now","leaseMs","count","peek","candidates","limiterMax","limiterDuration","workerName","guardTtl","maxLenEvents","events","prunes","unregister","groupConcurrency","groupLimitMax","groupLimitDuration"], group: { name: "jobs", fields: ["id","token","outcome","value","attemptsMade","extra"] } },
@@ -5859,7 +5875,7 @@ export interface RecoverStalledArgs {
  */
 export const recoverStalled: ScriptDef<RecoverStalledKeys, RecoverStalledArgs> = {
   name: "recoverStalled",
-  sha1: "cb7a6753f19362713d0589ffc98c66e94b912fbd",
+  sha1: "b5053d0aba3a722cba227e00c6e5152d420eb319",
   keyLocking: false,
   keys: { fixed: ["stalled","stalledCheck","active","wait","meta","marker","events","schedulers","attention"] },
   argv: { fixed: ["prefix","now","stalledInterval","maxStalledCount"] },
@@ -6896,7 +6912,7 @@ export interface SweepQueuesArgs {
  */
 export const sweepQueues: ScriptDef<SweepQueuesKeys, SweepQueuesArgs> = {
   name: "sweepQueues",
-  sha1: "f3a459924b2a491fcfd083832f1613342a681836",
+  sha1: "7c140c8dd129d2feb48ef921e4f4df5d09dc9267",
   keyLocking: false,
   keys: { fixed: ["lock","cursors","attention"], group: { name: "queues", fields: ["meta","wait","active","prioritized","priorityCounter","delayed","marker","events","stalled","stalledCheck","schedulers","workers"] } },
   argv: { fixed: ["token","lockTtl","now","stalledInterval","maxStalledCount","promoteLimit","eventBatch","schedulerLookback","recheck"], group: { name: "names", fields: ["name"] } },
