@@ -2,7 +2,7 @@
 changePriority: Gives a job a new priority, as BullMQ's job.changePriority({ priority, lifo }): a job
 waiting in wait or prioritized is placed again — priority 0 in wait (LPUSH, RPUSH with lifo),
 otherwise in prioritized (after its peers, or ahead of them with lifo) — and `priority` is stored
-whatever the job's state. Safe to replay: a replayed call answers 0 again and places nothing twice.
+whatever the job's state. A grouped job ready in its group is placed again in its group. Safe to replay: a replayed call answers 0 again and places nothing twice.
 
 KEYS
   replayGuard  nimbusq's replay guard for this call
@@ -31,6 +31,7 @@ EVENTS
 -- @include isQueuePausedOrMaxed
 -- @include startGuardedMove
 -- @include removeFromList
+-- @include pushGroupJobs
 -- The job leaves wait or prioritized before its new score is computed from `priority`.
 checkIntegerArgs("changePriority", { "priority", "guardTtl" })
 local jobKey, jobId = KEYS[KEY.jobKey], ARGV[ARG.jobId]
@@ -54,6 +55,13 @@ if redis.call("ZREM", KEYS[KEY.prioritized], jobId) > 0 or leaveWait() then
   end
   if ready and not isQueuePausedOrMaxed(KEYS[KEY.meta], KEYS[KEY.active]) then
     redis.call("ZADD", KEYS[KEY.marker], 0, "0")
+  end
+else
+  -- A grouped job ready in its group takes its new place there.
+  local gid = redis.call("HGET", jobKey, "gid")
+  local prefix = string.sub(jobKey, 1, #jobKey - #jobId)
+  if gid and redis.call("ZREM", prefix .. "nq:g:" .. gid, jobId) > 0 then
+    pushGroupJobs(prefix, KEYS[KEY.meta], { { gid = gid, id = jobId, priority = priority, lifo = lifo } })
   end
 end
 redis.call("HSET", jobKey, "priority", priority)

@@ -7,7 +7,7 @@ not paused or maxed. A retried grouped job goes back to its group instead (by pr
 retry does. Safe to replay: a replayed step returns its first answer.
 
 KEYS
-  source  {P}failed, {P}completed or {P}delayed
+  source  {P}failed, {P}completed, {P}delayed or {P}nq:gdelayed (grouped delayed jobs: to their groups)
   wait  {P}wait
   meta  {P}meta
   active  {P}active
@@ -40,14 +40,16 @@ local prefix, state, count = ARGV[ARG.prefix], ARGV[ARG.state], tonumber(ARGV[AR
 local jobs = redis.call("ZRANGEBYSCORE", KEYS[KEY.source], 0, ARGV[ARG.maxScore], "LIMIT", 0, count)
 if #jobs > 0 then
   local ungrouped, grouped = jobs, {}
-  if state ~= "delayed" then
+  -- From nq:gdelayed (promoteJobs' second pass), every job goes to its group.
+  local fromGroups = KEYS[KEY.source] == prefix .. "nq:gdelayed"
+  if state ~= "delayed" or fromGroups then
     local valueField = state == "failed" and "failedReason" or "returnvalue"
     ungrouped = {}
     for _, id in ipairs(jobs) do
       local jobKey = prefix .. id
-      redis.call("HDEL", jobKey, "finishedOn", "processedOn", valueField, "nq:cancel")
+      if state ~= "delayed" then redis.call("HDEL", jobKey, "finishedOn", "processedOn", valueField, "nq:cancel") end
       local fields = redis.call("HMGET", jobKey, "parentKey", "gid", "priority")
-      moveChildBackToParent(jobKey, fields[1], state)
+      if state ~= "delayed" then moveChildBackToParent(jobKey, fields[1], state) end
       -- A grouped job goes back to its group.
       if fields[2] then grouped[#grouped + 1] = { gid = fields[2], id = id, priority = fields[3] } else ungrouped[#ungrouped + 1] = id end
     end

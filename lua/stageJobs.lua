@@ -42,6 +42,7 @@ ARGV repeated jobs
   dedupExtend  flag  "1" to reset the window on a duplicate
   dedupReplace  flag  "1" to replace an owner that is still delayed
   repeatJobKey  string  job scheduler id (rjk), or ""
+  group  string  the job's group id (gid), or "": the commit puts it in its group
 REPLY staged
   jobs  (outcome int, jobId string)...  per job: 1 staged (created by the commit), 2 duplicated (the
     custom id exists), 4 staged with deduplication (the commit decides), 5 an existing job to link to

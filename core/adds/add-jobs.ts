@@ -71,16 +71,7 @@ export async function writeJobs(
   settings: WriteSettings,
 ): Promise<AddOutcome[]> {
   if (jobs.length === 0) return [];
-  if (chunks(jobs).length > 1) {
-    // Staged adds place jobs in BullMQ's structures only (lua/commitStagedJobs.lua).
-    if (jobs.some((job) => job.opts.group))
-      new Checker("addBulk").fail(
-        "jobs",
-        "a grouped add that fits one call (about 1,000 small jobs; opts.group): split it into smaller addBulk calls",
-        `${jobs.length} jobs`,
-      );
-    return await writeStaged(port, jobs, settings);
-  }
+  if (chunks(jobs).length > 1) return await writeStaged(port, jobs, settings);
   return await writeOneCall(port, jobs, settings);
 }
 

@@ -138,10 +138,6 @@ export class FlowProducer {
     if (children.length > 0 && opts.deduplication) {
       check.fail(`${field}opts.deduplication`, "left out on a node that has children (BullMQ refuses it)");
     }
-    // A parent is released by its last child's ack, whose declared keys cannot name a group's.
-    if (children.length > 0 && opts.group) {
-      check.fail(`${field}opts.group`, "left out on a node that has children (children may be grouped)");
-    }
     if (parent) opts.parent = parent;
     const newJob = queue.prepare(node.name, node.data, opts, field, now);
     // Flow nodes without a jobId get a UUID v4, as in BullMQ, so children can name their parent.

@@ -21,6 +21,7 @@ import {
 import {
   attentionKey,
   defaultReplayGuardTtlMs,
+  groupKeys,
   type QueueKeys,
   queueKeyPrefix,
   queueKeys,
@@ -263,6 +264,7 @@ async function moveAll(
   count: number,
   maxScore: string,
   limit: number | undefined,
+  source?: string,
 ): Promise<number> {
   const { port, prefix, queueName } = context;
   const keys = { ...queueKeys(prefix, queueName), attention: attentionKey(prefix) };
@@ -273,7 +275,7 @@ async function moveAll(
     const reply = await runScript(
       port,
       moveJobsToWait,
-      { ...keys, source: keys[state], replayGuard: guard(context, token, step) },
+      { ...keys, source: source ?? keys[state], replayGuard: guard(context, token, step) },
       { prefix: queueKeyPrefix(prefix, queueName), state, count: take, maxScore, guardTtl },
     );
     const answer = decodeMoveJobsToWait(reply);
@@ -310,5 +312,8 @@ export async function promoteJobs(context: QueueContext, opts: PromoteJobsOption
   check.object("opts", opts, ["count", "limit"]);
   const count = stepCount(check, opts.count);
   const limit = opts.limit === undefined ? undefined : check.integer("limit", opts.limit, 1);
-  return moveAll(context, "delayed", count, "+inf", limit);
+  const moved = await moveAll(context, "delayed", count, "+inf", limit);
+  if (limit !== undefined && moved >= limit) return moved;
+  const grouped = groupKeys(queueKeyPrefix(context.prefix, context.queueName)).delayed; // into their groups
+  return moved + (await moveAll(context, "delayed", count, "+inf", limit && limit - moved, grouped));
 }

@@ -150,7 +150,8 @@ export function replayGuardKey(prefix: string, queueName: string, token: string)
 /**
  * nimbusq's keys of a queue's groups (BullMQ Pro's groups) under its prefix `{P}`, as
  * lua/includes/groupKeys.lua names them: the round-robin ring of groups with ready jobs, the turn
- * counter, grouped delayed jobs, paused groups, running jobs per group and rate-limited groups.
+ * counter, grouped delayed jobs, paused groups, running jobs per group, rate-limited groups and the
+ * inbox of grouped jobs made ready by a call that could not name their group's key.
  */
 export function groupKeys(queuePrefix: string) {
   return {
@@ -160,6 +161,7 @@ export function groupKeys(queuePrefix: string) {
     paused: `${queuePrefix}nq:gpaused`,
     running: `${queuePrefix}nq:grun`,
     limited: `${queuePrefix}nq:glimited`,
+    inbox: `${queuePrefix}nq:ginbox`,
   };
 }
 

@@ -20,6 +20,9 @@ const parentQueueSuffixes = [
   "events",
   "prioritized",
   "pc",
+  // A grouped parent goes to nimbusq's grouped delayed set or its queue's group inbox (docs/groups.md).
+  "nq:gdelayed",
+  "nq:ginbox",
 ] as const;
 
 const deadLetterQueueSuffixes = ["events", "wait", "marker"] as const;
@@ -64,7 +67,7 @@ export function declaredKeys(
   // The lease looks whether groups have work and when grouped jobs come due (a declared call leases
   // none of them): the queue's group keys, once the queue has had grouped jobs.
   const group = groupKeys(queuePrefix);
-  const keys = new Set<string>([group.ring, group.delayed, group.limited]);
+  const keys = new Set<string>([group.ring, group.delayed, group.limited, group.inbox]);
   for (const entry of entries) for (const key of ackEntryKeys(queuePrefix, entry)) keys.add(key);
   for (const id of candidates) for (const key of candidateKeys(queuePrefix, id)) keys.add(key);
   return [...keys].map((key) => ({ key }));

@@ -77,7 +77,7 @@ local function cycleJobs(open)
   local count = tonumber(ARGV[ARG.count])
   -- The queue's settings, read once for the lease; `nq:groups` says grouped jobs were ever added.
   local meta = (not replayed and count > 0) and redis.call("HMGET", q.meta, "paused", "concurrency", "max", "duration",
-    "nq:groups", "nq:gpaused", "nq:glimited") or {}
+    "nq:groups", "nq:gpaused", "nq:glimited", "nq:ginbox") or {}
   local groupDue = groupsDueAt(q, meta, open and not replayed)
   if not replayed then
     if open then

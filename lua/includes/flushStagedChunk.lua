@@ -22,6 +22,10 @@ local function flushStagedChunk(keys, queues, out, ttl)
     put("ZADD", q.stagedPrioritized, staged.prioritized, g .. ":prioritized", 2)
     put("ZADD", q.stagedDelayed, staged.delayed, g .. ":delayed", 2)
     put("ZADD", q.stagedWaitingChildren, staged.waitingChildren, g .. ":waiting-children", 2)
+    if q.grouped then
+      table.insert(counts, g .. ":grouped")
+      table.insert(counts, q.grouped)
+    end
   end
   for parentKey, children in pairs(out.deps) do
     redis.call("HSET", keys.parents, parentKey, out.parents[parentKey])

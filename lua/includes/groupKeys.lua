@@ -5,10 +5,11 @@
 -- lifo before them, handed-back jobs first); `nq:gdelayed` ZSET, grouped delayed jobs, BullMQ's
 -- delayed score; `nq:gpaused` SET, paused groups; `nq:grun` HASH, running jobs per group;
 -- `nq:gl:<gid>` STRING, a group's rate-limit window count (PX the window); `nq:glimited` ZSET,
--- rate-limited groups by when their limit ends.
+-- rate-limited groups by when their limit ends; `nq:ginbox` LIST, grouped jobs made ready by a call
+-- that could not name their group's key (drainGroupInbox).
 -- BullMQ reads none of these: a plain BullMQ worker never takes a grouped job.
 local function groupKeys(prefix)
   return { ring = prefix .. "nq:groups", counter = prefix .. "nq:gc", delayed = prefix .. "nq:gdelayed",
     paused = prefix .. "nq:gpaused", running = prefix .. "nq:grun", jobs = prefix .. "nq:g:",
-    limiter = prefix .. "nq:gl:", limited = prefix .. "nq:glimited" }
+    limiter = prefix .. "nq:gl:", limited = prefix .. "nq:glimited", inbox = prefix .. "nq:ginbox" }
 end

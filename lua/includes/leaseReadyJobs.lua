@@ -3,7 +3,7 @@
 -- only the peeked `candidates` when given (their keys are declared), else from anywhere — locks each
 -- with `token`, writes processedOn/ats/pb and appends {id, hash, …} to `out`. `promoted` holds the
 -- hashes of jobs promoted in this call (their `delay` becomes 0 in the same write). `meta` is the
--- queue's paused, concurrency, max, duration, nq:groups, nq:gpaused, nq:glimited. Grouped jobs come after the
+-- queue's paused, concurrency, max, duration, nq:groups, nq:gpaused, nq:glimited, nq:ginbox. Grouped jobs come after the
 -- ungrouped ones, and only in an `open` call (their keys are built here); a declared call reports
 -- groups with work so that the worker's next call is open.
 -- Returns status (0 leased, 1 paused, 2 rate limited, 3 at global concurrency), info (the limiter's
@@ -12,6 +12,7 @@
 -- @include takeCandidates
 -- @include takeReadyJobs
 -- @include takeGroupJobs
+-- @include drainGroupInbox
 local function leaseReadyJobs(q, meta, count, candidates, promoted, out, open)
   if meta[1] then return 1, 0, {}, false, false end
   local maxJobs = tonumber(meta[3]) or tonumber(q.limiterMax) or 0
@@ -41,11 +42,12 @@ local function leaseReadyJobs(q, meta, count, candidates, promoted, out, open)
   local groupsLeft = false
   if meta[5] and #ids < count then
     if open then
+      if meta[8] then drainGroupInbox(q.prefix, q.meta, 1000) end
       local grouped
       grouped, groupsLeft = takeGroupJobs(q, count - #ids, meta[6], meta[7])
       for _, id in ipairs(grouped) do ids[#ids + 1] = id end
     else
-      groupsLeft = redis.call("EXISTS", q.prefix .. "nq:groups") == 1
+      groupsLeft = redis.call("EXISTS", q.prefix .. "nq:groups", q.prefix .. "nq:ginbox") > 0
     end
   end
   local leased, counted = {}, 0

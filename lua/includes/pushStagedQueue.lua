@@ -1,6 +1,10 @@
 -- Moves one queue's staged ids into its structures in a few bulk commands: LPUSH and RPUSH in the
 -- order they were staged, ZADD with the staged scores, then the markers as flushQueue writes them.
--- Reads only the staging keys the record (`counts`) says hold something.
+-- Reads only the staging keys the record (`counts`) says hold something. When the add staged grouped
+-- jobs (`<g>:grouped`), they go to their groups or nq:gdelayed instead (splitGrouped), and q.grouped
+-- tells flushDeferredJobs to sort its jobs too.
+-- @include splitGrouped
+-- @include pushGroupJobs
 local function pushStagedQueue(q, g, counts)
   local function inChunks(command, key, items)
     for from = 1, #items, 4000 do
@@ -18,6 +22,15 @@ local function pushStagedQueue(q, g, counts)
   local wait, lifo = staged("wait", q.stagedWait), staged("lifo", q.stagedLifo)
   local prioritized = staged("prioritized", q.stagedPrioritized, true)
   local delayed = staged("delayed", q.stagedDelayed, true)
+  q.grouped = (counts[g .. ":grouped"] or 0) > 0
+  if q.grouped then
+    local out = { ready = {}, delayed = {} }
+    wait, lifo = splitGrouped(q.prefix, wait, false, false, false, out), splitGrouped(q.prefix, lifo, false, true, false, out)
+    prioritized = splitGrouped(q.prefix, prioritized, true, false, false, out)
+    delayed = splitGrouped(q.prefix, delayed, true, false, true, out)
+    pushGroupJobs(q.prefix, q.prefix .. "meta", out.ready)
+    inChunks("ZADD", q.prefix .. "nq:gdelayed", out.delayed)
+  end
   inChunks("LPUSH", q.wait, wait)
   inChunks("RPUSH", q.wait, lifo)
   inChunks("ZADD", q.prioritized, prioritized)

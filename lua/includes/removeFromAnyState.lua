@@ -22,6 +22,7 @@ local function removeFromAnyState(prefix, jobId, timestamp, groupId)
   if groupId then
     if redis.call("ZREM", prefix .. "nq:g:" .. groupId, jobId) == 1 then return "wait" end
     if redis.call("ZREM", prefix .. "nq:gdelayed", jobId) == 1 then return "delayed" end
+    if redis.call("LREM", prefix .. "nq:ginbox", 0, jobId) > 0 then return "wait" end
   end
   return "unknown"
 end

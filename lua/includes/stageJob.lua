@@ -11,6 +11,8 @@ local function stageJob(q, job, id, ttl, out)
   -- User-chosen ids go to their own list: the commit persists those itself as far as it can (see
   -- sealStagedJobs), auto and generated ids can never be asked for again.
   table.insert((job.customId ~= "" and job.generatedId ~= "1") and out.customKeys or out.keys, key)
+  -- Grouped jobs are staged as any; the commit sorts them into their groups (pushStagedQueue).
+  if (job.group or "") ~= "" and job.placement ~= "waiting-children" then q.grouped = (q.grouped or 0) + 1 end
   if job.dedupId ~= "" then return end
   local staged, placement = q.staged, job.placement
   local function add(list, first, second)

@@ -7,7 +7,8 @@ local function storeJob(q, job, id, now)
   local events = (q.level or 2) >= 2
   if events then redis.call("XADD", q.events, "*", "event", "added", "jobId", id, "name", job.name) end
   local placement = job.placement
-  local grouped = (job.group or "") ~= ""
+  -- A grouped job waiting for its children waits as any parent; it joins its group once released.
+  local grouped = (job.group or "") ~= "" and placement ~= "waiting-children"
   if grouped and placement == "delayed" then
     local due = tonumber(job.timestamp) + tonumber(job.delay)
     table.insert(q.groupDelayedAdds, nextDelayedScore(q.prefix .. "nq:gdelayed", due, q.groupDueScores))

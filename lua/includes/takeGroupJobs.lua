@@ -49,7 +49,7 @@ local function takeGroupJobs(q, count, anyPaused, anyLimited)
     end
   end
   local ids, served, rounds, counts = {}, {}, {}, {}
-  for i, gid in ipairs(eligible) do
+  for _, gid in ipairs(eligible) do
     local want = quota[gid] or 0
     if want > 0 then
       local popped = redis.call("ZPOPMIN", g.jobs .. gid, want)

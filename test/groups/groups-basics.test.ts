@@ -84,4 +84,33 @@ describe("grouped jobs", () => {
     expect(await direct.exists(`${prefix}:q:nq:grun`)).toBe(0);
     expect(await direct.exists(`${prefix}:q:nq:groups`)).toBe(0);
   });
+
+  it("a grouped addBulk larger than one call is staged, then committed into the groups at once", async () => {
+    const { prefix, queue } = setup();
+    const jobs = Array.from({ length: 2500 }, (_, i) => ({
+      name: "n",
+      data: { i },
+      opts:
+        i % 5 === 4
+          ? {}
+          : {
+              group: { id: `t${i % 3}` },
+              ...(i % 50 === 1 ? { delay: 60_000 } : {}),
+              ...(i === 2 ? { deduplication: { id: "once" } } : {}),
+            },
+    }));
+    const added = await queue.addBulk(jobs);
+    expect(added).toHaveLength(2500);
+    const grouped = jobs.filter((job) => "group" in job.opts).length;
+    const delayed = jobs.filter((job) => "delay" in job.opts).length;
+    expect(await direct.llen(`${prefix}:q:wait`)).toBe(500);
+    expect(await direct.zcard(`${prefix}:q:delayed`)).toBe(0);
+    expect(await direct.zcard(`${prefix}:q:nq:gdelayed`)).toBe(delayed);
+    const ready = await Promise.all(["t0", "t1", "t2"].map((id) => direct.zcard(`${prefix}:q:nq:g:${id}`)));
+    expect(ready.reduce((a, b) => a + b, 0)).toBe(grouped - delayed);
+    // In order inside a group: the first of t0 is the first added.
+    expect((await direct.zrange(`${prefix}:q:nq:g:t0`, 0, 0))[0]).toBe(added[0]?.id);
+    expect(await direct.hget(`${prefix}:q:${added[2]?.id}`, "gid")).toBe("t2");
+    expect(await direct.zscore(`${prefix}:q:nq:g:t2`, added[2]?.id as string)).not.toBeNull();
+  });
 });

@@ -1,7 +1,9 @@
-/** Groups over the HTTP API: grouped adds, the groups list, and pausing one group (admin). */
+/** Groups over the HTTP API (grouped adds, the groups list, pausing one group) and a producer trigger. */
 import { describe, expect, it } from "vitest";
+import { sqsProducer } from "../../functions/producers/index.ts";
+import { lambdaContext, sqsEvent } from "../support/aws-events.ts";
 import { makeApi } from "../support/http-app.ts";
-import { directConnectionForFile } from "../support/stack.ts";
+import { directConnectionForFile, sharedRedis, uniquePrefix } from "../support/stack.ts";
 
 const direct = directConnectionForFile();
 
@@ -49,5 +51,29 @@ describe("groups over HTTP", () => {
       json: { name: "x", opts: { group: { name: "t" } } },
     });
     expect(unknown.status).toBe(400);
+  });
+});
+
+describe("groups through a producer trigger", () => {
+  it("an SQS message's job with opts.group joins its group (the message's tenant)", async () => {
+    const prefix = uniquePrefix("gsqs");
+    const handler = sqsProducer({
+      queue: "imports",
+      redis: sharedRedis(),
+      prefix,
+      map: (record) => {
+        const { tenant } = JSON.parse(record.body) as { tenant: string };
+        return { name: "import", data: { tenant }, opts: { group: { id: tenant } } };
+      },
+    });
+    const event = sqsEvent([
+      { body: '{"tenant":"acme"}' },
+      { body: '{"tenant":"bolt"}' },
+      { body: '{"tenant":"acme"}' },
+    ]);
+    expect(await handler(event, lambdaContext())).toEqual({ batchItemFailures: [] });
+    expect(await direct.zcard(`${prefix}:imports:nq:g:acme`)).toBe(2);
+    expect(await direct.zcard(`${prefix}:imports:nq:g:bolt`)).toBe(1);
+    expect(await direct.llen(`${prefix}:imports:wait`)).toBe(0);
   });
 });

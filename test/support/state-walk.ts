@@ -21,6 +21,7 @@ async function placesOfJobs(direct: IORedis, queuePrefix: string): Promise<Map<s
   for (const key of groupSets) {
     for (const id of await direct.zrange(key, 0, -1)) note(id, key.slice(queuePrefix.length + 4));
   }
+  for (const id of await direct.lrange(`${queuePrefix}:nq:ginbox`, 0, -1)) note(id, "nq:ginbox");
   return places;
 }
 

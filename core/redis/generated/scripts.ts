@@ -335,7 +335,7 @@ const include_cycleJobs_12 = `local function cycleJobs(open)
   local promoted, exhausted, groupsLeft = {}, false, false
   local count = tonumber(ARGV[ARG.count])
   local meta = (not replayed and count > 0) and redis.call("HMGET", q.meta, "paused", "concurrency", "max", "duration",
-    "nq:groups", "nq:gpaused", "nq:glimited") or {}
+    "nq:groups", "nq:gpaused", "nq:glimited", "nq:ginbox") or {}
   local groupDue = groupsDueAt(q, meta, open and not replayed)
   if not replayed then
     if open then
@@ -490,6 +490,28 @@ const include_detachFromParent_4 = `local function detachFromParent(jobKey, pare
 end
 `;
 
+const include_drainGroupInbox_0 = `-- include drainGroupInbox
+`;
+
+const include_drainGroupInbox_2 = `local function drainGroupInbox(prefix, metaKey, limit)
+  local inbox = groupKeys(prefix).inbox
+  local ids = redis.call("LRANGE", inbox, 0, limit - 1)
+  if #ids == 0 then
+    redis.call("HDEL", metaKey, "nq:ginbox")
+    return 0
+  end
+  redis.call("LTRIM", inbox, #ids, -1)
+  local items = {}
+  for _, id in ipairs(ids) do
+    local fields = redis.call("HMGET", prefix .. id, "gid", "priority")
+    if fields[1] then items[#items + 1] = { gid = fields[1], id = id, priority = fields[2], front = true } end
+  end
+  pushGroupJobs(prefix, metaKey, items)
+  if #ids < limit then redis.call("HDEL", metaKey, "nq:ginbox") end
+  return #ids
+end
+`;
+
 const include_encodeIds_0 = `-- include encodeIds
 local function encodeIds(ids)
   local parts = {}
@@ -578,13 +600,24 @@ end
 `;
 
 const include_flushDeferredJobs_0 = `-- include flushDeferredJobs
-local function flushDeferredJobs(q)
+`;
+
+const include_flushDeferredJobs_2 = `local function flushDeferredJobs(q)
   local function inChunks(command, key, items)
     for from = 1, #items, 4000 do
       redis.call(command, key, unpack(items, from, math.min(from + 3999, #items)))
     end
   end
   local deferred = q.deferred
+  if q.grouped then
+    local out = { ready = {}, delayed = {} }
+    deferred.wait = splitGrouped(q.prefix, deferred.wait, false, false, false, out)
+    deferred.lifo = splitGrouped(q.prefix, deferred.lifo, false, true, false, out)
+    deferred.prioritized = splitGrouped(q.prefix, deferred.prioritized, true, false, false, out)
+    deferred.delayed = splitGrouped(q.prefix, deferred.delayed, true, false, true, out)
+    pushGroupJobs(q.prefix, q.prefix .. "meta", out.ready)
+    inChunks("ZADD", q.prefix .. "nq:gdelayed", out.delayed)
+  end
   inChunks("LPUSH", q.wait, deferred.wait)
   inChunks("RPUSH", q.wait, deferred.lifo)
   inChunks("ZADD", q.prioritized, deferred.prioritized)
@@ -643,6 +676,10 @@ local function flushStagedChunk(keys, queues, out, ttl)
     put("ZADD", q.stagedPrioritized, staged.prioritized, g .. ":prioritized", 2)
     put("ZADD", q.stagedDelayed, staged.delayed, g .. ":delayed", 2)
     put("ZADD", q.stagedWaitingChildren, staged.waitingChildren, g .. ":waiting-children", 2)
+    if q.grouped then
+      table.insert(counts, g .. ":grouped")
+      table.insert(counts, q.grouped)
+    end
   end
   for parentKey, children in pairs(out.deps) do
     redis.call("HSET", keys.parents, parentKey, out.parents[parentKey])
@@ -658,7 +695,7 @@ const include_groupKeys_0 = `-- include groupKeys
 local function groupKeys(prefix)
   return { ring = prefix .. "nq:groups", counter = prefix .. "nq:gc", delayed = prefix .. "nq:gdelayed",
     paused = prefix .. "nq:gpaused", running = prefix .. "nq:grun", jobs = prefix .. "nq:g:",
-    limiter = prefix .. "nq:gl:", limited = prefix .. "nq:glimited" }
+    limiter = prefix .. "nq:gl:", limited = prefix .. "nq:glimited", inbox = prefix .. "nq:ginbox" }
 end
 `;
 
@@ -820,7 +857,7 @@ end
 const include_leaseReadyJobs_0 = `-- include leaseReadyJobs
 `;
 
-const include_leaseReadyJobs_3 = `local function leaseReadyJobs(q, meta, count, candidates, promoted, out, open)
+const include_leaseReadyJobs_4 = `local function leaseReadyJobs(q, meta, count, candidates, promoted, out, open)
   if meta[1] then return 1, 0, {}, false, false end
   local maxJobs = tonumber(meta[3]) or tonumber(q.limiterMax) or 0
   local used = tonumber(redis.call("GET", q.limiter)) or 0
@@ -848,11 +885,12 @@ const include_leaseReadyJobs_3 = `local function leaseReadyJobs(q, meta, count, 
   local groupsLeft = false
   if meta[5] and #ids < count then
     if open then
+      if meta[8] then drainGroupInbox(q.prefix, q.meta, 1000) end
       local grouped
       grouped, groupsLeft = takeGroupJobs(q, count - #ids, meta[6], meta[7])
       for _, id in ipairs(grouped) do ids[#ids + 1] = id end
     else
-      groupsLeft = redis.call("EXISTS", q.prefix .. "nq:groups") == 1
+      groupsLeft = redis.call("EXISTS", q.prefix .. "nq:groups", q.prefix .. "nq:ginbox") > 0
     end
   end
   local leased, counted = {}, 0
@@ -934,12 +972,19 @@ const include_moveParentToWaitNow_0 = `-- include moveParentToWaitNow
 
 const include_moveParentToWaitNow_1 = `local function moveParentToWaitNow(parentPrefix, parentId, parentKey)
   local moved = redis.call("ZREM", parentPrefix .. "waiting-children", parentId) == 1
-  if not moved and redis.call("ZREM", parentPrefix .. "delayed", parentId) == 1 then
+  local grouped = redis.call("HGET", parentKey, "gid")
+  local delayedKey = parentPrefix .. (grouped and "nq:gdelayed" or "delayed")
+  if not moved and redis.call("ZREM", delayedKey, parentId) == 1 then
     redis.call("HSET", parentKey, "delay", 0)
     moved = true
   end
   if not moved then return false end
-  redis.call("RPUSH", parentPrefix .. "wait", parentId)
+  if grouped then
+    redis.call("RPUSH", parentPrefix .. "nq:ginbox", parentId)
+    redis.call("HSET", parentPrefix .. "meta", "nq:groups", 1, "nq:ginbox", 1)
+  else
+    redis.call("RPUSH", parentPrefix .. "wait", parentId)
+  end
   if not isQueuePausedOrMaxed(parentPrefix .. "meta", parentPrefix .. "active") then
     redis.call("ZADD", parentPrefix .. "marker", 0, "0")
   end
@@ -1194,7 +1239,9 @@ end
 `;
 
 const include_pushStagedQueue_0 = `-- include pushStagedQueue
-local function pushStagedQueue(q, g, counts)
+`;
+
+const include_pushStagedQueue_2 = `local function pushStagedQueue(q, g, counts)
   local function inChunks(command, key, items)
     for from = 1, #items, 4000 do
       redis.call(command, key, unpack(items, from, math.min(from + 3999, #items)))
@@ -1211,6 +1258,15 @@ local function pushStagedQueue(q, g, counts)
   local wait, lifo = staged("wait", q.stagedWait), staged("lifo", q.stagedLifo)
   local prioritized = staged("prioritized", q.stagedPrioritized, true)
   local delayed = staged("delayed", q.stagedDelayed, true)
+  q.grouped = (counts[g .. ":grouped"] or 0) > 0
+  if q.grouped then
+    local out = { ready = {}, delayed = {} }
+    wait, lifo = splitGrouped(q.prefix, wait, false, false, false, out), splitGrouped(q.prefix, lifo, false, true, false, out)
+    prioritized = splitGrouped(q.prefix, prioritized, true, false, false, out)
+    delayed = splitGrouped(q.prefix, delayed, true, false, true, out)
+    pushGroupJobs(q.prefix, q.prefix .. "meta", out.ready)
+    inChunks("ZADD", q.prefix .. "nq:gdelayed", out.delayed)
+  end
   inChunks("LPUSH", q.wait, wait)
   inChunks("RPUSH", q.wait, lifo)
   inChunks("ZADD", q.prioritized, prioritized)
@@ -1319,11 +1375,20 @@ const include_releaseParent_0 = `-- include releaseParent
 
 const include_releaseParent_2 = `local function releaseParent(parentPrefix, parentId, parentKey, now)
   if redis.call("ZREM", parentPrefix .. "waiting-children", parentId) == 0 then return end
-  local fields = redis.call("HMGET", parentKey, "delay", "priority")
+  local fields = redis.call("HMGET", parentKey, "delay", "priority", "gid")
   local delay = tonumber(fields[1]) or 0
   local priority = tonumber(fields[2]) or 0
   local events = parentPrefix .. "events"
-  if delay > 0 then
+  if fields[3] then
+    if delay > 0 then
+      redis.call("ZADD", parentPrefix .. "nq:gdelayed", (now + delay) * 4096, parentId)
+      redis.call("XADD", events, "*", "event", "delayed", "jobId", parentId, "delay", now + delay)
+    else
+      redis.call("RPUSH", parentPrefix .. "nq:ginbox", parentId)
+      redis.call("HSET", parentPrefix .. "meta", "nq:groups", 1, "nq:ginbox", 1)
+      redis.call("XADD", events, "*", "event", "waiting", "jobId", parentId, "prev", "waiting-children")
+    end
+  elseif delay > 0 then
     local due = now + delay
     redis.call("ZADD", parentPrefix .. "delayed", due * 4096, parentId)
     redis.call("XADD", events, "*", "event", "delayed", "jobId", parentId, "delay", due)
@@ -1391,6 +1456,7 @@ const include_removeFromAnyState_1 = `local function removeFromAnyState(prefix, 
   if groupId then
     if redis.call("ZREM", prefix .. "nq:g:" .. groupId, jobId) == 1 then return "wait" end
     if redis.call("ZREM", prefix .. "nq:gdelayed", jobId) == 1 then return "delayed" end
+    if redis.call("LREM", prefix .. "nq:ginbox", 0, jobId) > 0 then return "wait" end
   end
   return "unknown"
 end
@@ -1590,6 +1656,26 @@ const include_settleParent_2 = `local function settleParent(job, jobKey, failed,
 end
 `;
 
+const include_splitGrouped_0 = `-- include splitGrouped
+local function splitGrouped(prefix, list, scored, lifo, delayed, out)
+  local kept, step = {}, scored and 2 or 1
+  for i = 1, #list, step do
+    local id = scored and list[i + 1] or list[i]
+    local fields = redis.call("HMGET", prefix .. id, "gid", "priority")
+    if not fields[1] then
+      kept[#kept + 1] = list[i]
+      if scored then kept[#kept + 1] = id end
+    elseif delayed then
+      out.delayed[#out.delayed + 1] = list[i]
+      out.delayed[#out.delayed + 1] = id
+    else
+      out.ready[#out.ready + 1] = { gid = fields[1], id = id, priority = fields[2], lifo = lifo }
+    end
+  end
+  return kept
+end
+`;
+
 const include_splitJobKey_0 = `-- include splitJobKey
 local function splitJobKey(key)
   local prefix3, id3 = string.match(key, "^(.+:[^:]+:)([^:]+:[^:]+:[^:]+)$")
@@ -1608,6 +1694,7 @@ const include_stageJob_2 = `local function stageJob(q, job, id, ttl, out)
   local key = writeJobHash(q, job, id)
   redis.call("PEXPIRE", key, ttl)
   table.insert((job.customId ~= "" and job.generatedId ~= "1") and out.customKeys or out.keys, key)
+  if (job.group or "") ~= "" and job.placement ~= "waiting-children" then q.grouped = (q.grouped or 0) + 1 end
   if job.dedupId ~= "" then return end
   local staged, placement = q.staged, job.placement
   local function add(list, first, second)
@@ -1683,7 +1770,7 @@ const include_storeJob_2 = `local function storeJob(q, job, id, now)
   local events = (q.level or 2) >= 2
   if events then redis.call("XADD", q.events, "*", "event", "added", "jobId", id, "name", job.name) end
   local placement = job.placement
-  local grouped = (job.group or "") ~= ""
+  local grouped = (job.group or "") ~= "" and placement ~= "waiting-children"
   if grouped and placement == "delayed" then
     local due = tonumber(job.timestamp) + tonumber(job.delay)
     table.insert(q.groupDelayedAdds, nextDelayedScore(q.prefix .. "nq:gdelayed", due, q.groupDueScores))
@@ -1745,9 +1832,10 @@ end
 const include_sweepGroups_0 = `-- include sweepGroups
 `;
 
-const include_sweepGroups_3 = `local function sweepGroups(q, now, limit)
+const include_sweepGroups_4 = `local function sweepGroups(q, now, limit)
   local g = groupKeys(q.prefix)
-  if redis.call("EXISTS", g.delayed, g.ring, g.limited) == 0 then return 0, 0, 0 end
+  if redis.call("EXISTS", g.delayed, g.ring, g.limited, g.inbox) == 0 then return 0, 0, 0 end
+  drainGroupInbox(q.prefix, q.meta, limit)
   local promoted, nextDue = promoteGroupDelayed(q.prefix, q.meta, q.events, now, limit)
   local nextEnd = ringEndedLimits(g, now)
   if nextEnd > 0 and (nextDue == 0 or nextEnd < nextDue) then nextDue = nextEnd end
@@ -1838,7 +1926,7 @@ const include_takeGroupJobs_2 = `local function takeGroupJobs(q, count, anyPause
     end
   end
   local ids, served, rounds, counts = {}, {}, {}, {}
-  for i, gid in ipairs(eligible) do
+  for _, gid in ipairs(eligible) do
     local want = quota[gid] or 0
     if want > 0 then
       local popped = redis.call("ZPOPMIN", g.jobs .. gid, want)
@@ -2134,7 +2222,7 @@ export interface AckAndLeaseArgs {
  */
 export const ackAndLease: ScriptDef<AckAndLeaseKeys, AckAndLeaseArgs> = {
   name: "ackAndLease",
-  sha1: "42a1a56732b81845de991d1af42f1d8af395b225",
+  sha1: "88f8d81dce1d6f70971c41179422c4c2bf885ca8",
   keyLocking: true,
   keys: { fixed: ["meta","wait","active","prioritized","priorityCounter","delayed","completed","failed","stalled","limiter","marker","events","replayGuard","finishCounts","attention","workers"], group: { name: "declared", fields: ["key"] } },
   argv: { fixed: ["prefix","leaseToken","now","leaseMs","count","peek","candidates","limiterMax","limiterDuration","workerName","guardTtl","maxLenEvents","events","prunes","unregister","groupConcurrency","groupLimitMax","groupLimitDuration"], group: { name: "jobs", fields: ["id","token","outcome","value","attemptsMade","extra"] } },
@@ -2193,7 +2281,9 @@ local function groupArg(i, offset) return ARGV[19 + (i - 1) * 6 + offset] end
     include_takeGroupJobs_0,
     include_ringEndedLimits_0,
     include_takeGroupJobs_2,
-    include_leaseReadyJobs_3,
+    include_drainGroupInbox_0,
+    include_drainGroupInbox_2,
+    include_leaseReadyJobs_4,
     include_peekReady_0,
     include_promoteDelayedJobs_0,
     include_pruneFinished_0,
@@ -2343,7 +2433,7 @@ export interface AckPromoteAndLeaseArgs {
  */
 export const ackPromoteAndLease: ScriptDef<AckPromoteAndLeaseKeys, AckPromoteAndLeaseArgs> = {
   name: "ackPromoteAndLease",
-  sha1: "f73e599205a6fc8303c4892afb7f4e059d971a40",
+  sha1: "637ec6de0d8cd7cb7b72606e14d461871ad23edd",
   keyLocking: false,
   keys: { fixed: ["meta","wait","active","prioritized","priorityCounter","delayed","completed","failed","stalled","limiter","marker","events","replayGuard","finishCounts","attention","workers"] },
   argv: { fixed: ["prefix","leaseToken","now","leaseMs","count","peek","candidates","limiterMax","limiterDuration","workerName","guardTtl","maxLenEvents","events","prunes","unregister","groupConcurrency","groupLimitMax","groupLimitDuration"], group: { name: "jobs", fields: ["id","token","outcome","value","attemptsMade","extra"] } },
@@ -2398,7 +2488,9 @@ local function groupArg(i, offset) return ARGV[19 + (i - 1) * 6 + offset] end
     include_takeGroupJobs_0,
     include_ringEndedLimits_0,
     include_takeGroupJobs_2,
-    include_leaseReadyJobs_3,
+    include_drainGroupInbox_0,
+    include_drainGroupInbox_2,
+    include_leaseReadyJobs_4,
     include_peekReady_0,
     include_promoteDelayedJobs_0,
     include_pruneFinished_0,
@@ -2508,7 +2600,7 @@ export interface AddIterationsArgs {
  */
 export const addIterations: ScriptDef<AddIterationsKeys, AddIterationsArgs> = {
   name: "addIterations",
-  sha1: "883ec09103e9df0c4de13d03fcdc234b96a524b6",
+  sha1: "870fb395caa281b5b58a3093cbcc8e0036baebe5",
   keyLocking: false,
   keys: { fixed: ["schedulers","idCounter","wait","prioritized","priorityCounter","delayed","marker","events","attention"] },
   argv: { fixed: ["prefix","now","maxLenEvents"], group: { name: "iterations", fields: ["schedulerId","idJson","current","nextMillis","again","optsHead","priority","lifo","group"] } },
@@ -2695,7 +2787,7 @@ export interface AddJobsArgs {
  */
 export const addJobs: ScriptDef<AddJobsKeys, AddJobsArgs> = {
   name: "addJobs",
-  sha1: "c07bf14924528f3a25d5c87c3a211dfc67769086",
+  sha1: "9b485c31e60281182c3a0c404fcf979731ebd50f",
   keyLocking: false,
   keys: { fixed: ["replayGuard","attention"], group: { name: "queues", fields: ["idCounter","wait","prioritized","priorityCounter","delayed","marker","events","waitingChildren"] } },
   argv: { fixed: ["guardTtl","maxLenEvents","now","events"], group: { name: "jobs", fields: ["queue","customId","generatedId","name","data","opts","timestamp","delay","priority","placement","parentKey","parentField","parentPrefix","dedupId","dedupTtl","dedupExtend","dedupReplace","repeatJobKey","group"] } },
@@ -2928,7 +3020,7 @@ export interface CancelJobArgs {
  */
 export const cancelJob: ScriptDef<CancelJobKeys, CancelJobArgs> = {
   name: "cancelJob",
-  sha1: "f1c7932e0a8c4f5e96bb01f2ad14a7521f9b4527",
+  sha1: "bd9b41f60e44f458219a7b1abccbb721fcacc1a6",
   keyLocking: false,
   keys: { fixed: ["job","lock","failed","completed","events","replayGuard","attention"] },
   argv: { fixed: ["prefix","jobId","reason","now","guardTtl","maxLenEvents","events","keepCount","keepAge","keepLimit","parentPolicy"] },
@@ -3162,7 +3254,7 @@ export interface ChangePriorityArgs {
 }
 
 /**
- * Gives a job a new priority, as BullMQ's job.changePriority({ priority, lifo }): a job waiting in wait or prioritized is placed again — priority 0 in wait (LPUSH, RPUSH with lifo), otherwise in prioritized (after its peers, or ahead of them with lifo) — and `priority` is stored whatever the job's state. Safe to replay: a replayed call answers 0 again and places nothing twice.
+ * Gives a job a new priority, as BullMQ's job.changePriority({ priority, lifo }): a job waiting in wait or prioritized is placed again — priority 0 in wait (LPUSH, RPUSH with lifo), otherwise in prioritized (after its peers, or ahead of them with lifo) — and `priority` is stored whatever the job's state. A grouped job ready in its group is placed again in its group. Safe to replay: a replayed call answers 0 again and places nothing twice.
  *
  * Reply: see decodeChangePriority.
  *
@@ -3170,7 +3262,7 @@ export interface ChangePriorityArgs {
  */
 export const changePriority: ScriptDef<ChangePriorityKeys, ChangePriorityArgs> = {
   name: "changePriority",
-  sha1: "deeabefdf891823499dacd6b1e83acaa8ce7002a",
+  sha1: "eca7f9eb9550c98bf48b320046bb8d32a297568a",
   keyLocking: false,
   keys: { fixed: ["replayGuard","jobKey","wait","prioritized","priorityCounter","meta","active","marker"] },
   argv: { fixed: ["jobId","priority","lifo","guardTtl"] },
@@ -3183,6 +3275,9 @@ local ARG = { jobId = 1, priority = 2, lifo = 3, guardTtl = 4 }
     include_isQueuePausedOrMaxed_0,
     include_startGuardedMove_0,
     include_removeFromList_0,
+    include_pushGroupJobs_0,
+    include_groupKeys_0,
+    include_pushGroupJobs_1,
     `checkIntegerArgs("changePriority", { "priority", "guardTtl" })
 local jobKey, jobId = KEYS[KEY.jobKey], ARGV[ARG.jobId]
 local refused = startGuardedMove(KEYS[KEY.replayGuard], ARGV[ARG.guardTtl], "0", jobKey, nil, jobId)
@@ -3204,6 +3299,12 @@ if redis.call("ZREM", KEYS[KEY.prioritized], jobId) > 0 or leaveWait() then
   end
   if ready and not isQueuePausedOrMaxed(KEYS[KEY.meta], KEYS[KEY.active]) then
     redis.call("ZADD", KEYS[KEY.marker], 0, "0")
+  end
+else
+  local gid = redis.call("HGET", jobKey, "gid")
+  local prefix = string.sub(jobKey, 1, #jobKey - #jobId)
+  if gid and redis.call("ZREM", prefix .. "nq:g:" .. gid, jobId) > 0 then
+    pushGroupJobs(prefix, KEYS[KEY.meta], { { gid = gid, id = jobId, priority = priority, lifo = lifo } })
   end
 end
 redis.call("HSET", jobKey, "priority", priority)
@@ -3517,7 +3618,7 @@ export interface CommitStagedJobsArgs {
  */
 export const commitStagedJobs: ScriptDef<CommitStagedJobsKeys, CommitStagedJobsArgs> = {
   name: "commitStagedJobs",
-  sha1: "bba7d262b35efb7dca2407a43c7a54208f21391a",
+  sha1: "533707efe5d21c3f4c419c93d5f984a63ed5e454",
   keyLocking: false,
   keys: { fixed: ["replayGuard","stage","stagedKeys","stagedCustomKeys","parents","attention"], group: { name: "queues", fields: ["wait","prioritized","delayed","marker","waitingChildren","priorityCounter","events","stagedWait","stagedLifo","stagedPrioritized","stagedDelayed","stagedWaitingChildren"] } },
   argv: { fixed: ["guardTtl","now","maxLenEvents","events","chunks","persistFrom","persistCustomFrom"], group: { name: "deferred", fields: ["kind","queue","id","parentKey","parentField","parentPrefix","inBatch","dedupId","dedupTtl","dedupExtend","dedupReplace","placement","timestamp","delay","priority"] } },
@@ -3544,6 +3645,11 @@ local function groupArg(i, offset) return ARGV[8 + (i - 1) * 15 + offset] end
     include_isNumberText_0,
     include_checkStagedAdd_1,
     include_pushStagedQueue_0,
+    include_splitGrouped_0,
+    include_pushGroupJobs_0,
+    include_groupKeys_0,
+    include_pushGroupJobs_1,
+    include_pushStagedQueue_2,
     include_placeDeferredJob_0,
     include_deduplicateJob_0,
     include_removeJobKeys_0,
@@ -3552,6 +3658,7 @@ local function groupArg(i, offset) return ARGV[8 + (i - 1) * 15 + offset] end
     include_nextDelayedScore_0,
     include_placeDeferredJob_3,
     include_flushDeferredJobs_0,
+    include_flushDeferredJobs_2,
     include_releaseParent_0,
     include_pushReadyJob_0,
     include_isQueuePausedOrMaxed_0,
@@ -4732,7 +4839,7 @@ export function decodeHandOffJobDeclared(reply: unknown): HandOffJobDeclaredRepl
 }
 
 export interface MoveJobsToWaitKeys {
-  /** {P}failed, {P}completed or {P}delayed */
+  /** {P}failed, {P}completed, {P}delayed or {P}nq:gdelayed (grouped delayed jobs: to their groups) */
   source: string;
   /** {P}wait */
   wait: string;
@@ -4772,7 +4879,7 @@ export interface MoveJobsToWaitArgs {
  */
 export const moveJobsToWait: ScriptDef<MoveJobsToWaitKeys, MoveJobsToWaitArgs> = {
   name: "moveJobsToWait",
-  sha1: "83fe0f5f03292b5dc5a7ee2f54e376bfa5f0d1ad",
+  sha1: "e501697a7eccee8d508f54b42558f2cb3ed7ae0a",
   keyLocking: false,
   keys: { fixed: ["source","wait","meta","active","marker","events","replayGuard","attention"] },
   argv: { fixed: ["prefix","state","count","maxScore","guardTtl"] },
@@ -4800,14 +4907,15 @@ local prefix, state, count = ARGV[ARG.prefix], ARGV[ARG.state], tonumber(ARGV[AR
 local jobs = redis.call("ZRANGEBYSCORE", KEYS[KEY.source], 0, ARGV[ARG.maxScore], "LIMIT", 0, count)
 if #jobs > 0 then
   local ungrouped, grouped = jobs, {}
-  if state ~= "delayed" then
+  local fromGroups = KEYS[KEY.source] == prefix .. "nq:gdelayed"
+  if state ~= "delayed" or fromGroups then
     local valueField = state == "failed" and "failedReason" or "returnvalue"
     ungrouped = {}
     for _, id in ipairs(jobs) do
       local jobKey = prefix .. id
-      redis.call("HDEL", jobKey, "finishedOn", "processedOn", valueField, "nq:cancel")
+      if state ~= "delayed" then redis.call("HDEL", jobKey, "finishedOn", "processedOn", valueField, "nq:cancel") end
       local fields = redis.call("HMGET", jobKey, "parentKey", "gid", "priority")
-      moveChildBackToParent(jobKey, fields[1], state)
+      if state ~= "delayed" then moveChildBackToParent(jobKey, fields[1], state) end
       if fields[2] then grouped[#grouped + 1] = { gid = fields[2], id = id, priority = fields[3] } else ungrouped[#ungrouped + 1] = id end
     end
   end
@@ -5293,7 +5401,7 @@ export interface PromoteJobArgs {
  */
 export const promoteJob: ScriptDef<PromoteJobKeys, PromoteJobArgs> = {
   name: "promoteJob",
-  sha1: "ad985250a53a75924a4cb8896afcb20537f46364",
+  sha1: "75bfa20eea16e7b2b72c3d2a5c8702e0b78fce46",
   keyLocking: false,
   keys: { fixed: ["replayGuard","jobKey","delayed","wait","prioritized","priorityCounter","meta","active","marker","events","attention"] },
   argv: { fixed: ["jobId","guardTtl"] },
@@ -5875,7 +5983,7 @@ export interface RecoverStalledArgs {
  */
 export const recoverStalled: ScriptDef<RecoverStalledKeys, RecoverStalledArgs> = {
   name: "recoverStalled",
-  sha1: "b5053d0aba3a722cba227e00c6e5152d420eb319",
+  sha1: "602e04a6b11b68c62fb43d7c6193a01732d73ddd",
   keyLocking: false,
   keys: { fixed: ["stalled","stalledCheck","active","wait","meta","marker","events","schedulers","attention"] },
   argv: { fixed: ["prefix","now","stalledInterval","maxStalledCount"] },
@@ -6000,7 +6108,7 @@ export interface RedriveDeadLettersArgs {
  */
 export const redriveDeadLetters: ScriptDef<RedriveDeadLettersKeys, RedriveDeadLettersArgs> = {
   name: "redriveDeadLetters",
-  sha1: "a831eb3809dd6ab957751e6f1d2f77f4f9ae8678",
+  sha1: "2dab48c93721889ac035635388e5b25e892abf92",
   keyLocking: false,
   keys: { fixed: ["replayGuard","idCounter","wait","prioritized","priorityCounter","delayed","marker","events","waitingChildren","structure","deadLetterEvents","attention"] },
   argv: { fixed: ["prefix","deadLetterPrefix","state","now","guardTtl","maxLenEvents"], group: { name: "letters", fields: ["deadLetterId","sourceJobId","name","data","opts","priority","placement"] } },
@@ -6261,7 +6369,7 @@ export interface RemoveJobArgs {
  */
 export const removeJob: ScriptDef<RemoveJobKeys, RemoveJobArgs> = {
   name: "removeJob",
-  sha1: "fceda53ebb6ee0bd90e2bf8b491854f288f6f98c",
+  sha1: "0367d7a67d6a6804f000a41fd792db22f5a78e68",
   keyLocking: false,
   keys: { fixed: ["jobKey","schedulers"] },
   argv: { fixed: ["prefix","jobId","removeChildren"] },
@@ -6437,7 +6545,7 @@ export interface RetryJobArgs {
  */
 export const retryJob: ScriptDef<RetryJobKeys, RetryJobArgs> = {
   name: "retryJob",
-  sha1: "73c4db7dd81c38684e233d5cada8e2859cd2fc3d",
+  sha1: "a9ab01a2b3f2efa83aec181f2dcd8e352b567968",
   keyLocking: false,
   keys: { fixed: ["replayGuard","jobKey","finished","wait","prioritized","priorityCounter","meta","active","marker","events","attention"] },
   argv: { fixed: ["jobId","state","lifo","resetAttemptsMade","resetAttemptsStarted","guardTtl"] },
@@ -6720,6 +6828,8 @@ export interface StageJobsArgsJobsItem {
   dedupReplace: "1" | "";
   /** job scheduler id (rjk), or "" */
   repeatJobKey: string;
+  /** the job's group id (gid), or "": the commit puts it in its group */
+  group: string;
 }
 
 export interface StageJobsArgs {
@@ -6737,10 +6847,10 @@ export interface StageJobsArgs {
  */
 export const stageJobs: ScriptDef<StageJobsKeys, StageJobsArgs> = {
   name: "stageJobs",
-  sha1: "8da9003fc75372a41c97ca31b7a9d51a1c07ba3e",
+  sha1: "507b0128082c431697e096836eaab585b44e1da1",
   keyLocking: false,
   keys: { fixed: ["replayGuard","stage","stagedKeys","stagedCustomKeys","parents"], group: { name: "queues", fields: ["idCounter","delayed","priorityCounter","stagedWait","stagedLifo","stagedPrioritized","stagedDelayed","stagedWaitingChildren"] } },
-  argv: { fixed: ["ttl"], group: { name: "jobs", fields: ["queue","customId","generatedId","name","data","opts","timestamp","delay","priority","placement","parentKey","parentField","parentPrefix","dedupId","dedupTtl","dedupExtend","dedupReplace","repeatJobKey"] } },
+  argv: { fixed: ["ttl"], group: { name: "jobs", fields: ["queue","customId","generatedId","name","data","opts","timestamp","delay","priority","placement","parentKey","parentField","parentPrefix","dedupId","dedupTtl","dedupExtend","dedupReplace","repeatJobKey","group"] } },
   source: /* @__PURE__ */ [
     `-- nimbusq:stageJobs (generated from lua/stageJobs.lua; do not edit)
 local KEY = { replayGuard = 1, stage = 2, stagedKeys = 3, stagedCustomKeys = 4, parents = 5 }
@@ -6748,9 +6858,9 @@ local KEY_GROUP = { first = 6, size = 8, idCounter = 0, delayed = 1, priorityCou
 local KEY_GROUP_COUNT = (#KEYS - 5) / 8
 local function groupKey(i, offset) return KEYS[6 + (i - 1) * 8 + offset] end
 local ARG = { ttl = 1 }
-local ARG_GROUP = { first = 2, size = 18, queue = 0, customId = 1, generatedId = 2, name = 3, data = 4, opts = 5, timestamp = 6, delay = 7, priority = 8, placement = 9, parentKey = 10, parentField = 11, parentPrefix = 12, dedupId = 13, dedupTtl = 14, dedupExtend = 15, dedupReplace = 16, repeatJobKey = 17 }
-local ARG_GROUP_COUNT = (#ARGV - 1) / 18
-local function groupArg(i, offset) return ARGV[2 + (i - 1) * 18 + offset] end
+local ARG_GROUP = { first = 2, size = 19, queue = 0, customId = 1, generatedId = 2, name = 3, data = 4, opts = 5, timestamp = 6, delay = 7, priority = 8, placement = 9, parentKey = 10, parentField = 11, parentPrefix = 12, dedupId = 13, dedupTtl = 14, dedupExtend = 15, dedupReplace = 16, repeatJobKey = 17, group = 18 }
+local ARG_GROUP_COUNT = (#ARGV - 1) / 19
+local function groupArg(i, offset) return ARGV[2 + (i - 1) * 19 + offset] end
 `,
     include_checkIntegerArgs_0,
     include_replayedResult_0,
@@ -6912,7 +7022,7 @@ export interface SweepQueuesArgs {
  */
 export const sweepQueues: ScriptDef<SweepQueuesKeys, SweepQueuesArgs> = {
   name: "sweepQueues",
-  sha1: "7c140c8dd129d2feb48ef921e4f4df5d09dc9267",
+  sha1: "1447fad2a43cdf9ca06bde4f0de16288d4490cf2",
   keyLocking: false,
   keys: { fixed: ["lock","cursors","attention"], group: { name: "queues", fields: ["meta","wait","active","prioritized","priorityCounter","delayed","marker","events","stalled","stalledCheck","schedulers","workers"] } },
   argv: { fixed: ["token","lockTtl","now","stalledInterval","maxStalledCount","promoteLimit","eventBatch","schedulerLookback","recheck"], group: { name: "names", fields: ["name"] } },
@@ -6937,7 +7047,9 @@ local function groupArg(i, offset) return ARGV[10 + (i - 1) * 1 + offset] end
     include_pushGroupJobs_1,
     include_promoteGroupDelayed_2,
     include_ringEndedLimits_0,
-    include_sweepGroups_3,
+    include_drainGroupInbox_0,
+    include_drainGroupInbox_2,
+    include_sweepGroups_4,
     include_sweepDelayed_2,
     include_checkStalledJobs_0,
     include_eventsMaxLen_0,
@@ -7405,7 +7517,7 @@ export interface UpsertJobSchedulerArgs {
  */
 export const upsertJobScheduler: ScriptDef<UpsertJobSchedulerKeys, UpsertJobSchedulerArgs> = {
   name: "upsertJobScheduler",
-  sha1: "956a3490b377ec42f241bfc93459d87a89de68ec",
+  sha1: "96e1d597a1306debf4ecd0c7fa8d896864463452",
   keyLocking: false,
   keys: { fixed: ["schedulers","idCounter","wait","prioritized","priorityCounter","delayed","marker","events","attention"] },
   argv: { fixed: ["prefix","schedulerId","idJson","now","nextMillis","every","offset","startDate","endDate","tz","pattern","limit","name","data","templateOpts","optsHead","priority","lifo","group","maxLenEvents"] },
