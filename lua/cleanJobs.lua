@@ -41,16 +41,15 @@ EVENTS
 -- @include saveResult
 -- @include isSchedulerIteration
 -- @include deleteJob
+-- @include freeGroupSlot
 -- @include checkIntegerArgs
 checkIntegerArgs("cleanJobs", { "offset", "take", "budget", "cap", "limit", "total", "guardTtl" })
 local replayed = replayedResult(KEYS[KEY.replayGuard])
 if replayed then return replayed end
 local source, prefix, state = KEYS[KEY.source], ARGV[ARG.prefix], ARGV[ARG.state]
-local cutoff = tonumber(ARGV[ARG.cutoff])
+local cutoff, budget = tonumber(ARGV[ARG.cutoff]), tonumber(ARGV[ARG.budget])
 local offset, take, limit = tonumber(ARGV[ARG.offset]), tonumber(ARGV[ARG.take]), tonumber(ARGV[ARG.limit])
-local budget = tonumber(ARGV[ARG.budget])
-local finishedSet = state == "completed" or state == "failed"
-local isList = state == "wait" or state == "paused" or state == "active"
+local finishedSet, isList = state == "completed" or state == "failed", state == "wait" or state == "paused" or state == "active"
 local entries
 if finishedSet then
   entries = redis.call("ZRANGEBYSCORE", source, 0, ARGV[ARG.cutoff], "LIMIT", 0, take)
@@ -65,7 +64,7 @@ local firstTimeField = isList and 5 or (state == "delayed" and 6 or 7)
 local deleted, kept, work, looked = {}, 0, 0, 0
 local function dueFields(id) -- the fields of a job to delete; nil for a job kept
   local f = redis.call("HMGET", prefix .. id, "rjk", "parentKey", "parent", "deid", "finishedOn", "processedOn",
-    "timestamp")
+    "timestamp", "gid")
   if not finishedSet then
     if isSchedulerIteration(id, f[1], KEYS[KEY.schedulers]) then return nil end
     if state == "active" and redis.call("EXISTS", prefix .. id .. ":lock") == 1 then return nil end
@@ -100,6 +99,7 @@ for step = 1, n do
     work = work + 1
   else
     deleteJob(prefix, entries[i], f[2], f[3], f[4])
+    if state == "active" and f[8] then freeGroupSlot(prefix, f[8]) end
     deleted[#deleted + 1] = entries[i]
     work = work + 3 + (f[2] and 4 or 0) + (f[4] and 2 or 0)
     -- Marked now, dropped below in one LREM, so the indexes of the entries still to look at hold.

@@ -28,6 +28,7 @@ EVENTS
 ]]
 -- @include checkIntegerArgs
 -- @include holdsLock
+-- @include freeGroupSlot
 -- `now` is the waiting-children score, written after the job left active.
 checkIntegerArgs("moveToWaitingChildren", { "now" })
 local id = ARGV[ARG.jobId]
@@ -48,6 +49,9 @@ if not pending then return 0 end
 redis.call("DEL", KEYS[KEY.lock])
 redis.call("SREM", KEYS[KEY.stalled], id)
 redis.call("LREM", KEYS[KEY.active], -1, id)
+-- A grouped job frees its group's slot while it waits for its children.
+local gid = redis.call("HGET", string.sub(KEYS[KEY.lock], 1, -6), "gid")
+if gid then freeGroupSlot(string.sub(KEYS[KEY.active], 1, -7), gid) end
 redis.call("ZADD", KEYS[KEY.waitingChildren], ARGV[ARG.now], id)
 redis.call("XADD", KEYS[KEY.events], "*", "event", "waiting-children", "jobId", id, "prev", "active")
 return 1

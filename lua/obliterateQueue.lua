@@ -2,8 +2,8 @@
 obliterateQueue: One bounded step of Queue.obliterate, as BullMQ's obliterate: refuses a queue that is
 not paused, or that has active jobs unless forced; deletes up to `count` jobs the bulk way — active
 (their locks too), delayed, job schedulers, completed, wait, the legacy paused list, prioritized,
-failed, and (unlike BullMQ, which leaves them behind) waiting-children — and, once none is left, the
-queue's own keys. Safe to replay: a replayed step returns its first answer.
+failed, and (unlike BullMQ, which leaves them behind) waiting-children, then grouped jobs — and, once
+none is left, the queue's own keys (a group's rate-limit window key expires by itself). Safe to replay: a replayed step returns its first answer.
 
 KEYS
   meta  {P}meta
@@ -70,7 +70,34 @@ for _, state in ipairs(order) do
     removeFromSet(key, ids)
   end
 end
+-- Grouped jobs (docs/groups.md): delayed, in the inbox, then each known group's ready jobs. A group
+-- with ready jobs is in the ring, or out of it paused, rate-limited or full (then it has running jobs).
+if remaining > 0 then
+  local ids = redis.call("ZRANGE", prefix .. "nq:gdelayed", 0, remaining - 1)
+  deleteAll(ids)
+  removeFromSet(prefix .. "nq:gdelayed", ids)
+end
+if remaining > 0 then
+  local ids = redis.call("LRANGE", prefix .. "nq:ginbox", 0, remaining - 1)
+  deleteAll(ids)
+  redis.call("LTRIM", prefix .. "nq:ginbox", #ids, -1)
+end
+if remaining > 0 then
+  local groups = redis.call("ZRANGE", prefix .. "nq:groups", 0, -1)
+  for _, more in ipairs({ redis.call("SMEMBERS", prefix .. "nq:gpaused"), redis.call("ZRANGE", prefix .. "nq:glimited", 0, -1),
+      redis.call("HKEYS", prefix .. "nq:grun") }) do
+    for _, gid in ipairs(more) do groups[#groups + 1] = gid end
+  end
+  for _, gid in ipairs(groups) do
+    if remaining <= 0 then break end
+    local ids = redis.call("ZRANGE", prefix .. "nq:g:" .. gid, 0, remaining - 1)
+    deleteAll(ids)
+    removeFromSet(prefix .. "nq:g:" .. gid, ids)
+  end
+end
 if remaining <= 0 then return saveResult(KEYS[KEY.replayGuard], { 1 }, ARGV[ARG.guardTtl]) end
+redis.call("DEL", prefix .. "nq:groups", prefix .. "nq:gc", prefix .. "nq:gpaused", prefix .. "nq:grun",
+  prefix .. "nq:glimited", prefix .. "nq:ginbox", prefix .. "nq:gdelayed")
 redis.call("DEL", prefix .. "events", prefix .. "delay", prefix .. "stalled-check", prefix .. "stalled",
   prefix .. "id", prefix .. "pc", prefix .. "marker", KEYS[KEY.meta], prefix .. "metrics:completed",
   prefix .. "metrics:completed:data", prefix .. "metrics:failed", prefix .. "metrics:failed:data",

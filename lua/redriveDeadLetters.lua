@@ -35,6 +35,7 @@ ARGV repeated letters
   opts  string  its opts JSON, BullMQ's short keys
   priority  int  its priority, 0 for none
   placement  "wait"|"lifo"|"prioritized"  where the new job goes
+  group  string  its group id (opts.group.id), "" for none: a grouped job goes back to its group
 REPLY
   ids  string  one entry per letter, separated by ",": the new job's id, "" when the letter was
     skipped, "-" when it was dropped (its job was retried since)
@@ -82,7 +83,8 @@ if #moved > 0 then
   for n, i in ipairs(moved) do
     local job = { name = groupArg(i, ARG_GROUP.name), data = groupArg(i, ARG_GROUP.data),
       opts = groupArg(i, ARG_GROUP.opts), timestamp = now, delay = 0, priority = groupArg(i, ARG_GROUP.priority),
-      placement = groupArg(i, ARG_GROUP.placement), parentKey = "", repeatJobKey = "", dedupId = "" }
+      placement = groupArg(i, ARG_GROUP.placement), parentKey = "", repeatJobKey = "", dedupId = "",
+      group = groupArg(i, ARG_GROUP.group) }
     local id, letter = string.format("%d", first + n), groupArg(i, ARG_GROUP.deadLetterId)
     storeJob(q, job, id, now)
     removeJobKeys(dlPrefix .. letter)

@@ -11,7 +11,7 @@
  */
 
 import type { WriteSettings } from "../adds/add-types.ts";
-import { encodeOptions } from "../redis/codec.ts";
+import { encodeOptions, groupIdOf } from "../redis/codec.ts";
 import {
   decodeReadDeadLetters,
   decodeRedriveDeadLetters,
@@ -65,6 +65,8 @@ interface Letter {
   opts: string;
   priority: number;
   placement: "wait" | "lifo" | "prioritized";
+  /** Its group (opts.group.id), "" for none. */
+  group: string;
 }
 
 export async function redrive(
@@ -144,6 +146,7 @@ function lettersOf(read: readonly { id: string; data: string }[]): Letter[] {
       opts: encodeOptions(opts),
       priority: opts.priority ?? 0,
       placement: redrivePlacement(opts),
+      group: groupIdOf(opts as Record<string, unknown>),
     });
   }
   return letters;

@@ -35,6 +35,7 @@ export class ActiveJob<TData = unknown, TResult = unknown> extends Job<TData, TR
     job.token = token;
     job.storedData = hash.data;
     job.cancelReason = hash["nq:cancel"];
+    job.groupId = hash.gid ?? "";
     return job;
   }
 
@@ -66,6 +67,11 @@ export class ActiveJob<TData = unknown, TResult = unknown> extends Job<TData, TR
     this.cancelReason = reason;
     this.abortAttempt(new JobCancelledError(reason));
   }
+  /**
+   * @internal The group its hash names (`gid`, written by a grouped add): its ack frees that group's
+   * slot. "" for an ungrouped job, and for one whose `opts.group` no nimbusq add placed.
+   */
+  groupId = "";
   /** @internal Worker.rateLimitGroup held this job's group: its RateLimitError holds only that group. */
   groupRateLimited = false;
   /** @internal */

@@ -25,7 +25,7 @@ export function checkGroupOptions(check: Checker, group: unknown): void {
 export async function holdGroup(context: QueueContext, job: ActiveJob, ms: number): Promise<void> {
   const check = new Checker(`Worker "${context.queueName}": rateLimitGroup`);
   check.integer("ms", ms, 1);
-  const groupId = groupIdOf(job.opts);
+  const groupId = job.groupId || groupIdOf(job.opts);
   if (groupId === "") check.fail("job", "a grouped job (opts.group.id)", `job ${job.id}`);
   const queuePrefix = queueKeyPrefix(context.prefix, context.queueName);
   const keys = groupKeys(queuePrefix);

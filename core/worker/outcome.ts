@@ -15,7 +15,6 @@ import {
 import { type AckEntry, type AckOutcome, keptBy, parentPolicyOf } from "../job/ack-entry.ts";
 import type { ActiveJob } from "../job/active-job.ts";
 import { type BackoffStrategy, backoffDelay } from "../job/backoff.ts";
-import { groupIdOf } from "../redis/codec.ts";
 import { scriptCodes } from "../redis/generated/scripts.ts";
 import type { BackoffOptions, DeadLetterOptions, KeepJobs } from "../types.ts";
 
@@ -75,7 +74,7 @@ function baseEntry(job: ActiveJob, outcome: AckOutcome, keepJobs: KeepJobs | und
     dedupId: job.deduplicationId ?? "",
     deferred: job.deferredFailure !== undefined ? "1" : "",
     ...noDeadLetter,
-    group: groupIdOf(job.opts),
+    group: job.groupId,
   };
 }
 

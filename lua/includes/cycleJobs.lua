@@ -107,6 +107,10 @@ local function cycleJobs(open)
   end
   if groupDue > 0 and (nextDue == 0 or groupDue < nextDue) then nextDue = groupDue end
   local peek = exhausted and {} or peekReady(q, tonumber(ARGV[ARG.peek]))
+  -- An ack-only call that acked grouped jobs looks whether groups have work (ungrouped queues pay nothing).
+  local grouped = false
+  for _, job in ipairs(jobs) do grouped = grouped or job.group ~= "" end
+  if count == 0 and #peek == 0 and grouped and not replayed then groupsLeft = redis.call("EXISTS", q.prefix .. "nq:groups", q.prefix .. "nq:ginbox") > 0 end
   out[3], out[4] = (#peek > 0 or groupsLeft) and 1 or 0, nextDue
   if #peek > 0 and #leased > 0 then redis.call("ZADD", q.marker, 0, "0") end
   if #peek == 0 and not groupsLeft and nextDue == 0 and #jobs > 0 and not replayed and q.level >= 2 and out[1] == 0

@@ -33,7 +33,8 @@ local function deduplicateJob(prefix, eventsKey, maxLen, dedupId, jobId, ttl, ex
     claim(jobId)
     return jobId, true
   end
-  if replace and redis.call("ZREM", prefix .. "delayed", owner) > 0 then
+  -- A delayed owner is replaced, in BullMQ's delayed set or (grouped) in nimbusq's.
+  if replace and (redis.call("ZREM", prefix .. "delayed", owner) > 0 or redis.call("ZREM", prefix .. "nq:gdelayed", owner) > 0) then
     removeJobKeys(prefix .. owner)
     if eventsKey then
       redis.call("XADD", eventsKey, "*", "event", "removed", "jobId", owner, "prev", "delayed")

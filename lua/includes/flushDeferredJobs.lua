@@ -18,6 +18,7 @@ local function flushDeferredJobs(q)
     deferred.delayed = splitGrouped(q.prefix, deferred.delayed, true, false, true, out)
     pushGroupJobs(q.prefix, q.prefix .. "meta", out.ready)
     inChunks("ZADD", q.prefix .. "nq:gdelayed", out.delayed)
+    if #out.delayed > 0 then redis.call("HSET", q.prefix .. "meta", "nq:groups", 1) end
   end
   inChunks("LPUSH", q.wait, deferred.wait)
   inChunks("RPUSH", q.wait, deferred.lifo)

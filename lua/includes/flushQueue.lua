@@ -17,6 +17,8 @@ local function flushQueue(q)
   if q.groupPushes then
     pushGroupJobs(q.prefix, q.prefix .. "meta", q.groupPushes)
     inChunks("ZADD", q.prefix .. "nq:gdelayed", q.groupDelayedAdds)
+    -- Workers look for grouped delayed jobs once the meta says the queue has groups.
+    if #q.groupDelayedAdds > 0 then redis.call("HSET", q.prefix .. "meta", "nq:groups", 1) end
   end
   if q.ready then redis.call("ZADD", q.marker, 0, "0") end
   if q.earliestScore then redis.call("ZADD", q.marker, "LT", q.earliestScore / 4096, "1") end

@@ -13,6 +13,7 @@
 -- @include takeReadyJobs
 -- @include takeGroupJobs
 -- @include drainGroupInbox
+-- @include freeGroupSlot
 local function leaseReadyJobs(q, meta, count, candidates, promoted, out, open)
   if meta[1] then return 1, 0, {}, false, false end
   local maxJobs = tonumber(meta[3]) or tonumber(q.limiterMax) or 0
@@ -39,12 +40,12 @@ local function leaseReadyJobs(q, meta, count, candidates, promoted, out, open)
     ids = takeReadyJobs(q.wait, q.prioritized, q.active, count)
     exhausted = #ids < count
   end
-  local groupsLeft = false
+  local groupsLeft, origin = false, {}
   if meta[5] and #ids < count then
     if open then
       if meta[8] then drainGroupInbox(q.prefix, q.meta, 1000) end
       local grouped
-      grouped, groupsLeft = takeGroupJobs(q, count - #ids, meta[6], meta[7])
+      grouped, groupsLeft, origin = takeGroupJobs(q, count - #ids, meta[6], meta[7])
       for _, id in ipairs(grouped) do ids[#ids + 1] = id end
     else
       groupsLeft = redis.call("EXISTS", q.prefix .. "nq:groups", q.prefix .. "nq:ginbox") > 0
@@ -56,6 +57,11 @@ local function leaseReadyJobs(q, meta, count, candidates, promoted, out, open)
     local hash = promoted[id] or redis.call("HGETALL", key)
     if #hash == 0 then
       redis.call("LREM", q.active, -1, id)
+      -- A grouped job removed without leaving its group (BullMQ's job.remove): its slot is free again.
+      if origin[id] then
+        freeGroupSlot(q.prefix, origin[id])
+        groupsLeft = true
+      end
     else
       local started, deferred = 0, false
       for i = 1, #hash, 2 do

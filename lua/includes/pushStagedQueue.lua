@@ -30,6 +30,7 @@ local function pushStagedQueue(q, g, counts)
     delayed = splitGrouped(q.prefix, delayed, true, false, true, out)
     pushGroupJobs(q.prefix, q.prefix .. "meta", out.ready)
     inChunks("ZADD", q.prefix .. "nq:gdelayed", out.delayed)
+    if #out.delayed > 0 then redis.call("HSET", q.prefix .. "meta", "nq:groups", 1) end
   end
   inChunks("LPUSH", q.wait, wait)
   inChunks("RPUSH", q.wait, lifo)

@@ -1,13 +1,9 @@
 -- Frees the running slots of grouped jobs that left active (`counts`: gid → jobs): the groups' counts
--- are read and written once for the call (HMGET, HSET, and HDEL of those at 0: an idle group keeps
--- no field of ours), and a group that was full under `concurrency` (0: none) rejoins the ring when
--- it still has ready jobs.
+-- are read and written once per 1,000 groups (HMGET, HSET, and HDEL of those at 0: an idle group
+-- keeps no field of ours), and a group that was full under `concurrency` (0: none) rejoins the ring
+-- when it still has ready jobs.
 -- @include groupKeys
-local function releaseGroupSlots(prefix, counts, concurrency)
-  local gids = {}
-  for gid in pairs(counts) do gids[#gids + 1] = gid end
-  if #gids == 0 then return end
-  local g = groupKeys(prefix)
+local function releaseSlotsOf(g, counts, concurrency, gids)
   local before = redis.call("HMGET", g.running, unpack(gids))
   local kept, dropped = {}, {}
   for i, gid in ipairs(gids) do
@@ -26,4 +22,14 @@ local function releaseGroupSlots(prefix, counts, concurrency)
   end
   if #kept > 0 then redis.call("HSET", g.running, unpack(kept)) end
   if #dropped > 0 then redis.call("HDEL", g.running, unpack(dropped)) end
+end
+
+local function releaseGroupSlots(prefix, counts, concurrency)
+  local all = {}
+  for gid in pairs(counts) do all[#all + 1] = gid end
+  local g = groupKeys(prefix)
+  -- In chunks of 1,000 groups: every unpack stays within Lua's limit.
+  for from = 1, #all, 1000 do
+    releaseSlotsOf(g, counts, concurrency, { unpack(all, from, math.min(from + 999, #all)) })
+  end
 end

@@ -16,6 +16,7 @@ local function releaseParent(parentPrefix, parentId, parentKey, now)
     -- sweep) empties into its group (this call may not name the group's key).
     if delay > 0 then
       redis.call("ZADD", parentPrefix .. "nq:gdelayed", (now + delay) * 4096, parentId)
+      redis.call("HSET", parentPrefix .. "meta", "nq:groups", 1)
       redis.call("XADD", events, "*", "event", "delayed", "jobId", parentId, "delay", now + delay)
     else
       redis.call("RPUSH", parentPrefix .. "nq:ginbox", parentId)

@@ -6,13 +6,15 @@
 -- to the back of the ring; emptied, paused, full and rate-limited groups leave it (a full one rejoins
 -- when an ack frees a slot, a paused one on resume, a limited one once its window or rateLimitGroup
 -- ends: nq:glimited holds when, and is read while the meta flag says a group was ever limited).
--- Pushes the taken ids onto active, counts them as running, and returns them and whether groups are
--- left in the ring.
+-- Pushes the taken ids onto active, counts them as running, and returns them, whether groups are
+-- left in the ring, and each id's group.
 -- @include groupKeys
 -- @include ringEndedLimits
 local function takeGroupJobs(q, count, anyPaused, anyLimited)
   local g = groupKeys(q.prefix)
   local limitMax, concurrency = q.groupLimitMax, q.groupConcurrency
+  -- Every list below stays within Lua's unpack limit (a worker leases at most 1,000 jobs a call).
+  count = math.min(count, 1000)
   if anyLimited then ringEndedLimits(g, q.now) end
   local ring = redis.call("ZRANGE", g.ring, 0, count - 1)
   if #ring == 0 then return {}, false end
@@ -48,7 +50,7 @@ local function takeGroupJobs(q, count, anyPaused, anyLimited)
       end
     end
   end
-  local ids, served, rounds, counts = {}, {}, {}, {}
+  local ids, served, rounds, counts, origin = {}, {}, {}, {}, {}
   for _, gid in ipairs(eligible) do
     local want = quota[gid] or 0
     if want > 0 then
@@ -58,6 +60,7 @@ local function takeGroupJobs(q, count, anyPaused, anyLimited)
       for r = 1, taken do
         rounds[r] = rounds[r] or {}
         table.insert(rounds[r], popped[2 * r - 1])
+        origin[popped[2 * r - 1]] = gid
       end
       local exhausted = false
       if taken > 0 then
@@ -88,7 +91,8 @@ local function takeGroupJobs(q, count, anyPaused, anyLimited)
   -- The running counts, read above, written in one command for every group served.
   if #counts > 0 then redis.call("HSET", g.running, unpack(counts)) end
   if #limitedUntil > 0 then
-    redis.call("ZADD", g.limited, unpack(limitedUntil))
+    -- GT: a longer hold (rateLimitGroup) is not cut short by a window's end.
+    redis.call("ZADD", g.limited, "GT", unpack(limitedUntil))
     redis.call("HSET", q.meta, "nq:glimited", 1)
   end
   if #leave > 0 then redis.call("ZREM", g.ring, unpack(leave)) end
@@ -98,5 +102,5 @@ local function takeGroupJobs(q, count, anyPaused, anyLimited)
     redis.call("ZADD", g.ring, "XX", unpack(turns))
   end
   if #ids > 0 then redis.call("LPUSH", q.active, unpack(ids)) end
-  return ids, #ring - #leave > 0 or #ring == count
+  return ids, #ring - #leave > 0 or #ring == count, origin
 end

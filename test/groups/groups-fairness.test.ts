@@ -27,6 +27,7 @@ describe("fair queues", () => {
     const options = { redis, prefix, batchSize: 50, concurrency: 50, events: "final" as const };
     const workers = [new Worker("q", processor, options), new Worker("q", processor, options)];
     await Promise.all(workers.map((worker) => worker.drain({ signal: enough.signal })));
+    console.log("starts", starts.length, await queue.getGroups());
     let big = 0;
     const at1500 = starts.findIndex((name) => name === "big" && ++big === 1500);
     expect(at1500).toBeGreaterThan(0);

@@ -364,6 +364,9 @@ const include_cycleJobs_12 = `local function cycleJobs(open)
   end
   if groupDue > 0 and (nextDue == 0 or groupDue < nextDue) then nextDue = groupDue end
   local peek = exhausted and {} or peekReady(q, tonumber(ARGV[ARG.peek]))
+  local grouped = false
+  for _, job in ipairs(jobs) do grouped = grouped or job.group ~= "" end
+  if count == 0 and #peek == 0 and grouped and not replayed then groupsLeft = redis.call("EXISTS", q.prefix .. "nq:groups", q.prefix .. "nq:ginbox") > 0 end
   out[3], out[4] = (#peek > 0 or groupsLeft) and 1 or 0, nextDue
   if #peek > 0 and #leased > 0 then redis.call("ZADD", q.marker, 0, "0") end
   if #peek == 0 and not groupsLeft and nextDue == 0 and #jobs > 0 and not replayed and q.level >= 2 and out[1] == 0
@@ -422,7 +425,7 @@ const include_deduplicateJob_1 = `local function deduplicateJob(prefix, eventsKe
     claim(jobId)
     return jobId, true
   end
-  if replace and redis.call("ZREM", prefix .. "delayed", owner) > 0 then
+  if replace and (redis.call("ZREM", prefix .. "delayed", owner) > 0 or redis.call("ZREM", prefix .. "nq:gdelayed", owner) > 0) then
     removeJobKeys(prefix .. owner)
     if eventsKey then
       redis.call("XADD", eventsKey, "*", "event", "removed", "jobId", owner, "prev", "delayed")
@@ -617,6 +620,7 @@ const include_flushDeferredJobs_2 = `local function flushDeferredJobs(q)
     deferred.delayed = splitGrouped(q.prefix, deferred.delayed, true, false, true, out)
     pushGroupJobs(q.prefix, q.prefix .. "meta", out.ready)
     inChunks("ZADD", q.prefix .. "nq:gdelayed", out.delayed)
+    if #out.delayed > 0 then redis.call("HSET", q.prefix .. "meta", "nq:groups", 1) end
   end
   inChunks("LPUSH", q.wait, deferred.wait)
   inChunks("RPUSH", q.wait, deferred.lifo)
@@ -648,6 +652,7 @@ const include_flushQueue_1 = `local function flushQueue(q)
   if q.groupPushes then
     pushGroupJobs(q.prefix, q.prefix .. "meta", q.groupPushes)
     inChunks("ZADD", q.prefix .. "nq:gdelayed", q.groupDelayedAdds)
+    if #q.groupDelayedAdds > 0 then redis.call("HSET", q.prefix .. "meta", "nq:groups", 1) end
   end
   if q.ready then redis.call("ZADD", q.marker, 0, "0") end
   if q.earliestScore then redis.call("ZADD", q.marker, "LT", q.earliestScore / 4096, "1") end
@@ -688,6 +693,15 @@ local function flushStagedChunk(keys, queues, out, ttl)
   table.insert(touched, keys.parents)
   for i = 1, #counts, 2 do redis.call("HINCRBY", keys.stage, counts[i], counts[i + 1]) end
   for _, key in ipairs(touched) do redis.call("PEXPIRE", key, ttl) end
+end
+`;
+
+const include_freeGroupSlot_0 = `-- include freeGroupSlot
+local function freeGroupSlot(prefix, gid)
+  if redis.call("HINCRBY", prefix .. "nq:grun", gid, -1) <= 0 then redis.call("HDEL", prefix .. "nq:grun", gid) end
+  if redis.call("EXISTS", prefix .. "nq:g:" .. gid) == 1 then
+    redis.call("ZADD", prefix .. "nq:groups", "NX", redis.call("INCR", prefix .. "nq:gc"), gid)
+  end
 end
 `;
 
@@ -857,7 +871,7 @@ end
 const include_leaseReadyJobs_0 = `-- include leaseReadyJobs
 `;
 
-const include_leaseReadyJobs_4 = `local function leaseReadyJobs(q, meta, count, candidates, promoted, out, open)
+const include_leaseReadyJobs_5 = `local function leaseReadyJobs(q, meta, count, candidates, promoted, out, open)
   if meta[1] then return 1, 0, {}, false, false end
   local maxJobs = tonumber(meta[3]) or tonumber(q.limiterMax) or 0
   local used = tonumber(redis.call("GET", q.limiter)) or 0
@@ -882,12 +896,12 @@ const include_leaseReadyJobs_4 = `local function leaseReadyJobs(q, meta, count, 
     ids = takeReadyJobs(q.wait, q.prioritized, q.active, count)
     exhausted = #ids < count
   end
-  local groupsLeft = false
+  local groupsLeft, origin = false, {}
   if meta[5] and #ids < count then
     if open then
       if meta[8] then drainGroupInbox(q.prefix, q.meta, 1000) end
       local grouped
-      grouped, groupsLeft = takeGroupJobs(q, count - #ids, meta[6], meta[7])
+      grouped, groupsLeft, origin = takeGroupJobs(q, count - #ids, meta[6], meta[7])
       for _, id in ipairs(grouped) do ids[#ids + 1] = id end
     else
       groupsLeft = redis.call("EXISTS", q.prefix .. "nq:groups", q.prefix .. "nq:ginbox") > 0
@@ -899,6 +913,10 @@ const include_leaseReadyJobs_4 = `local function leaseReadyJobs(q, meta, count, 
     local hash = promoted[id] or redis.call("HGETALL", key)
     if #hash == 0 then
       redis.call("LREM", q.active, -1, id)
+      if origin[id] then
+        freeGroupSlot(q.prefix, origin[id])
+        groupsLeft = true
+      end
     else
       local started, deferred = 0, false
       for i = 1, #hash, 2 do
@@ -1266,6 +1284,7 @@ const include_pushStagedQueue_2 = `local function pushStagedQueue(q, g, counts)
     delayed = splitGrouped(q.prefix, delayed, true, false, true, out)
     pushGroupJobs(q.prefix, q.prefix .. "meta", out.ready)
     inChunks("ZADD", q.prefix .. "nq:gdelayed", out.delayed)
+    if #out.delayed > 0 then redis.call("HSET", q.prefix .. "meta", "nq:groups", 1) end
   end
   inChunks("LPUSH", q.wait, wait)
   inChunks("RPUSH", q.wait, lifo)
@@ -1344,11 +1363,7 @@ end
 const include_releaseGroupSlots_0 = `-- include releaseGroupSlots
 `;
 
-const include_releaseGroupSlots_1 = `local function releaseGroupSlots(prefix, counts, concurrency)
-  local gids = {}
-  for gid in pairs(counts) do gids[#gids + 1] = gid end
-  if #gids == 0 then return end
-  local g = groupKeys(prefix)
+const include_releaseGroupSlots_1 = `local function releaseSlotsOf(g, counts, concurrency, gids)
   local before = redis.call("HMGET", g.running, unpack(gids))
   local kept, dropped = {}, {}
   for i, gid in ipairs(gids) do
@@ -1368,6 +1383,14 @@ const include_releaseGroupSlots_1 = `local function releaseGroupSlots(prefix, co
   if #kept > 0 then redis.call("HSET", g.running, unpack(kept)) end
   if #dropped > 0 then redis.call("HDEL", g.running, unpack(dropped)) end
 end
+local function releaseGroupSlots(prefix, counts, concurrency)
+  local all = {}
+  for gid in pairs(counts) do all[#all + 1] = gid end
+  local g = groupKeys(prefix)
+  for from = 1, #all, 1000 do
+    releaseSlotsOf(g, counts, concurrency, { unpack(all, from, math.min(from + 999, #all)) })
+  end
+end
 `;
 
 const include_releaseParent_0 = `-- include releaseParent
@@ -1382,6 +1405,7 @@ const include_releaseParent_2 = `local function releaseParent(parentPrefix, pare
   if fields[3] then
     if delay > 0 then
       redis.call("ZADD", parentPrefix .. "nq:gdelayed", (now + delay) * 4096, parentId)
+      redis.call("HSET", parentPrefix .. "meta", "nq:groups", 1)
       redis.call("XADD", events, "*", "event", "delayed", "jobId", parentId, "delay", now + delay)
     else
       redis.call("RPUSH", parentPrefix .. "nq:ginbox", parentId)
@@ -1440,7 +1464,7 @@ end
 const include_removeFromAnyState_0 = `-- include removeFromAnyState
 `;
 
-const include_removeFromAnyState_1 = `local function removeFromAnyState(prefix, jobId, timestamp, groupId)
+const include_removeFromAnyState_2 = `local function removeFromAnyState(prefix, jobId, timestamp, groupId)
   for _, state in ipairs({ "completed", "waiting-children", "delayed", "failed", "prioritized" }) do
     if redis.call("ZREM", prefix .. state, jobId) == 1 then return state end
   end
@@ -1448,9 +1472,7 @@ const include_removeFromAnyState_1 = `local function removeFromAnyState(prefix, 
     if removeFromList(prefix .. state, prefix, jobId, timestamp) > 0 then return state end
   end
   if redis.call("LREM", prefix .. "active", -1, jobId) > 0 then
-    if groupId and redis.call("HINCRBY", prefix .. "nq:grun", groupId, -1) <= 0 then
-      redis.call("HDEL", prefix .. "nq:grun", groupId)
-    end
+    if groupId then freeGroupSlot(prefix, groupId) end
     return "active"
   end
   if groupId then
@@ -1584,9 +1606,9 @@ end
 
 const include_ringEndedLimits_0 = `-- include ringEndedLimits
 local function ringEndedLimits(g, now)
-  local ended = redis.call("ZRANGEBYSCORE", g.limited, 0, now)
+  local ended = redis.call("ZRANGEBYSCORE", g.limited, 0, now, "LIMIT", 0, 1000)
   if #ended > 0 then
-    redis.call("ZREMRANGEBYSCORE", g.limited, 0, now)
+    redis.call("ZREM", g.limited, unpack(ended))
     local turns, last = {}, redis.call("INCRBY", g.counter, #ended)
     for i, gid in ipairs(ended) do turns[#turns + 1] = last - #ended + i; turns[#turns + 1] = gid end
     redis.call("ZADD", g.ring, "NX", unpack(turns))
@@ -1890,6 +1912,7 @@ const include_takeGroupJobs_0 = `-- include takeGroupJobs
 const include_takeGroupJobs_2 = `local function takeGroupJobs(q, count, anyPaused, anyLimited)
   local g = groupKeys(q.prefix)
   local limitMax, concurrency = q.groupLimitMax, q.groupConcurrency
+  count = math.min(count, 1000)
   if anyLimited then ringEndedLimits(g, q.now) end
   local ring = redis.call("ZRANGE", g.ring, 0, count - 1)
   if #ring == 0 then return {}, false end
@@ -1925,7 +1948,7 @@ const include_takeGroupJobs_2 = `local function takeGroupJobs(q, count, anyPause
       end
     end
   end
-  local ids, served, rounds, counts = {}, {}, {}, {}
+  local ids, served, rounds, counts, origin = {}, {}, {}, {}, {}
   for _, gid in ipairs(eligible) do
     local want = quota[gid] or 0
     if want > 0 then
@@ -1934,6 +1957,7 @@ const include_takeGroupJobs_2 = `local function takeGroupJobs(q, count, anyPause
       for r = 1, taken do
         rounds[r] = rounds[r] or {}
         table.insert(rounds[r], popped[2 * r - 1])
+        origin[popped[2 * r - 1]] = gid
       end
       local exhausted = false
       if taken > 0 then
@@ -1961,7 +1985,7 @@ const include_takeGroupJobs_2 = `local function takeGroupJobs(q, count, anyPause
   end
   if #counts > 0 then redis.call("HSET", g.running, unpack(counts)) end
   if #limitedUntil > 0 then
-    redis.call("ZADD", g.limited, unpack(limitedUntil))
+    redis.call("ZADD", g.limited, "GT", unpack(limitedUntil))
     redis.call("HSET", q.meta, "nq:glimited", 1)
   end
   if #leave > 0 then redis.call("ZREM", g.ring, unpack(leave)) end
@@ -1971,7 +1995,7 @@ const include_takeGroupJobs_2 = `local function takeGroupJobs(q, count, anyPause
     redis.call("ZADD", g.ring, "XX", unpack(turns))
   end
   if #ids > 0 then redis.call("LPUSH", q.active, unpack(ids)) end
-  return ids, #ring - #leave > 0 or #ring == count
+  return ids, #ring - #leave > 0 or #ring == count, origin
 end
 `;
 
@@ -2222,7 +2246,7 @@ export interface AckAndLeaseArgs {
  */
 export const ackAndLease: ScriptDef<AckAndLeaseKeys, AckAndLeaseArgs> = {
   name: "ackAndLease",
-  sha1: "88f8d81dce1d6f70971c41179422c4c2bf885ca8",
+  sha1: "8ce180d2cdc7bd5108c4b655d6fe4a7b398543c3",
   keyLocking: true,
   keys: { fixed: ["meta","wait","active","prioritized","priorityCounter","delayed","completed","failed","stalled","limiter","marker","events","replayGuard","finishCounts","attention","workers"], group: { name: "declared", fields: ["key"] } },
   argv: { fixed: ["prefix","leaseToken","now","leaseMs","count","peek","candidates","limiterMax","limiterDuration","workerName","guardTtl","maxLenEvents","events","prunes","unregister","groupConcurrency","groupLimitMax","groupLimitDuration"], group: { name: "jobs", fields: ["id","token","outcome","value","attemptsMade","extra"] } },
@@ -2283,7 +2307,8 @@ local function groupArg(i, offset) return ARGV[19 + (i - 1) * 6 + offset] end
     include_takeGroupJobs_2,
     include_drainGroupInbox_0,
     include_drainGroupInbox_2,
-    include_leaseReadyJobs_4,
+    include_freeGroupSlot_0,
+    include_leaseReadyJobs_5,
     include_peekReady_0,
     include_promoteDelayedJobs_0,
     include_pruneFinished_0,
@@ -2433,7 +2458,7 @@ export interface AckPromoteAndLeaseArgs {
  */
 export const ackPromoteAndLease: ScriptDef<AckPromoteAndLeaseKeys, AckPromoteAndLeaseArgs> = {
   name: "ackPromoteAndLease",
-  sha1: "637ec6de0d8cd7cb7b72606e14d461871ad23edd",
+  sha1: "92178fee9c461f701d46add778e075f0c3067d8e",
   keyLocking: false,
   keys: { fixed: ["meta","wait","active","prioritized","priorityCounter","delayed","completed","failed","stalled","limiter","marker","events","replayGuard","finishCounts","attention","workers"] },
   argv: { fixed: ["prefix","leaseToken","now","leaseMs","count","peek","candidates","limiterMax","limiterDuration","workerName","guardTtl","maxLenEvents","events","prunes","unregister","groupConcurrency","groupLimitMax","groupLimitDuration"], group: { name: "jobs", fields: ["id","token","outcome","value","attemptsMade","extra"] } },
@@ -2490,7 +2515,8 @@ local function groupArg(i, offset) return ARGV[19 + (i - 1) * 6 + offset] end
     include_takeGroupJobs_2,
     include_drainGroupInbox_0,
     include_drainGroupInbox_2,
-    include_leaseReadyJobs_4,
+    include_freeGroupSlot_0,
+    include_leaseReadyJobs_5,
     include_peekReady_0,
     include_promoteDelayedJobs_0,
     include_pruneFinished_0,
@@ -2600,7 +2626,7 @@ export interface AddIterationsArgs {
  */
 export const addIterations: ScriptDef<AddIterationsKeys, AddIterationsArgs> = {
   name: "addIterations",
-  sha1: "870fb395caa281b5b58a3093cbcc8e0036baebe5",
+  sha1: "94872929e0c093b972d98e609058660156402d1f",
   keyLocking: false,
   keys: { fixed: ["schedulers","idCounter","wait","prioritized","priorityCounter","delayed","marker","events","attention"] },
   argv: { fixed: ["prefix","now","maxLenEvents"], group: { name: "iterations", fields: ["schedulerId","idJson","current","nextMillis","again","optsHead","priority","lifo","group"] } },
@@ -2787,7 +2813,7 @@ export interface AddJobsArgs {
  */
 export const addJobs: ScriptDef<AddJobsKeys, AddJobsArgs> = {
   name: "addJobs",
-  sha1: "9b485c31e60281182c3a0c404fcf979731ebd50f",
+  sha1: "5ca46da4c3617dc01781f5143c55c55b60652f03",
   keyLocking: false,
   keys: { fixed: ["replayGuard","attention"], group: { name: "queues", fields: ["idCounter","wait","prioritized","priorityCounter","delayed","marker","events","waitingChildren"] } },
   argv: { fixed: ["guardTtl","maxLenEvents","now","events"], group: { name: "jobs", fields: ["queue","customId","generatedId","name","data","opts","timestamp","delay","priority","placement","parentKey","parentField","parentPrefix","dedupId","dedupTtl","dedupExtend","dedupReplace","repeatJobKey","group"] } },
@@ -3020,7 +3046,7 @@ export interface CancelJobArgs {
  */
 export const cancelJob: ScriptDef<CancelJobKeys, CancelJobArgs> = {
   name: "cancelJob",
-  sha1: "bd9b41f60e44f458219a7b1abccbb721fcacc1a6",
+  sha1: "0b48863ef129a45ade607cdf41d7cad751d8af5d",
   keyLocking: false,
   keys: { fixed: ["job","lock","failed","completed","events","replayGuard","attention"] },
   argv: { fixed: ["prefix","jobId","reason","now","guardTtl","maxLenEvents","events","keepCount","keepAge","keepLimit","parentPolicy"] },
@@ -3032,7 +3058,8 @@ local ARG = { prefix = 1, jobId = 2, reason = 3, now = 4, guardTtl = 5, maxLenEv
     include_checkIntegerArgs_0,
     include_removeFromAnyState_0,
     include_removeFromList_0,
-    include_removeFromAnyState_1,
+    include_freeGroupSlot_0,
+    include_removeFromAnyState_2,
     include_finishJob_0,
     include_addDeadLetter_0,
     include_removeJobKeys_0,
@@ -3385,7 +3412,7 @@ export interface CleanJobsArgs {
  */
 export const cleanJobs: ScriptDef<CleanJobsKeys, CleanJobsArgs> = {
   name: "cleanJobs",
-  sha1: "ff065129c5172148e39f642594d2c5be5b3d17a7",
+  sha1: "767bb53162975faaaddc69477a46dcb9d8b19b42",
   keyLocking: false,
   keys: { fixed: ["source","schedulers","events","replayGuard"] },
   argv: { fixed: ["prefix","state","cutoff","offset","take","budget","cap","limit","total","emit","listIds","guardTtl"] },
@@ -3409,16 +3436,15 @@ local ARG = { prefix = 1, state = 2, cutoff = 3, offset = 4, take = 5, budget = 
     include_parentPrefixOf_0,
     include_detachFromParent_4,
     include_deleteJob_4,
+    include_freeGroupSlot_0,
     include_checkIntegerArgs_0,
     `checkIntegerArgs("cleanJobs", { "offset", "take", "budget", "cap", "limit", "total", "guardTtl" })
 local replayed = replayedResult(KEYS[KEY.replayGuard])
 if replayed then return replayed end
 local source, prefix, state = KEYS[KEY.source], ARGV[ARG.prefix], ARGV[ARG.state]
-local cutoff = tonumber(ARGV[ARG.cutoff])
+local cutoff, budget = tonumber(ARGV[ARG.cutoff]), tonumber(ARGV[ARG.budget])
 local offset, take, limit = tonumber(ARGV[ARG.offset]), tonumber(ARGV[ARG.take]), tonumber(ARGV[ARG.limit])
-local budget = tonumber(ARGV[ARG.budget])
-local finishedSet = state == "completed" or state == "failed"
-local isList = state == "wait" or state == "paused" or state == "active"
+local finishedSet, isList = state == "completed" or state == "failed", state == "wait" or state == "paused" or state == "active"
 local entries
 if finishedSet then
   entries = redis.call("ZRANGEBYSCORE", source, 0, ARGV[ARG.cutoff], "LIMIT", 0, take)
@@ -3431,7 +3457,7 @@ local firstTimeField = isList and 5 or (state == "delayed" and 6 or 7)
 local deleted, kept, work, looked = {}, 0, 0, 0
 local function dueFields(id)
   local f = redis.call("HMGET", prefix .. id, "rjk", "parentKey", "parent", "deid", "finishedOn", "processedOn",
-    "timestamp")
+    "timestamp", "gid")
   if not finishedSet then
     if isSchedulerIteration(id, f[1], KEYS[KEY.schedulers]) then return nil end
     if state == "active" and redis.call("EXISTS", prefix .. id .. ":lock") == 1 then return nil end
@@ -3463,6 +3489,7 @@ for step = 1, n do
     work = work + 1
   else
     deleteJob(prefix, entries[i], f[2], f[3], f[4])
+    if state == "active" and f[8] then freeGroupSlot(prefix, f[8]) end
     deleted[#deleted + 1] = entries[i]
     work = work + 3 + (f[2] and 4 or 0) + (f[4] and 2 or 0)
     if isList then redis.call("LSET", source, -(offset + n - i + 1), "") end
@@ -3618,7 +3645,7 @@ export interface CommitStagedJobsArgs {
  */
 export const commitStagedJobs: ScriptDef<CommitStagedJobsKeys, CommitStagedJobsArgs> = {
   name: "commitStagedJobs",
-  sha1: "533707efe5d21c3f4c419c93d5f984a63ed5e454",
+  sha1: "92faef999446b02bc57a9809124cc7b489ecebf0",
   keyLocking: false,
   keys: { fixed: ["replayGuard","stage","stagedKeys","stagedCustomKeys","parents","attention"], group: { name: "queues", fields: ["wait","prioritized","delayed","marker","waitingChildren","priorityCounter","events","stagedWait","stagedLifo","stagedPrioritized","stagedDelayed","stagedWaitingChildren"] } },
   argv: { fixed: ["guardTtl","now","maxLenEvents","events","chunks","persistFrom","persistCustomFrom"], group: { name: "deferred", fields: ["kind","queue","id","parentKey","parentField","parentPrefix","inBatch","dedupId","dedupTtl","dedupExtend","dedupReplace","placement","timestamp","delay","priority"] } },
@@ -4996,7 +5023,7 @@ export interface MoveToWaitingChildrenArgs {
  */
 export const moveToWaitingChildren: ScriptDef<MoveToWaitingChildrenKeys, MoveToWaitingChildrenArgs> = {
   name: "moveToWaitingChildren",
-  sha1: "8764aa94d03139bb9723f043e32c1d906b1f83f9",
+  sha1: "8036b40d9c818674715abafbf11a5f09f7c43982",
   keyLocking: false,
   keys: { fixed: ["lock","dependencies","unsuccessful","active","waitingChildren","stalled","events"] },
   argv: { fixed: ["jobId","token","now","child"] },
@@ -5007,6 +5034,7 @@ local ARG = { jobId = 1, token = 2, now = 3, child = 4 }
 `,
     include_checkIntegerArgs_0,
     include_holdsLock_0,
+    include_freeGroupSlot_0,
     `checkIntegerArgs("moveToWaitingChildren", { "now" })
 local id = ARGV[ARG.jobId]
 if redis.call("ZCARD", KEYS[KEY.unsuccessful]) > 0 then return -9 end
@@ -5026,6 +5054,8 @@ if not pending then return 0 end
 redis.call("DEL", KEYS[KEY.lock])
 redis.call("SREM", KEYS[KEY.stalled], id)
 redis.call("LREM", KEYS[KEY.active], -1, id)
+local gid = redis.call("HGET", string.sub(KEYS[KEY.lock], 1, -6), "gid")
+if gid then freeGroupSlot(string.sub(KEYS[KEY.active], 1, -7), gid) end
 redis.call("ZADD", KEYS[KEY.waitingChildren], ARGV[ARG.now], id)
 redis.call("XADD", KEYS[KEY.events], "*", "event", "waiting-children", "jobId", id, "prev", "active")
 return 1
@@ -5076,7 +5106,7 @@ export interface ObliterateQueueArgs {
 }
 
 /**
- * One bounded step of Queue.obliterate, as BullMQ's obliterate: refuses a queue that is not paused, or that has active jobs unless forced; deletes up to `count` jobs the bulk way — active (their locks too), delayed, job schedulers, completed, wait, the legacy paused list, prioritized, failed, and (unlike BullMQ, which leaves them behind) waiting-children — and, once none is left, the queue's own keys. Safe to replay: a replayed step returns its first answer.
+ * One bounded step of Queue.obliterate, as BullMQ's obliterate: refuses a queue that is not paused, or that has active jobs unless forced; deletes up to `count` jobs the bulk way — active (their locks too), delayed, job schedulers, completed, wait, the legacy paused list, prioritized, failed, and (unlike BullMQ, which leaves them behind) waiting-children, then grouped jobs — and, once none is left, the queue's own keys (a group's rate-limit window key expires by itself). Safe to replay: a replayed step returns its first answer.
  *
  * Reply: see decodeObliterateQueue.
  *
@@ -5085,7 +5115,7 @@ export interface ObliterateQueueArgs {
  */
 export const obliterateQueue: ScriptDef<ObliterateQueueKeys, ObliterateQueueArgs> = {
   name: "obliterateQueue",
-  sha1: "ee280d2b8ac2400bf822478832b344bd59226368",
+  sha1: "345362683957788e90474e1a26e9f472420e99f7",
   keyLocking: false,
   keys: { fixed: ["meta","replayGuard"] },
   argv: { fixed: ["prefix","count","force","guardTtl"] },
@@ -5148,7 +5178,32 @@ for _, state in ipairs(order) do
     removeFromSet(key, ids)
   end
 end
+if remaining > 0 then
+  local ids = redis.call("ZRANGE", prefix .. "nq:gdelayed", 0, remaining - 1)
+  deleteAll(ids)
+  removeFromSet(prefix .. "nq:gdelayed", ids)
+end
+if remaining > 0 then
+  local ids = redis.call("LRANGE", prefix .. "nq:ginbox", 0, remaining - 1)
+  deleteAll(ids)
+  redis.call("LTRIM", prefix .. "nq:ginbox", #ids, -1)
+end
+if remaining > 0 then
+  local groups = redis.call("ZRANGE", prefix .. "nq:groups", 0, -1)
+  for _, more in ipairs({ redis.call("SMEMBERS", prefix .. "nq:gpaused"), redis.call("ZRANGE", prefix .. "nq:glimited", 0, -1),
+      redis.call("HKEYS", prefix .. "nq:grun") }) do
+    for _, gid in ipairs(more) do groups[#groups + 1] = gid end
+  end
+  for _, gid in ipairs(groups) do
+    if remaining <= 0 then break end
+    local ids = redis.call("ZRANGE", prefix .. "nq:g:" .. gid, 0, remaining - 1)
+    deleteAll(ids)
+    removeFromSet(prefix .. "nq:g:" .. gid, ids)
+  end
+end
 if remaining <= 0 then return saveResult(KEYS[KEY.replayGuard], { 1 }, ARGV[ARG.guardTtl]) end
+redis.call("DEL", prefix .. "nq:groups", prefix .. "nq:gc", prefix .. "nq:gpaused", prefix .. "nq:grun",
+  prefix .. "nq:glimited", prefix .. "nq:ginbox", prefix .. "nq:gdelayed")
 redis.call("DEL", prefix .. "events", prefix .. "delay", prefix .. "stalled-check", prefix .. "stalled",
   prefix .. "id", prefix .. "pc", prefix .. "marker", KEYS[KEY.meta], prefix .. "metrics:completed",
   prefix .. "metrics:completed:data", prefix .. "metrics:failed", prefix .. "metrics:failed:data",
@@ -5983,7 +6038,7 @@ export interface RecoverStalledArgs {
  */
 export const recoverStalled: ScriptDef<RecoverStalledKeys, RecoverStalledArgs> = {
   name: "recoverStalled",
-  sha1: "602e04a6b11b68c62fb43d7c6193a01732d73ddd",
+  sha1: "111040de7274c1c057c0ae976b2f2bb999dfc03b",
   keyLocking: false,
   keys: { fixed: ["stalled","stalledCheck","active","wait","meta","marker","events","schedulers","attention"] },
   argv: { fixed: ["prefix","now","stalledInterval","maxStalledCount"] },
@@ -6081,6 +6136,8 @@ export interface RedriveDeadLettersArgsLettersItem {
   priority: number;
   /** where the new job goes */
   placement: "wait" | "lifo" | "prioritized";
+  /** its group id (opts.group.id), "" for none: a grouped job goes back to its group */
+  group: string;
 }
 
 export interface RedriveDeadLettersArgs {
@@ -6108,17 +6165,17 @@ export interface RedriveDeadLettersArgs {
  */
 export const redriveDeadLetters: ScriptDef<RedriveDeadLettersKeys, RedriveDeadLettersArgs> = {
   name: "redriveDeadLetters",
-  sha1: "2dab48c93721889ac035635388e5b25e892abf92",
+  sha1: "18a87c00b4140e82da216478c0da2e77b7cc8c0e",
   keyLocking: false,
   keys: { fixed: ["replayGuard","idCounter","wait","prioritized","priorityCounter","delayed","marker","events","waitingChildren","structure","deadLetterEvents","attention"] },
-  argv: { fixed: ["prefix","deadLetterPrefix","state","now","guardTtl","maxLenEvents"], group: { name: "letters", fields: ["deadLetterId","sourceJobId","name","data","opts","priority","placement"] } },
+  argv: { fixed: ["prefix","deadLetterPrefix","state","now","guardTtl","maxLenEvents"], group: { name: "letters", fields: ["deadLetterId","sourceJobId","name","data","opts","priority","placement","group"] } },
   source: /* @__PURE__ */ [
     `-- nimbusq:redriveDeadLetters (generated from lua/redriveDeadLetters.lua; do not edit)
 local KEY = { replayGuard = 1, idCounter = 2, wait = 3, prioritized = 4, priorityCounter = 5, delayed = 6, marker = 7, events = 8, waitingChildren = 9, structure = 10, deadLetterEvents = 11, attention = 12 }
 local ARG = { prefix = 1, deadLetterPrefix = 2, state = 3, now = 4, guardTtl = 5, maxLenEvents = 6 }
-local ARG_GROUP = { first = 7, size = 7, deadLetterId = 0, sourceJobId = 1, name = 2, data = 3, opts = 4, priority = 5, placement = 6 }
-local ARG_GROUP_COUNT = (#ARGV - 6) / 7
-local function groupArg(i, offset) return ARGV[7 + (i - 1) * 7 + offset] end
+local ARG_GROUP = { first = 7, size = 8, deadLetterId = 0, sourceJobId = 1, name = 2, data = 3, opts = 4, priority = 5, placement = 6, group = 7 }
+local ARG_GROUP_COUNT = (#ARGV - 6) / 8
+local function groupArg(i, offset) return ARGV[7 + (i - 1) * 8 + offset] end
 `,
     include_noteAttention_0,
     include_loadQueueMeta_0,
@@ -6165,7 +6222,8 @@ if #moved > 0 then
   for n, i in ipairs(moved) do
     local job = { name = groupArg(i, ARG_GROUP.name), data = groupArg(i, ARG_GROUP.data),
       opts = groupArg(i, ARG_GROUP.opts), timestamp = now, delay = 0, priority = groupArg(i, ARG_GROUP.priority),
-      placement = groupArg(i, ARG_GROUP.placement), parentKey = "", repeatJobKey = "", dedupId = "" }
+      placement = groupArg(i, ARG_GROUP.placement), parentKey = "", repeatJobKey = "", dedupId = "",
+      group = groupArg(i, ARG_GROUP.group) }
     local id, letter = string.format("%d", first + n), groupArg(i, ARG_GROUP.deadLetterId)
     storeJob(q, job, id, now)
     removeJobKeys(dlPrefix .. letter)
@@ -6369,7 +6427,7 @@ export interface RemoveJobArgs {
  */
 export const removeJob: ScriptDef<RemoveJobKeys, RemoveJobArgs> = {
   name: "removeJob",
-  sha1: "0367d7a67d6a6804f000a41fd792db22f5a78e68",
+  sha1: "4a7dea44b280df6f5e797fcd40fef28699d98bf4",
   keyLocking: false,
   keys: { fixed: ["jobKey","schedulers"] },
   argv: { fixed: ["prefix","jobId","removeChildren"] },
@@ -6391,7 +6449,8 @@ local ARG = { prefix = 1, jobId = 2, removeChildren = 3 }
     include_detachFromParent_4,
     include_removeFromAnyState_0,
     include_removeFromList_0,
-    include_removeFromAnyState_1,
+    include_freeGroupSlot_0,
+    include_removeFromAnyState_2,
     include_removeJobTree_7,
     `local jobKey, jobId, prefix = KEYS[KEY.jobKey], ARGV[ARG.jobId], ARGV[ARG.prefix]
 local withChildren = ARGV[ARG.removeChildren] == "1"
@@ -7022,7 +7081,7 @@ export interface SweepQueuesArgs {
  */
 export const sweepQueues: ScriptDef<SweepQueuesKeys, SweepQueuesArgs> = {
   name: "sweepQueues",
-  sha1: "1447fad2a43cdf9ca06bde4f0de16288d4490cf2",
+  sha1: "ff541eb3c701f77edd8ee01929ee84dff406410c",
   keyLocking: false,
   keys: { fixed: ["lock","cursors","attention"], group: { name: "queues", fields: ["meta","wait","active","prioritized","priorityCounter","delayed","marker","events","stalled","stalledCheck","schedulers","workers"] } },
   argv: { fixed: ["token","lockTtl","now","stalledInterval","maxStalledCount","promoteLimit","eventBatch","schedulerLookback","recheck"], group: { name: "names", fields: ["name"] } },
@@ -7517,7 +7576,7 @@ export interface UpsertJobSchedulerArgs {
  */
 export const upsertJobScheduler: ScriptDef<UpsertJobSchedulerKeys, UpsertJobSchedulerArgs> = {
   name: "upsertJobScheduler",
-  sha1: "96e1d597a1306debf4ecd0c7fa8d896864463452",
+  sha1: "48cd7700ef3909ddbcae86afef1495dfe2c6baa7",
   keyLocking: false,
   keys: { fixed: ["schedulers","idCounter","wait","prioritized","priorityCounter","delayed","marker","events","attention"] },
   argv: { fixed: ["prefix","schedulerId","idJson","now","nextMillis","every","offset","startDate","endDate","tz","pattern","limit","name","data","templateOpts","optsHead","priority","lifo","group","maxLenEvents"] },
