@@ -2,7 +2,6 @@
 -- markers. These jobs enter after the add's staged ones (the commit decides them last). Grouped ones
 -- (the add staged grouped jobs: q.grouped) go to their groups or nq:gdelayed.
 -- @include splitGrouped
--- @include pushGroupJobs
 local function flushDeferredJobs(q)
   local function inChunks(command, key, items)
     for from = 1, #items, 4000 do
@@ -10,16 +9,7 @@ local function flushDeferredJobs(q)
     end
   end
   local deferred = q.deferred
-  if q.grouped then
-    local out = { ready = {}, delayed = {} }
-    deferred.wait = splitGrouped(q.prefix, deferred.wait, false, false, false, out)
-    deferred.lifo = splitGrouped(q.prefix, deferred.lifo, false, true, false, out)
-    deferred.prioritized = splitGrouped(q.prefix, deferred.prioritized, true, false, false, out)
-    deferred.delayed = splitGrouped(q.prefix, deferred.delayed, true, false, true, out)
-    pushGroupJobs(q.prefix, q.prefix .. "meta", out.ready)
-    inChunks("ZADD", q.prefix .. "nq:gdelayed", out.delayed)
-    if #out.delayed > 0 then redis.call("HSET", q.prefix .. "meta", "nq:groups", 1) end
-  end
+  if q.grouped then sortOutGrouped(q.prefix, deferred) end
   inChunks("LPUSH", q.wait, deferred.wait)
   inChunks("RPUSH", q.wait, deferred.lifo)
   inChunks("ZADD", q.prioritized, deferred.prioritized)

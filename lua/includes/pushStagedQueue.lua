@@ -4,7 +4,6 @@
 -- jobs (`<g>:grouped`), they go to their groups or nq:gdelayed instead (splitGrouped), and q.grouped
 -- tells flushDeferredJobs to sort its jobs too.
 -- @include splitGrouped
--- @include pushGroupJobs
 local function pushStagedQueue(q, g, counts)
   local function inChunks(command, key, items)
     for from = 1, #items, 4000 do
@@ -24,13 +23,9 @@ local function pushStagedQueue(q, g, counts)
   local delayed = staged("delayed", q.stagedDelayed, true)
   q.grouped = (counts[g .. ":grouped"] or 0) > 0
   if q.grouped then
-    local out = { ready = {}, delayed = {} }
-    wait, lifo = splitGrouped(q.prefix, wait, false, false, false, out), splitGrouped(q.prefix, lifo, false, true, false, out)
-    prioritized = splitGrouped(q.prefix, prioritized, true, false, false, out)
-    delayed = splitGrouped(q.prefix, delayed, true, false, true, out)
-    pushGroupJobs(q.prefix, q.prefix .. "meta", out.ready)
-    inChunks("ZADD", q.prefix .. "nq:gdelayed", out.delayed)
-    if #out.delayed > 0 then redis.call("HSET", q.prefix .. "meta", "nq:groups", 1) end
+    local lists = { wait = wait, lifo = lifo, prioritized = prioritized, delayed = delayed }
+    sortOutGrouped(q.prefix, lists)
+    wait, lifo, prioritized, delayed = lists.wait, lists.lifo, lists.prioritized, lists.delayed
   end
   inChunks("LPUSH", q.wait, wait)
   inChunks("RPUSH", q.wait, lifo)

@@ -2,6 +2,7 @@
 -- take and the grouped ones (their hash has a gid), which it queues in `out.ready` ({gid, id, priority,
 -- lifo} for pushGroupJobs) or, from a delayed list, in `out.delayed` (score, id pairs for nq:gdelayed).
 -- One HMGET per job: only a commit whose add staged grouped jobs calls it. Returns the kept list.
+-- @include pushGroupJobs
 local function splitGrouped(prefix, list, scored, lifo, delayed, out)
   local kept, step = {}, scored and 2 or 1
   for i = 1, #list, step do
@@ -18,4 +19,19 @@ local function splitGrouped(prefix, list, scored, lifo, delayed, out)
     end
   end
   return kept
+end
+
+-- Sorts one queue's lists of a staged add in place (`lists`: wait, lifo, prioritized and delayed, the
+-- last two as score, id pairs): its grouped jobs leave them for their groups or nq:gdelayed.
+local function sortOutGrouped(prefix, lists)
+  local out = { ready = {}, delayed = {} }
+  lists.wait = splitGrouped(prefix, lists.wait, false, false, false, out)
+  lists.lifo = splitGrouped(prefix, lists.lifo, false, true, false, out)
+  lists.prioritized = splitGrouped(prefix, lists.prioritized, true, false, false, out)
+  lists.delayed = splitGrouped(prefix, lists.delayed, true, false, true, out)
+  pushGroupJobs(prefix, prefix .. "meta", out.ready)
+  for from = 1, #out.delayed, 4000 do
+    redis.call("ZADD", prefix .. "nq:gdelayed", unpack(out.delayed, from, math.min(from + 3999, #out.delayed)))
+  end
+  if #out.delayed > 0 then redis.call("HSET", prefix .. "meta", "nq:groups", 1) end
 end

@@ -605,23 +605,14 @@ end
 const include_flushDeferredJobs_0 = `-- include flushDeferredJobs
 `;
 
-const include_flushDeferredJobs_2 = `local function flushDeferredJobs(q)
+const include_flushDeferredJobs_1 = `local function flushDeferredJobs(q)
   local function inChunks(command, key, items)
     for from = 1, #items, 4000 do
       redis.call(command, key, unpack(items, from, math.min(from + 3999, #items)))
     end
   end
   local deferred = q.deferred
-  if q.grouped then
-    local out = { ready = {}, delayed = {} }
-    deferred.wait = splitGrouped(q.prefix, deferred.wait, false, false, false, out)
-    deferred.lifo = splitGrouped(q.prefix, deferred.lifo, false, true, false, out)
-    deferred.prioritized = splitGrouped(q.prefix, deferred.prioritized, true, false, false, out)
-    deferred.delayed = splitGrouped(q.prefix, deferred.delayed, true, false, true, out)
-    pushGroupJobs(q.prefix, q.prefix .. "meta", out.ready)
-    inChunks("ZADD", q.prefix .. "nq:gdelayed", out.delayed)
-    if #out.delayed > 0 then redis.call("HSET", q.prefix .. "meta", "nq:groups", 1) end
-  end
+  if q.grouped then sortOutGrouped(q.prefix, deferred) end
   inChunks("LPUSH", q.wait, deferred.wait)
   inChunks("RPUSH", q.wait, deferred.lifo)
   inChunks("ZADD", q.prioritized, deferred.prioritized)
@@ -1259,7 +1250,7 @@ end
 const include_pushStagedQueue_0 = `-- include pushStagedQueue
 `;
 
-const include_pushStagedQueue_2 = `local function pushStagedQueue(q, g, counts)
+const include_pushStagedQueue_1 = `local function pushStagedQueue(q, g, counts)
   local function inChunks(command, key, items)
     for from = 1, #items, 4000 do
       redis.call(command, key, unpack(items, from, math.min(from + 3999, #items)))
@@ -1278,13 +1269,9 @@ const include_pushStagedQueue_2 = `local function pushStagedQueue(q, g, counts)
   local delayed = staged("delayed", q.stagedDelayed, true)
   q.grouped = (counts[g .. ":grouped"] or 0) > 0
   if q.grouped then
-    local out = { ready = {}, delayed = {} }
-    wait, lifo = splitGrouped(q.prefix, wait, false, false, false, out), splitGrouped(q.prefix, lifo, false, true, false, out)
-    prioritized = splitGrouped(q.prefix, prioritized, true, false, false, out)
-    delayed = splitGrouped(q.prefix, delayed, true, false, true, out)
-    pushGroupJobs(q.prefix, q.prefix .. "meta", out.ready)
-    inChunks("ZADD", q.prefix .. "nq:gdelayed", out.delayed)
-    if #out.delayed > 0 then redis.call("HSET", q.prefix .. "meta", "nq:groups", 1) end
+    local lists = { wait = wait, lifo = lifo, prioritized = prioritized, delayed = delayed }
+    sortOutGrouped(q.prefix, lists)
+    wait, lifo, prioritized, delayed = lists.wait, lists.lifo, lists.prioritized, lists.delayed
   end
   inChunks("LPUSH", q.wait, wait)
   inChunks("RPUSH", q.wait, lifo)
@@ -1679,7 +1666,9 @@ end
 `;
 
 const include_splitGrouped_0 = `-- include splitGrouped
-local function splitGrouped(prefix, list, scored, lifo, delayed, out)
+`;
+
+const include_splitGrouped_1 = `local function splitGrouped(prefix, list, scored, lifo, delayed, out)
   local kept, step = {}, scored and 2 or 1
   for i = 1, #list, step do
     local id = scored and list[i + 1] or list[i]
@@ -1695,6 +1684,18 @@ local function splitGrouped(prefix, list, scored, lifo, delayed, out)
     end
   end
   return kept
+end
+local function sortOutGrouped(prefix, lists)
+  local out = { ready = {}, delayed = {} }
+  lists.wait = splitGrouped(prefix, lists.wait, false, false, false, out)
+  lists.lifo = splitGrouped(prefix, lists.lifo, false, true, false, out)
+  lists.prioritized = splitGrouped(prefix, lists.prioritized, true, false, false, out)
+  lists.delayed = splitGrouped(prefix, lists.delayed, true, false, true, out)
+  pushGroupJobs(prefix, prefix .. "meta", out.ready)
+  for from = 1, #out.delayed, 4000 do
+    redis.call("ZADD", prefix .. "nq:gdelayed", unpack(out.delayed, from, math.min(from + 3999, #out.delayed)))
+  end
+  if #out.delayed > 0 then redis.call("HSET", prefix .. "meta", "nq:groups", 1) end
 end
 `;
 
@@ -3645,7 +3646,7 @@ export interface CommitStagedJobsArgs {
  */
 export const commitStagedJobs: ScriptDef<CommitStagedJobsKeys, CommitStagedJobsArgs> = {
   name: "commitStagedJobs",
-  sha1: "92faef999446b02bc57a9809124cc7b489ecebf0",
+  sha1: "dfbdd970965ae19ea595b23d1a0bb0381131983d",
   keyLocking: false,
   keys: { fixed: ["replayGuard","stage","stagedKeys","stagedCustomKeys","parents","attention"], group: { name: "queues", fields: ["wait","prioritized","delayed","marker","waitingChildren","priorityCounter","events","stagedWait","stagedLifo","stagedPrioritized","stagedDelayed","stagedWaitingChildren"] } },
   argv: { fixed: ["guardTtl","now","maxLenEvents","events","chunks","persistFrom","persistCustomFrom"], group: { name: "deferred", fields: ["kind","queue","id","parentKey","parentField","parentPrefix","inBatch","dedupId","dedupTtl","dedupExtend","dedupReplace","placement","timestamp","delay","priority"] } },
@@ -3676,7 +3677,8 @@ local function groupArg(i, offset) return ARGV[8 + (i - 1) * 15 + offset] end
     include_pushGroupJobs_0,
     include_groupKeys_0,
     include_pushGroupJobs_1,
-    include_pushStagedQueue_2,
+    include_splitGrouped_1,
+    include_pushStagedQueue_1,
     include_placeDeferredJob_0,
     include_deduplicateJob_0,
     include_removeJobKeys_0,
@@ -3685,7 +3687,7 @@ local function groupArg(i, offset) return ARGV[8 + (i - 1) * 15 + offset] end
     include_nextDelayedScore_0,
     include_placeDeferredJob_3,
     include_flushDeferredJobs_0,
-    include_flushDeferredJobs_2,
+    include_flushDeferredJobs_1,
     include_releaseParent_0,
     include_pushReadyJob_0,
     include_isQueuePausedOrMaxed_0,
