@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config";
 
 /**
  * The interop and exactly-once suites (mixed fleet with a real BullMQ worker, chaos and crash
- * recovery, schedulers, flows, dead letters), run again over TCP by the second and third projects,
+ * recovery, schedulers, flows, dead letters, groups), run again over TCP by the second and third projects,
  * all of them on the cluster too. Their faults come from fault proxies there (test/support/
  * fault-proxy.ts, fault-cluster.ts); only the REST server's own counts (billed commands, declared keys)
  * are skipped. Not here: test/worker/chaos-faults.test.ts, whose worker processes and faults are the
@@ -19,6 +19,9 @@ const overTcp = [
   "test/dead-letter/*.test.ts",
   "test/worker/pipeline-chaos.test.ts",
   "test/worker/reliability.test.ts",
+  "test/groups/groups-basics.test.ts",
+  "test/groups/groups-moves.test.ts",
+  "test/groups/groups-recovery.test.ts",
   "test/tcp/over-tcp.test.ts",
 ];
 
