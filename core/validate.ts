@@ -197,12 +197,18 @@ export function checkDeadLetter(check: Checker, field: string, value: unknown): 
   return deadLetter as unknown as DeadLetterOptions;
 }
 
-/** `group: { id }`: an id that can name the group's key (core/redis/names.ts groupIdProblem). */
+/** A group id: a string that can name the group's key (core/redis/names.ts groupIdProblem). */
+export function checkGroupId(check: Checker, field: string, value: unknown): string {
+  const id = check.string(field, value);
+  const problem = groupIdProblem(id);
+  if (problem) check.fail(field, problem, id);
+  return id;
+}
+
+/** `group: { id }`, BullMQ Pro's job option. */
 export function checkGroup(check: Checker, field: string, value: unknown): GroupOptions {
   const group = check.object(field, value, ["id"]);
-  const id = check.string(`${field}.id`, group.id);
-  const problem = groupIdProblem(id);
-  if (problem) check.fail(`${field}.id`, problem, id);
+  checkGroupId(check, `${field}.id`, group.id);
   return group as unknown as GroupOptions;
 }
 

@@ -41,7 +41,7 @@ EVENTS
 -- @include saveResult
 -- @include isSchedulerIteration
 -- @include deleteJob
--- @include freeGroupSlot
+-- @include releaseGroupSlots
 -- @include checkIntegerArgs
 checkIntegerArgs("cleanJobs", { "offset", "take", "budget", "cap", "limit", "total", "guardTtl" })
 local replayed = replayedResult(KEYS[KEY.replayGuard])
@@ -99,7 +99,7 @@ for step = 1, n do
     work = work + 1
   else
     deleteJob(prefix, entries[i], f[2], f[3], f[4])
-    if state == "active" and f[8] then freeGroupSlot(prefix, f[8]) end
+    if state == "active" and f[8] then releaseGroupSlots(prefix, { [f[8]] = 1 }) end
     deleted[#deleted + 1] = entries[i]
     work = work + 3 + (f[2] and 4 or 0) + (f[4] and 2 or 0)
     -- Marked now, dropped below in one LREM, so the indexes of the entries still to look at hold.

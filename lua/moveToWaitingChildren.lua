@@ -28,7 +28,7 @@ EVENTS
 ]]
 -- @include checkIntegerArgs
 -- @include holdsLock
--- @include freeGroupSlot
+-- @include releaseGroupSlots
 -- `now` is the waiting-children score, written after the job left active.
 checkIntegerArgs("moveToWaitingChildren", { "now" })
 local id = ARGV[ARG.jobId]
@@ -51,7 +51,7 @@ redis.call("SREM", KEYS[KEY.stalled], id)
 redis.call("LREM", KEYS[KEY.active], -1, id)
 -- A grouped job frees its group's slot while it waits for its children.
 local gid = redis.call("HGET", string.sub(KEYS[KEY.lock], 1, -6), "gid")
-if gid then freeGroupSlot(string.sub(KEYS[KEY.active], 1, -7), gid) end
+if gid then releaseGroupSlots(string.sub(KEYS[KEY.active], 1, -7), { [gid] = 1 }) end
 redis.call("ZADD", KEYS[KEY.waitingChildren], ARGV[ARG.now], id)
 redis.call("XADD", KEYS[KEY.events], "*", "event", "waiting-children", "jobId", id, "prev", "active")
 return 1

@@ -28,6 +28,8 @@ EVENTS
 -- @include replayedResult
 -- @include saveResult
 -- @include deleteJob
+-- @include groupKeys
+-- @include knownGroups
 local replayed = replayedResult(KEYS[KEY.replayGuard])
 if replayed then return replayed end
 local prefix, remaining = ARGV[ARG.prefix], tonumber(ARGV[ARG.count])
@@ -83,12 +85,7 @@ if remaining > 0 then
   redis.call("LTRIM", prefix .. "nq:ginbox", #ids, -1)
 end
 if remaining > 0 then
-  local groups = redis.call("ZRANGE", prefix .. "nq:groups", 0, -1)
-  for _, more in ipairs({ redis.call("SMEMBERS", prefix .. "nq:gpaused"), redis.call("ZRANGE", prefix .. "nq:glimited", 0, -1),
-      redis.call("HKEYS", prefix .. "nq:grun") }) do
-    for _, gid in ipairs(more) do groups[#groups + 1] = gid end
-  end
-  for _, gid in ipairs(groups) do
+  for _, gid in ipairs(knownGroups(groupKeys(prefix))) do
     if remaining <= 0 then break end
     local ids = redis.call("ZRANGE", prefix .. "nq:g:" .. gid, 0, remaining - 1)
     deleteAll(ids)

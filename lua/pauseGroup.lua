@@ -19,6 +19,7 @@ REPLY
 EVENTS
   none
 ]]
+-- @include ringJoin
 local gid = ARGV[ARG.groupId]
 if ARGV[ARG.pause] == "1" then
   if redis.call("SADD", KEYS[KEY.paused], gid) == 0 then return 0 end
@@ -28,7 +29,5 @@ if ARGV[ARG.pause] == "1" then
 end
 if redis.call("SREM", KEYS[KEY.paused], gid) == 0 then return 0 end
 if redis.call("HINCRBY", KEYS[KEY.meta], "nq:gpaused", -1) <= 0 then redis.call("HDEL", KEYS[KEY.meta], "nq:gpaused") end
-if redis.call("EXISTS", KEYS[KEY.groupJobs]) == 1 then
-  redis.call("ZADD", KEYS[KEY.ring], "NX", redis.call("INCR", KEYS[KEY.counter]), gid)
-end
+if redis.call("EXISTS", KEYS[KEY.groupJobs]) == 1 then ringJoin({ counter = KEYS[KEY.counter], ring = KEYS[KEY.ring] }, { gid }, "NX") end
 return 1

@@ -1,6 +1,6 @@
 --[[
 readGroups: Reads the queue's groups (BullMQ Pro's group getters): the given ones, or every group that
-has ready jobs, is paused or has jobs running, sorted by id, from `start` to `stop`. Builds each group's
+has ready jobs, is paused, rate-limited or has jobs running, sorted by id, from `start` to `stop`. Builds each group's
 key from its id, so it is not flagged for key locking.
 
 KEYS
@@ -14,28 +14,20 @@ ARGV
   stop  int  last index, -1 for the end
 REPLY
   total  int  how many groups the list had before the range
-  groups  (groupId string, ready int, running int, paused int, inRing int)...  each group in range:
-    its ready jobs, its running jobs, 1 when paused, 1 when in the ring (served in turn)
+  groups  (groupId string, ready int, running int, paused int, inRing int, limitedUntil int)...  each
+    group in range: its ready jobs, its running jobs, 1 when paused, 1 when in the ring (served in
+    turn), when its rate limit ends (ms, 0 for none)
 EVENTS
   none
 ]]
 -- @include checkIntegerArgs
 -- @include decodeIds
+-- @include groupKeys
+-- @include knownGroups
 checkIntegerArgs("readGroups", { "start", "stop" })
 local ids = decodeIds(ARGV[ARG.ids])
 if ARGV[ARG.ids] == "" then
-  local seen = {}
-  local function note(list)
-    for _, gid in ipairs(list) do
-      if not seen[gid] then
-        seen[gid] = true
-        ids[#ids + 1] = gid
-      end
-    end
-  end
-  note(redis.call("ZRANGE", KEYS[KEY.ring], 0, -1))
-  note(redis.call("SMEMBERS", KEYS[KEY.paused]))
-  note(redis.call("HKEYS", KEYS[KEY.running]))
+  ids = knownGroups(groupKeys(ARGV[ARG.prefix]))
   table.sort(ids)
 end
 local total = #ids
@@ -49,5 +41,6 @@ for i = first + 1, math.min(last + 1, total) do
   out[#out + 1] = tonumber(redis.call("HGET", KEYS[KEY.running], gid)) or 0
   out[#out + 1] = redis.call("SISMEMBER", KEYS[KEY.paused], gid)
   out[#out + 1] = redis.call("ZSCORE", KEYS[KEY.ring], gid) and 1 or 0
+  out[#out + 1] = tonumber(redis.call("ZSCORE", ARGV[ARG.prefix] .. "nq:glimited", gid)) or 0
 end
 return out

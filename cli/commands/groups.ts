@@ -7,9 +7,10 @@ export const groups: Command = {
   usage: "groups <queue> [--start N]",
   summary: "list the queue's groups: status, ready and running jobs",
   help: `Lists the groups of a queue that has grouped jobs (opts.group): every group with ready jobs,
-paused or running, sorted by id, 100 from --start. STATUS is waiting (served in turn), maxed (as many
-running as group.concurrency allows), paused, active (none ready, some running) or empty. Pause or
-resume one group with "pause <queue> --group G" / "resume <queue> --group G".
+paused, rate-limited or running, sorted by id, 100 from --start. STATUS is waiting (served in turn),
+maxed (as many running as group.concurrency allows), limited (held by a rate limit), paused, active
+(none ready, some running) or empty. Pause or resume one group with "pause <queue> --group G" /
+"resume <queue> --group G".
 
 Options:
   --start N  the first group to list, from 0 (default 0)

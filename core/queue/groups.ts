@@ -6,16 +6,15 @@ import { UnexpectedReplyError } from "../errors.ts";
 import { encodeIds } from "../redis/codec.ts";
 import { decodePauseGroup, decodeReadGroups, pauseGroup, readGroups } from "../redis/generated/scripts.ts";
 import { groupJobsKey, groupKeys, queueKeyPrefix } from "../redis/keys.ts";
-import { groupIdProblem } from "../redis/names.ts";
 import type { QueueContext } from "../redis/queue-context.ts";
 import { flag, runScript } from "../redis/scripts.ts";
-import { Checker } from "../validate.ts";
 
 /**
  * A group's state: `waiting` (ready jobs, served in turn), `maxed` (ready jobs, but as many running
- * as group.concurrency allows), `paused`, `active` (no ready jobs, some running) or `empty`.
+ * as group.concurrency allows), `limited` (ready jobs, held by group.limit or rateLimitGroup),
+ * `paused`, `active` (no ready jobs, some running) or `empty`.
  */
-export type GroupStatus = "waiting" | "maxed" | "paused" | "active" | "empty";
+export type GroupStatus = "waiting" | "maxed" | "limited" | "paused" | "active" | "empty";
 
 export interface GroupSummary {
   id: string;
@@ -24,15 +23,6 @@ export interface GroupSummary {
   waiting: number;
   /** Jobs of the group running now. */
   active: number;
-}
-
-/** Checks a group id as `opts.group.id` is checked. */
-export function checkGroupId(context: string, id: unknown): string {
-  const check = new Checker(context);
-  const text = check.string("groupId", id);
-  const problem = groupIdProblem(text);
-  if (problem) check.fail("groupId", problem, text);
-  return text;
 }
 
 /** Summaries of the given groups, or of every known group from `start` to `stop` (sorted by id). */
@@ -52,18 +42,25 @@ export async function readGroupSummaries(
       { prefix: queuePrefix, ids: ids ? encodeIds(ids) : "", start, stop },
     ),
   );
-  const groups = reply.groups.map(({ groupId, ready, running, paused, inRing }) => ({
+  const now = context.clock();
+  const groups = reply.groups.map(({ groupId, ready, running, paused, inRing, limitedUntil }) => ({
     id: groupId,
-    status: statusOf(ready, running, paused === 1, inRing === 1),
+    status: statusOf(ready, running, paused === 1, inRing === 1, limitedUntil > now),
     waiting: ready,
     active: running,
   }));
   return { total: reply.total, groups };
 }
 
-function statusOf(ready: number, running: number, paused: boolean, inRing: boolean): GroupStatus {
+function statusOf(
+  ready: number,
+  running: number,
+  paused: boolean,
+  inRing: boolean,
+  limited: boolean,
+): GroupStatus {
   if (paused) return "paused";
-  if (ready > 0) return inRing ? "waiting" : "maxed";
+  if (ready > 0) return inRing ? "waiting" : limited ? "limited" : "maxed";
   return running > 0 ? "active" : "empty";
 }
 

@@ -29,8 +29,8 @@ import type { QueueContext } from "../redis/queue-context.ts";
 import type { RedisPort } from "../redis/redis-port.ts";
 import { runScript } from "../redis/scripts.ts";
 import type { JobState, JobType } from "../types.ts";
-import { Checker } from "../validate.ts";
-import { checkGroupId, type GroupSummary, readGroupSummaries, setGroupPaused } from "./groups.ts";
+import { Checker, checkGroupId } from "../validate.ts";
+import { type GroupSummary, readGroupSummaries, setGroupPaused } from "./groups.ts";
 
 /**
  * BullMQ's Queue events, local to this object (QueueEvents hears what every producer and worker
@@ -246,15 +246,15 @@ export abstract class QueueGetters<TData = unknown> extends Emitter<QueueListene
 
   /** One group's summary: its status, ready and running jobs (`empty` for a group nobody knows). */
   async getGroupStatus(groupId: string): Promise<GroupSummary> {
-    const id = checkGroupId(`Queue "${this.name}": getGroupStatus`, groupId);
+    const id = checkGroupId(new Checker(`Queue "${this.name}": getGroupStatus`), "groupId", groupId);
     const { groups } = await readGroupSummaries(this.context, [id]);
     return groups[0] ?? { id, status: "empty", waiting: 0, active: 0 };
   }
 
   /** A group's ready jobs, next first, from `start` to `end` (BullMQ Pro's getGroupJobs). */
   async getGroupJobs(groupId: string, start = 0, end = -1): Promise<Job<TData>[]> {
-    const id = checkGroupId(`Queue "${this.name}": getGroupJobs`, groupId);
     const check = new Checker(`Queue "${this.name}": getGroupJobs`);
+    const id = checkGroupId(check, "groupId", groupId);
     check.integer("start", start, 0);
     check.integer("end", end, -1);
     const key = groupJobsKey(queueKeyPrefix(this.prefix, this.name), id);
@@ -284,11 +284,19 @@ export abstract class QueueGetters<TData = unknown> extends Emitter<QueueListene
 
   /** Stops workers from taking the group's jobs until resumed; its running jobs finish. True when it changed. */
   pauseGroup(groupId: string): Promise<boolean> {
-    return setGroupPaused(this.context, checkGroupId(`Queue "${this.name}": pauseGroup`, groupId), true);
+    return setGroupPaused(
+      this.context,
+      checkGroupId(new Checker(`Queue "${this.name}": pauseGroup`), "groupId", groupId),
+      true,
+    );
   }
 
   /** Lets workers take the group's jobs again, in turn with the others. True when it changed. */
   resumeGroup(groupId: string): Promise<boolean> {
-    return setGroupPaused(this.context, checkGroupId(`Queue "${this.name}": resumeGroup`, groupId), false);
+    return setGroupPaused(
+      this.context,
+      checkGroupId(new Checker(`Queue "${this.name}": resumeGroup`), "groupId", groupId),
+      false,
+    );
   }
 }

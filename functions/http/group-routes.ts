@@ -20,9 +20,9 @@ const groupSummary = named(
   "GroupSummary",
   z.object({
     id: z.string(),
-    status: doc(z.enum(["waiting", "maxed", "paused", "active", "empty"]), {
+    status: doc(z.enum(["waiting", "maxed", "limited", "paused", "active", "empty"]), {
       description:
-        "waiting: ready jobs, served in turn; maxed: ready jobs, as many running as group.concurrency allows; paused; active: none ready, some running; empty",
+        "waiting: ready jobs, served in turn; maxed: ready jobs, as many running as group.concurrency allows; limited: ready jobs held by a rate limit; paused; active: none ready, some running; empty",
     }),
     waiting: doc(z.int(), { description: "Ready jobs of the group (delayed ones once due)" }),
     active: doc(z.int(), { description: "Jobs of the group running now" }),

@@ -13,7 +13,7 @@
 -- @include takeReadyJobs
 -- @include takeGroupJobs
 -- @include drainGroupInbox
--- @include freeGroupSlot
+-- @include releaseGroupSlots
 local function leaseReadyJobs(q, meta, count, candidates, promoted, out, open)
   if meta[1] then return 1, 0, {}, false, false end
   local maxJobs = tonumber(meta[3]) or tonumber(q.limiterMax) or 0
@@ -59,7 +59,7 @@ local function leaseReadyJobs(q, meta, count, candidates, promoted, out, open)
       redis.call("LREM", q.active, -1, id)
       -- A grouped job removed without leaving its group (BullMQ's job.remove): its slot is free again.
       if origin[id] then
-        freeGroupSlot(q.prefix, origin[id])
+        releaseGroupSlots(q.prefix, { [origin[id]] = 1 })
         groupsLeft = true
       end
     else

@@ -5,7 +5,7 @@
 -- gid, may be nil) is also looked for in its group ("wait") and nimbusq's grouped delayed set; out of
 -- active, it frees its group's running slot.
 -- @include removeFromList
--- @include freeGroupSlot
+-- @include releaseGroupSlots
 local function removeFromAnyState(prefix, jobId, timestamp, groupId)
   for _, state in ipairs({ "completed", "waiting-children", "delayed", "failed", "prioritized" }) do
     if redis.call("ZREM", prefix .. state, jobId) == 1 then return state end
@@ -14,7 +14,7 @@ local function removeFromAnyState(prefix, jobId, timestamp, groupId)
     if removeFromList(prefix .. state, prefix, jobId, timestamp) > 0 then return state end
   end
   if redis.call("LREM", prefix .. "active", -1, jobId) > 0 then
-    if groupId then freeGroupSlot(prefix, groupId) end
+    if groupId then releaseGroupSlots(prefix, { [groupId] = 1 }) end
     return "active"
   end
   if groupId then

@@ -10,6 +10,7 @@
 -- left in the ring, and each id's group.
 -- @include groupKeys
 -- @include ringEndedLimits
+-- @include ringJoin
 local function takeGroupJobs(q, count, anyPaused, anyLimited)
   local g = groupKeys(q.prefix)
   local limitMax, concurrency = q.groupLimitMax, q.groupConcurrency
@@ -96,11 +97,7 @@ local function takeGroupJobs(q, count, anyPaused, anyLimited)
     redis.call("HSET", q.meta, "nq:glimited", 1)
   end
   if #leave > 0 then redis.call("ZREM", g.ring, unpack(leave)) end
-  if #served > 0 then
-    local last, turns = redis.call("INCRBY", g.counter, #served), {}
-    for i, gid in ipairs(served) do turns[#turns + 1] = last - #served + i; turns[#turns + 1] = gid end
-    redis.call("ZADD", g.ring, "XX", unpack(turns))
-  end
+  ringJoin(g, served, "XX")
   if #ids > 0 then redis.call("LPUSH", q.active, unpack(ids)) end
   return ids, #ring - #leave > 0 or #ring == count, origin
 end

@@ -84,6 +84,8 @@ describe("group rate limits", () => {
     expect(first.completed).toBe(4);
     expect(runs.filter((run) => run.name === "go")).toHaveLength(4);
     expect(await queue.getGroupStatus("hold")).toMatchObject({ waiting: 2 });
+    // Held by its limit (out of the ring), it is still listed, as limited.
+    expect(await queue.getGroups()).toEqual([{ id: "hold", status: "limited", waiting: 2, active: 0 }]);
     for (let i = 0; i < 5 && runs.filter((run) => run.name === "hold").length < 3; i++) {
       await sleep(250);
       await worker.drain();

@@ -687,15 +687,6 @@ local function flushStagedChunk(keys, queues, out, ttl)
 end
 `;
 
-const include_freeGroupSlot_0 = `-- include freeGroupSlot
-local function freeGroupSlot(prefix, gid)
-  if redis.call("HINCRBY", prefix .. "nq:grun", gid, -1) <= 0 then redis.call("HDEL", prefix .. "nq:grun", gid) end
-  if redis.call("EXISTS", prefix .. "nq:g:" .. gid) == 1 then
-    redis.call("ZADD", prefix .. "nq:groups", "NX", redis.call("INCR", prefix .. "nq:gc"), gid)
-  end
-end
-`;
-
 const include_groupKeys_0 = `-- include groupKeys
 local function groupKeys(prefix)
   return { ring = prefix .. "nq:groups", counter = prefix .. "nq:gc", delayed = prefix .. "nq:gdelayed",
@@ -859,6 +850,22 @@ local function isSchedulerIteration(jobId, rjk, schedulersKey)
 end
 `;
 
+const include_knownGroups_0 = `-- include knownGroups
+local function knownGroups(g)
+  local seen, ids = {}, {}
+  for _, list in ipairs({ redis.call("ZRANGE", g.ring, 0, -1), redis.call("SMEMBERS", g.paused),
+      redis.call("ZRANGE", g.limited, 0, -1), redis.call("HKEYS", g.running) }) do
+    for _, gid in ipairs(list) do
+      if not seen[gid] then
+        seen[gid] = true
+        ids[#ids + 1] = gid
+      end
+    end
+  end
+  return ids
+end
+`;
+
 const include_leaseReadyJobs_0 = `-- include leaseReadyJobs
 `;
 
@@ -905,7 +912,7 @@ const include_leaseReadyJobs_5 = `local function leaseReadyJobs(q, meta, count, 
     if #hash == 0 then
       redis.call("LREM", q.active, -1, id)
       if origin[id] then
-        freeGroupSlot(q.prefix, origin[id])
+        releaseGroupSlots(q.prefix, { [origin[id]] = 1 })
         groupsLeft = true
       end
     else
@@ -1350,9 +1357,9 @@ end
 const include_releaseGroupSlots_0 = `-- include releaseGroupSlots
 `;
 
-const include_releaseGroupSlots_1 = `local function releaseSlotsOf(g, counts, concurrency, gids)
+const include_releaseGroupSlots_2 = `local function releaseSlotsOf(g, counts, concurrency, gids)
   local before = redis.call("HMGET", g.running, unpack(gids))
-  local kept, dropped = {}, {}
+  local kept, dropped, rejoin = {}, {}, {}
   for i, gid in ipairs(gids) do
     local was = tonumber(before[i]) or 0
     local running = was - counts[gid]
@@ -1362,11 +1369,12 @@ const include_releaseGroupSlots_1 = `local function releaseSlotsOf(g, counts, co
     else
       dropped[#dropped + 1] = gid
     end
-    if concurrency > 0 and running < concurrency and was >= concurrency
-        and redis.call("EXISTS", g.jobs .. gid) == 1 then
-      redis.call("ZADD", g.ring, "NX", redis.call("INCR", g.counter), gid)
+    local wasFull = not concurrency or (concurrency > 0 and running < concurrency and was >= concurrency)
+    if wasFull and redis.call("EXISTS", g.jobs .. gid) == 1 then
+      rejoin[#rejoin + 1] = gid
     end
   end
+  ringJoin(g, rejoin, "NX")
   if #kept > 0 then redis.call("HSET", g.running, unpack(kept)) end
   if #dropped > 0 then redis.call("HDEL", g.running, unpack(dropped)) end
 end
@@ -1459,7 +1467,7 @@ const include_removeFromAnyState_2 = `local function removeFromAnyState(prefix, 
     if removeFromList(prefix .. state, prefix, jobId, timestamp) > 0 then return state end
   end
   if redis.call("LREM", prefix .. "active", -1, jobId) > 0 then
-    if groupId then freeGroupSlot(prefix, groupId) end
+    if groupId then releaseGroupSlots(prefix, { [groupId] = 1 }) end
     return "active"
   end
   if groupId then
@@ -1592,16 +1600,31 @@ end
 `;
 
 const include_ringEndedLimits_0 = `-- include ringEndedLimits
-local function ringEndedLimits(g, now)
+`;
+
+const include_ringEndedLimits_1 = `local function ringEndedLimits(g, now)
   local ended = redis.call("ZRANGEBYSCORE", g.limited, 0, now, "LIMIT", 0, 1000)
   if #ended > 0 then
     redis.call("ZREM", g.limited, unpack(ended))
-    local turns, last = {}, redis.call("INCRBY", g.counter, #ended)
-    for i, gid in ipairs(ended) do turns[#turns + 1] = last - #ended + i; turns[#turns + 1] = gid end
-    redis.call("ZADD", g.ring, "NX", unpack(turns))
+    ringJoin(g, ended, "NX")
   end
   local first = redis.call("ZRANGE", g.limited, 0, 0, "WITHSCORES")
   return first[2] and tonumber(first[2]) or 0
+end
+`;
+
+const include_ringJoin_0 = `-- include ringJoin
+local function ringJoin(g, gids, mode)
+  if #gids == 0 then return 0 end
+  local last, turns, joined = redis.call("INCRBY", g.counter, #gids), {}, 0
+  for i, gid in ipairs(gids) do
+    turns[#turns + 1] = last - #gids + i
+    turns[#turns + 1] = gid
+  end
+  for from = 1, #turns, 4000 do
+    joined = joined + redis.call("ZADD", g.ring, mode, unpack(turns, from, math.min(from + 3999, #turns)))
+  end
+  return joined
 end
 `;
 
@@ -1910,7 +1933,7 @@ end
 const include_takeGroupJobs_0 = `-- include takeGroupJobs
 `;
 
-const include_takeGroupJobs_2 = `local function takeGroupJobs(q, count, anyPaused, anyLimited)
+const include_takeGroupJobs_3 = `local function takeGroupJobs(q, count, anyPaused, anyLimited)
   local g = groupKeys(q.prefix)
   local limitMax, concurrency = q.groupLimitMax, q.groupConcurrency
   count = math.min(count, 1000)
@@ -1990,11 +2013,7 @@ const include_takeGroupJobs_2 = `local function takeGroupJobs(q, count, anyPause
     redis.call("HSET", q.meta, "nq:glimited", 1)
   end
   if #leave > 0 then redis.call("ZREM", g.ring, unpack(leave)) end
-  if #served > 0 then
-    local last, turns = redis.call("INCRBY", g.counter, #served), {}
-    for i, gid in ipairs(served) do turns[#turns + 1] = last - #served + i; turns[#turns + 1] = gid end
-    redis.call("ZADD", g.ring, "XX", unpack(turns))
-  end
+  ringJoin(g, served, "XX")
   if #ids > 0 then redis.call("LPUSH", q.active, unpack(ids)) end
   return ids, #ring - #leave > 0 or #ring == count, origin
 end
@@ -2247,7 +2266,7 @@ export interface AckAndLeaseArgs {
  */
 export const ackAndLease: ScriptDef<AckAndLeaseKeys, AckAndLeaseArgs> = {
   name: "ackAndLease",
-  sha1: "8ce180d2cdc7bd5108c4b655d6fe4a7b398543c3",
+  sha1: "9cc0588b5c3bc5799225a5f1b6dbd6033f673ba3",
   keyLocking: true,
   keys: { fixed: ["meta","wait","active","prioritized","priorityCounter","delayed","completed","failed","stalled","limiter","marker","events","replayGuard","finishCounts","attention","workers"], group: { name: "declared", fields: ["key"] } },
   argv: { fixed: ["prefix","leaseToken","now","leaseMs","count","peek","candidates","limiterMax","limiterDuration","workerName","guardTtl","maxLenEvents","events","prunes","unregister","groupConcurrency","groupLimitMax","groupLimitDuration"], group: { name: "jobs", fields: ["id","token","outcome","value","attemptsMade","extra"] } },
@@ -2298,17 +2317,18 @@ local function groupArg(i, offset) return ARGV[19 + (i - 1) * 6 + offset] end
     include_groupKeys_0,
     include_pushGroupJobs_1,
     include_releaseGroupSlots_0,
-    include_releaseGroupSlots_1,
+    include_ringJoin_0,
+    include_releaseGroupSlots_2,
     include_ackEntries_7,
     include_leaseReadyJobs_0,
     include_takeCandidates_0,
     include_takeReadyJobs_0,
     include_takeGroupJobs_0,
     include_ringEndedLimits_0,
-    include_takeGroupJobs_2,
+    include_ringEndedLimits_1,
+    include_takeGroupJobs_3,
     include_drainGroupInbox_0,
     include_drainGroupInbox_2,
-    include_freeGroupSlot_0,
     include_leaseReadyJobs_5,
     include_peekReady_0,
     include_promoteDelayedJobs_0,
@@ -2459,7 +2479,7 @@ export interface AckPromoteAndLeaseArgs {
  */
 export const ackPromoteAndLease: ScriptDef<AckPromoteAndLeaseKeys, AckPromoteAndLeaseArgs> = {
   name: "ackPromoteAndLease",
-  sha1: "92178fee9c461f701d46add778e075f0c3067d8e",
+  sha1: "13233f57724b18b2e98686eb7ea46498154d604c",
   keyLocking: false,
   keys: { fixed: ["meta","wait","active","prioritized","priorityCounter","delayed","completed","failed","stalled","limiter","marker","events","replayGuard","finishCounts","attention","workers"] },
   argv: { fixed: ["prefix","leaseToken","now","leaseMs","count","peek","candidates","limiterMax","limiterDuration","workerName","guardTtl","maxLenEvents","events","prunes","unregister","groupConcurrency","groupLimitMax","groupLimitDuration"], group: { name: "jobs", fields: ["id","token","outcome","value","attemptsMade","extra"] } },
@@ -2506,17 +2526,18 @@ local function groupArg(i, offset) return ARGV[19 + (i - 1) * 6 + offset] end
     include_groupKeys_0,
     include_pushGroupJobs_1,
     include_releaseGroupSlots_0,
-    include_releaseGroupSlots_1,
+    include_ringJoin_0,
+    include_releaseGroupSlots_2,
     include_ackEntries_7,
     include_leaseReadyJobs_0,
     include_takeCandidates_0,
     include_takeReadyJobs_0,
     include_takeGroupJobs_0,
     include_ringEndedLimits_0,
-    include_takeGroupJobs_2,
+    include_ringEndedLimits_1,
+    include_takeGroupJobs_3,
     include_drainGroupInbox_0,
     include_drainGroupInbox_2,
-    include_freeGroupSlot_0,
     include_leaseReadyJobs_5,
     include_peekReady_0,
     include_promoteDelayedJobs_0,
@@ -3047,7 +3068,7 @@ export interface CancelJobArgs {
  */
 export const cancelJob: ScriptDef<CancelJobKeys, CancelJobArgs> = {
   name: "cancelJob",
-  sha1: "0b48863ef129a45ade607cdf41d7cad751d8af5d",
+  sha1: "70d76c137bd1fb461709a4ee9657af764ca497c2",
   keyLocking: false,
   keys: { fixed: ["job","lock","failed","completed","events","replayGuard","attention"] },
   argv: { fixed: ["prefix","jobId","reason","now","guardTtl","maxLenEvents","events","keepCount","keepAge","keepLimit","parentPolicy"] },
@@ -3059,7 +3080,10 @@ local ARG = { prefix = 1, jobId = 2, reason = 3, now = 4, guardTtl = 5, maxLenEv
     include_checkIntegerArgs_0,
     include_removeFromAnyState_0,
     include_removeFromList_0,
-    include_freeGroupSlot_0,
+    include_releaseGroupSlots_0,
+    include_groupKeys_0,
+    include_ringJoin_0,
+    include_releaseGroupSlots_2,
     include_removeFromAnyState_2,
     include_finishJob_0,
     include_addDeadLetter_0,
@@ -3413,7 +3437,7 @@ export interface CleanJobsArgs {
  */
 export const cleanJobs: ScriptDef<CleanJobsKeys, CleanJobsArgs> = {
   name: "cleanJobs",
-  sha1: "767bb53162975faaaddc69477a46dcb9d8b19b42",
+  sha1: "f1ae9f060cee26517fbb1fdd97af64135b7c73ce",
   keyLocking: false,
   keys: { fixed: ["source","schedulers","events","replayGuard"] },
   argv: { fixed: ["prefix","state","cutoff","offset","take","budget","cap","limit","total","emit","listIds","guardTtl"] },
@@ -3437,7 +3461,10 @@ local ARG = { prefix = 1, state = 2, cutoff = 3, offset = 4, take = 5, budget = 
     include_parentPrefixOf_0,
     include_detachFromParent_4,
     include_deleteJob_4,
-    include_freeGroupSlot_0,
+    include_releaseGroupSlots_0,
+    include_groupKeys_0,
+    include_ringJoin_0,
+    include_releaseGroupSlots_2,
     include_checkIntegerArgs_0,
     `checkIntegerArgs("cleanJobs", { "offset", "take", "budget", "cap", "limit", "total", "guardTtl" })
 local replayed = replayedResult(KEYS[KEY.replayGuard])
@@ -3490,7 +3517,7 @@ for step = 1, n do
     work = work + 1
   else
     deleteJob(prefix, entries[i], f[2], f[3], f[4])
-    if state == "active" and f[8] then freeGroupSlot(prefix, f[8]) end
+    if state == "active" and f[8] then releaseGroupSlots(prefix, { [f[8]] = 1 }) end
     deleted[#deleted + 1] = entries[i]
     work = work + 3 + (f[2] and 4 or 0) + (f[4] and 2 or 0)
     if isList then redis.call("LSET", source, -(offset + n - i + 1), "") end
@@ -5025,7 +5052,7 @@ export interface MoveToWaitingChildrenArgs {
  */
 export const moveToWaitingChildren: ScriptDef<MoveToWaitingChildrenKeys, MoveToWaitingChildrenArgs> = {
   name: "moveToWaitingChildren",
-  sha1: "8036b40d9c818674715abafbf11a5f09f7c43982",
+  sha1: "566f64c59851d9ff388cf801668b5385d7e23936",
   keyLocking: false,
   keys: { fixed: ["lock","dependencies","unsuccessful","active","waitingChildren","stalled","events"] },
   argv: { fixed: ["jobId","token","now","child"] },
@@ -5036,7 +5063,10 @@ local ARG = { jobId = 1, token = 2, now = 3, child = 4 }
 `,
     include_checkIntegerArgs_0,
     include_holdsLock_0,
-    include_freeGroupSlot_0,
+    include_releaseGroupSlots_0,
+    include_groupKeys_0,
+    include_ringJoin_0,
+    include_releaseGroupSlots_2,
     `checkIntegerArgs("moveToWaitingChildren", { "now" })
 local id = ARGV[ARG.jobId]
 if redis.call("ZCARD", KEYS[KEY.unsuccessful]) > 0 then return -9 end
@@ -5057,7 +5087,7 @@ redis.call("DEL", KEYS[KEY.lock])
 redis.call("SREM", KEYS[KEY.stalled], id)
 redis.call("LREM", KEYS[KEY.active], -1, id)
 local gid = redis.call("HGET", string.sub(KEYS[KEY.lock], 1, -6), "gid")
-if gid then freeGroupSlot(string.sub(KEYS[KEY.active], 1, -7), gid) end
+if gid then releaseGroupSlots(string.sub(KEYS[KEY.active], 1, -7), { [gid] = 1 }) end
 redis.call("ZADD", KEYS[KEY.waitingChildren], ARGV[ARG.now], id)
 redis.call("XADD", KEYS[KEY.events], "*", "event", "waiting-children", "jobId", id, "prev", "active")
 return 1
@@ -5117,7 +5147,7 @@ export interface ObliterateQueueArgs {
  */
 export const obliterateQueue: ScriptDef<ObliterateQueueKeys, ObliterateQueueArgs> = {
   name: "obliterateQueue",
-  sha1: "345362683957788e90474e1a26e9f472420e99f7",
+  sha1: "d1601898ed238e1d260dbf24f3b0dc7a236eebd3",
   keyLocking: false,
   keys: { fixed: ["meta","replayGuard"] },
   argv: { fixed: ["prefix","count","force","guardTtl"] },
@@ -5140,6 +5170,8 @@ local ARG = { prefix = 1, count = 2, force = 3, guardTtl = 4 }
     include_parentPrefixOf_0,
     include_detachFromParent_4,
     include_deleteJob_4,
+    include_groupKeys_0,
+    include_knownGroups_0,
     `local replayed = replayedResult(KEYS[KEY.replayGuard])
 if replayed then return replayed end
 local prefix, remaining = ARGV[ARG.prefix], tonumber(ARGV[ARG.count])
@@ -5191,12 +5223,7 @@ if remaining > 0 then
   redis.call("LTRIM", prefix .. "nq:ginbox", #ids, -1)
 end
 if remaining > 0 then
-  local groups = redis.call("ZRANGE", prefix .. "nq:groups", 0, -1)
-  for _, more in ipairs({ redis.call("SMEMBERS", prefix .. "nq:gpaused"), redis.call("ZRANGE", prefix .. "nq:glimited", 0, -1),
-      redis.call("HKEYS", prefix .. "nq:grun") }) do
-    for _, gid in ipairs(more) do groups[#groups + 1] = gid end
-  end
-  for _, gid in ipairs(groups) do
+  for _, gid in ipairs(knownGroups(groupKeys(prefix))) do
     if remaining <= 0 then break end
     local ids = redis.call("ZRANGE", prefix .. "nq:g:" .. gid, 0, remaining - 1)
     deleteAll(ids)
@@ -5269,7 +5296,7 @@ export interface PauseGroupArgs {
  */
 export const pauseGroup: ScriptDef<PauseGroupKeys, PauseGroupArgs> = {
   name: "pauseGroup",
-  sha1: "0750967597c54594a98ee27adc257eed37fcbd55",
+  sha1: "975562d8f8bc72f013d2023d7fa17df27144dbe2",
   keyLocking: true,
   keys: { fixed: ["meta","ring","counter","paused","groupJobs"] },
   argv: { fixed: ["groupId","pause"] },
@@ -5279,6 +5306,7 @@ export const pauseGroup: ScriptDef<PauseGroupKeys, PauseGroupArgs> = {
 local KEY = { meta = 1, ring = 2, counter = 3, paused = 4, groupJobs = 5 }
 local ARG = { groupId = 1, pause = 2 }
 `,
+    include_ringJoin_0,
     `local gid = ARGV[ARG.groupId]
 if ARGV[ARG.pause] == "1" then
   if redis.call("SADD", KEYS[KEY.paused], gid) == 0 then return 0 end
@@ -5288,9 +5316,7 @@ if ARGV[ARG.pause] == "1" then
 end
 if redis.call("SREM", KEYS[KEY.paused], gid) == 0 then return 0 end
 if redis.call("HINCRBY", KEYS[KEY.meta], "nq:gpaused", -1) <= 0 then redis.call("HDEL", KEYS[KEY.meta], "nq:gpaused") end
-if redis.call("EXISTS", KEYS[KEY.groupJobs]) == 1 then
-  redis.call("ZADD", KEYS[KEY.ring], "NX", redis.call("INCR", KEYS[KEY.counter]), gid)
-end
+if redis.call("EXISTS", KEYS[KEY.groupJobs]) == 1 then ringJoin({ counter = KEYS[KEY.counter], ring = KEYS[KEY.ring] }, { gid }, "NX") end
 return 1
 `,
   ].join(""),
@@ -5843,7 +5869,7 @@ export interface ReadGroupsArgs {
 }
 
 /**
- * Reads the queue's groups (BullMQ Pro's group getters): the given ones, or every group that has ready jobs, is paused or has jobs running, sorted by id, from `start` to `stop`. Builds each group's key from its id, so it is not flagged for key locking.
+ * Reads the queue's groups (BullMQ Pro's group getters): the given ones, or every group that has ready jobs, is paused, rate-limited or has jobs running, sorted by id, from `start` to `stop`. Builds each group's key from its id, so it is not flagged for key locking.
  *
  * Reply: see decodeReadGroups.
  *
@@ -5851,7 +5877,7 @@ export interface ReadGroupsArgs {
  */
 export const readGroups: ScriptDef<ReadGroupsKeys, ReadGroupsArgs> = {
   name: "readGroups",
-  sha1: "68891373e8622c75aa6e816ad6dfe923866fb6dc",
+  sha1: "14c42f281d7b58ea75635d89a7588aa80f98cce8",
   keyLocking: false,
   keys: { fixed: ["ring","paused","running"] },
   argv: { fixed: ["prefix","ids","start","stop"] },
@@ -5862,21 +5888,12 @@ local ARG = { prefix = 1, ids = 2, start = 3, stop = 4 }
 `,
     include_checkIntegerArgs_0,
     include_decodeIds_0,
+    include_groupKeys_0,
+    include_knownGroups_0,
     `checkIntegerArgs("readGroups", { "start", "stop" })
 local ids = decodeIds(ARGV[ARG.ids])
 if ARGV[ARG.ids] == "" then
-  local seen = {}
-  local function note(list)
-    for _, gid in ipairs(list) do
-      if not seen[gid] then
-        seen[gid] = true
-        ids[#ids + 1] = gid
-      end
-    end
-  end
-  note(redis.call("ZRANGE", KEYS[KEY.ring], 0, -1))
-  note(redis.call("SMEMBERS", KEYS[KEY.paused]))
-  note(redis.call("HKEYS", KEYS[KEY.running]))
+  ids = knownGroups(groupKeys(ARGV[ARG.prefix]))
   table.sort(ids)
 end
 local total = #ids
@@ -5890,6 +5907,7 @@ for i = first + 1, math.min(last + 1, total) do
   out[#out + 1] = tonumber(redis.call("HGET", KEYS[KEY.running], gid)) or 0
   out[#out + 1] = redis.call("SISMEMBER", KEYS[KEY.paused], gid)
   out[#out + 1] = redis.call("ZSCORE", KEYS[KEY.ring], gid) and 1 or 0
+  out[#out + 1] = tonumber(redis.call("ZSCORE", ARGV[ARG.prefix] .. "nq:glimited", gid)) or 0
 end
 return out
 `,
@@ -5900,11 +5918,11 @@ export type ReadGroupsReply =
   | {
     /** how many groups the list had before the range */
     total: number;
-    /** each group in range: its ready jobs, its running jobs, 1 when paused, 1 when in the ring (served in turn) */
-    groups: Array<{ groupId: string; ready: number; running: number; paused: number; inRing: number }>;
+    /** each group in range: its ready jobs, its running jobs, 1 when paused, 1 when in the ring (served in turn), when its rate limit ends (ms, 0 for none) */
+    groups: Array<{ groupId: string; ready: number; running: number; paused: number; inRing: number; limitedUntil: number }>;
   };
 
-const readGroupsReply: ReplySpec = { script: "readGroups", codes: [], forms: [{"fields":[{"name":"total","type":"int"},{"name":"groups","type":{"each":{"group":[{"name":"groupId","type":"string"},{"name":"ready","type":"int"},{"name":"running","type":"int"},{"name":"paused","type":"int"},{"name":"inRing","type":"int"}]}}}]}] };
+const readGroupsReply: ReplySpec = { script: "readGroups", codes: [], forms: [{"fields":[{"name":"total","type":"int"},{"name":"groups","type":{"each":{"group":[{"name":"groupId","type":"string"},{"name":"ready","type":"int"},{"name":"running","type":"int"},{"name":"paused","type":"int"},{"name":"inRing","type":"int"},{"name":"limitedUntil","type":"int"}]}}}]}] };
 
 /**
  * Checks readGroups's reply against the REPLY of lua/readGroups.lua and names its parts;
@@ -6040,7 +6058,7 @@ export interface RecoverStalledArgs {
  */
 export const recoverStalled: ScriptDef<RecoverStalledKeys, RecoverStalledArgs> = {
   name: "recoverStalled",
-  sha1: "111040de7274c1c057c0ae976b2f2bb999dfc03b",
+  sha1: "0f301a187d3d64b1f3318a6a77382ed3228d726c",
   keyLocking: false,
   keys: { fixed: ["stalled","stalledCheck","active","wait","meta","marker","events","schedulers","attention"] },
   argv: { fixed: ["prefix","now","stalledInterval","maxStalledCount"] },
@@ -6058,7 +6076,8 @@ local ARG = { prefix = 1, now = 2, stalledInterval = 3, maxStalledCount = 4 }
     include_groupKeys_0,
     include_pushGroupJobs_1,
     include_releaseGroupSlots_0,
-    include_releaseGroupSlots_1,
+    include_ringJoin_0,
+    include_releaseGroupSlots_2,
     include_checkStalledJobs_4,
     `checkIntegerArgs("recoverStalled", { "now", "stalledInterval", "maxStalledCount" })
 local q = { prefix = ARGV[ARG.prefix] }
@@ -6429,7 +6448,7 @@ export interface RemoveJobArgs {
  */
 export const removeJob: ScriptDef<RemoveJobKeys, RemoveJobArgs> = {
   name: "removeJob",
-  sha1: "4a7dea44b280df6f5e797fcd40fef28699d98bf4",
+  sha1: "501fd5d92b36d595f8582c3628fdb92ab6452c98",
   keyLocking: false,
   keys: { fixed: ["jobKey","schedulers"] },
   argv: { fixed: ["prefix","jobId","removeChildren"] },
@@ -6451,7 +6470,10 @@ local ARG = { prefix = 1, jobId = 2, removeChildren = 3 }
     include_detachFromParent_4,
     include_removeFromAnyState_0,
     include_removeFromList_0,
-    include_freeGroupSlot_0,
+    include_releaseGroupSlots_0,
+    include_groupKeys_0,
+    include_ringJoin_0,
+    include_releaseGroupSlots_2,
     include_removeFromAnyState_2,
     include_removeJobTree_7,
     `local jobKey, jobId, prefix = KEYS[KEY.jobKey], ARGV[ARG.jobId], ARGV[ARG.prefix]
@@ -7083,7 +7105,7 @@ export interface SweepQueuesArgs {
  */
 export const sweepQueues: ScriptDef<SweepQueuesKeys, SweepQueuesArgs> = {
   name: "sweepQueues",
-  sha1: "ff541eb3c701f77edd8ee01929ee84dff406410c",
+  sha1: "4a33cb68a7c1e94ccd5acbe753c4eabdb027191a",
   keyLocking: false,
   keys: { fixed: ["lock","cursors","attention"], group: { name: "queues", fields: ["meta","wait","active","prioritized","priorityCounter","delayed","marker","events","stalled","stalledCheck","schedulers","workers"] } },
   argv: { fixed: ["token","lockTtl","now","stalledInterval","maxStalledCount","promoteLimit","eventBatch","schedulerLookback","recheck"], group: { name: "names", fields: ["name"] } },
@@ -7108,6 +7130,8 @@ local function groupArg(i, offset) return ARGV[10 + (i - 1) * 1 + offset] end
     include_pushGroupJobs_1,
     include_promoteGroupDelayed_2,
     include_ringEndedLimits_0,
+    include_ringJoin_0,
+    include_ringEndedLimits_1,
     include_drainGroupInbox_0,
     include_drainGroupInbox_2,
     include_sweepGroups_4,
@@ -7116,7 +7140,7 @@ local function groupArg(i, offset) return ARGV[10 + (i - 1) * 1 + offset] end
     include_eventsMaxLen_0,
     include_isQueuePausedOrMaxed_0,
     include_releaseGroupSlots_0,
-    include_releaseGroupSlots_1,
+    include_releaseGroupSlots_2,
     include_checkStalledJobs_4,
     include_settleAttention_0,
     include_missingIterations_0,

@@ -1232,10 +1232,10 @@ export interface components {
     GroupSummary: {
       id: string;
       /**
-       * @description waiting: ready jobs, served in turn; maxed: ready jobs, as many running as group.concurrency allows; paused; active: none ready, some running; empty
+       * @description waiting: ready jobs, served in turn; maxed: ready jobs, as many running as group.concurrency allows; limited: ready jobs held by a rate limit; paused; active: none ready, some running; empty
        * @enum {string}
        */
-      status: "waiting" | "maxed" | "paused" | "active" | "empty";
+      status: "waiting" | "maxed" | "limited" | "paused" | "active" | "empty";
       /** @description Ready jobs of the group (delayed ones once due) */
       waiting: number;
       /** @description Jobs of the group running now */
