@@ -2,7 +2,7 @@
  * The HTTP API as one Hono app: the same object serves Lambda (`httpHandler`), Node
  * (`serve({ fetch: app.fetch })` from `@hono/node-server`) and tests (`app.request()`).
  */
-import { Hono } from "hono";
+import { Hono } from "hono/tiny";
 import { mount } from "./api-route.ts";
 import type { AppEnv } from "./app-env.ts";
 import { addCancelRoute } from "./cancel-route.ts";

@@ -6,7 +6,9 @@
  * nothing but zip bytes, and a TCP deployment finds it where Node looks.
  *
  * The HTTP function's `/openapi.json` is written here, from the schemas it validates with
- * (prebuilt-openapi.ts), so the bundle carries the document but not the code that writes it.
+ * (prebuilt-openapi.ts), so the bundle carries the document but not the code that writes it, nor
+ * the text only the document reads (doc-text.ts). Each function carries the layouts and sources of
+ * the Lua scripts it calls, packed, and unpacks them when first needed (packed-scripts.ts).
  *
  * The output depends only on the sources (no timestamps, no absolute paths), so two builds of one
  * commit give identical bytes, and osls's zips (fixed dates) and Lambda version hashes stay stable.
@@ -14,8 +16,10 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { gzipSync } from "node:zlib";
-import { build, type Metafile, type Plugin } from "esbuild";
+import { type BuildOptions, build, type Metafile, type Plugin } from "esbuild";
+import { docTextOut } from "./doc-text.ts";
 import { type FunctionEntry, functionEntries, runtimeProvided } from "./functions.ts";
+import { packedScripts, scriptsIn } from "./packed-scripts.ts";
 import { prebuiltOpenApi } from "./prebuilt-openapi.ts";
 
 export interface BundleOptions {
@@ -37,6 +41,8 @@ export interface BundleReport {
   inputs: string[];
   /** Imports left for the runtime to resolve, e.g. `@aws-sdk/client-lambda`. */
   externalImports: string[];
+  /** The scripts the function calls: the bundle carries their sources, packed (packed-scripts.ts). */
+  scripts: string[];
 }
 
 export async function bundleFunctions(options: BundleOptions = {}): Promise<BundleReport[]> {
@@ -72,37 +78,51 @@ async function bundleIoredis(root: string): Promise<Uint8Array> {
 
 async function bundleOne(root: string, outDir: string, fn: FunctionEntry): Promise<BundleReport> {
   const file = join(outDir, fn.name, "index.mjs");
+  // A first build learns which scripts the function calls; the bundle carries only their sources, packed.
+  const probe = await build({ ...commonOptions(root, fn), write: false, sourcemap: false, metafile: false });
+  const called = scriptsIn(probe.outputFiles[0]?.text ?? "");
   const result = await build({
-    absWorkingDir: root,
-    entryPoints: [fn.entry],
+    ...commonOptions(root, fn),
     outfile: file,
-    bundle: true,
-    format: "esm",
-    platform: "node",
-    target: "node22",
-    minify: true,
     // Map stack traces back to the sources with NODE_OPTIONS=--enable-source-maps; the sources
     // themselves stay out of the map, which keeps it a fraction of the size.
     sourcemap: "linked",
     sourcesContent: false,
-    external: runtimeProvided,
-    // Hono and @upstash/redis pick their Node builds.
-    conditions: ["node"],
-    mainFields: ["module", "main"],
     metafile: true,
-    logLevel: "warning",
-    plugins: [zodEnglishOnly, prebuiltOpenApi],
+    plugins: [...commonPlugins, packedScripts(called)],
   });
   const code = readFileSync(file);
+  const packedCalled = scriptsIn(code.toString("utf8"));
+  if (packedCalled.join() !== called.join())
+    throw new Error(`${fn.name}: the packed build calls ${packedCalled.join()}, its probe ${called.join()}`);
   return {
     name: fn.name,
     file,
     bytes: code.byteLength,
     gzipBytes: gzipSync(code, { level: 9 }).byteLength,
     mapBytes: readFileSync(`${file}.map`).byteLength,
+    scripts: called,
     inputs: Object.keys(result.metafile.inputs).map((input) => relative(root, resolve(root, input))),
     externalImports: externalImports(result.metafile),
   };
+}
+
+function commonOptions(root: string, fn: FunctionEntry) {
+  return {
+    absWorkingDir: root,
+    entryPoints: [fn.entry],
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: "node22",
+    minify: true,
+    external: runtimeProvided,
+    // Hono and @upstash/redis pick their Node builds.
+    conditions: ["node"],
+    mainFields: ["module", "main"],
+    logLevel: "warning",
+    plugins: commonPlugins,
+  } satisfies BuildOptions;
 }
 
 /**
@@ -132,3 +152,5 @@ function externalImports(metafile: Metafile): string[] {
   }
   return [...found].sort();
 }
+
+const commonPlugins = [zodEnglishOnly, prebuiltOpenApi, docTextOut];

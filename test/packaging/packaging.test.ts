@@ -6,13 +6,14 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createRedis, Queue } from "../../core/index.ts";
+import { addJobs } from "../../core/redis/generated/scripts.ts";
 import { demoQueues } from "../../examples/demo/demo-queues.ts";
 import { sweeperOptionsFromEnv } from "../../functions/config/sweeper-env.ts";
 import { workersFromEnv } from "../../functions/config/workers-env.ts";
 import { createHttpApp, openApiDocument } from "../../functions/http/index.ts";
 import { functionEntries } from "../../infra/build/functions.ts";
 import { apiGatewayV2Event, functionUrlEvent, sqsEvent } from "../support/aws-events.ts";
-import { sharedRedis, uniquePrefix } from "../support/stack.ts";
+import { sharedRedis, startPrivateStack, uniquePrefix } from "../support/stack.ts";
 import { importInFreshNode } from "./fresh-node.ts";
 import {
   type CloudFormationTemplate,
@@ -298,6 +299,23 @@ describe("the bundles", () => {
     }
   });
 
+  it("carry their scripts' sources packed and none of the document's text", () => {
+    for (const bundle of copy.bundles) {
+      const text = readFileSync(bundle.file, "utf8");
+      expect(bundle.scripts.length, bundle.name).toBeGreaterThan(0);
+      expect(text, bundle.name).not.toContain("redis.call(");
+    }
+    const http = copy.bundles.find((b) => b.name === "http");
+    expect(http?.scripts).toEqual(
+      expect.arrayContaining(["addJobs", "handOffJob", "handOffJobDeclared", "cancelJob"]),
+    );
+    expect(http?.scripts).not.toContain("ackAndLease");
+    const text = readFileSync(http?.file as string, "utf8");
+    // Route summaries and schema descriptions live in the prebuilt /openapi.json only.
+    expect(text).not.toContain("Add one job, or an array");
+    expect(text).not.toContain("Keep at most this many jobs");
+  });
+
   it("load in a fresh node process where the AWS SDK cannot be resolved (import times are reported)", async () => {
     const rows: string[] = [];
     for (const bundle of copy.bundles) {
@@ -365,6 +383,38 @@ describe("the bundles", () => {
     );
     expect(read.result.statusCode).toBe(200);
     expect(JSON.parse(read.result.body)).toMatchObject({ id, name: "send", state: "waiting" });
+  });
+
+  it("send a script's source from the packed table to a server that knows no script", async () => {
+    // A private REST server and redis-server, new: the add's EVALSHA answers NOSCRIPT, and the
+    // bundle sends the source its table holds; the server files it under the SHA-1 the bundle asked for.
+    const stack = await startPrivateStack();
+    try {
+      const http = copy.bundles.find((b) => b.name === "http")?.file as string;
+      const env: Record<string, string> = {
+        ...environmentOf("http"),
+        UPSTASH_REDIS_REST_URL: stack.rest.url,
+        UPSTASH_REDIS_REST_TOKEN: stack.rest.token,
+        NIMBUSQ_PREFIX: uniquePrefix("pkg"),
+        NIMBUSQ_WORKERS: "",
+        NIMBUSQ_API_TOKENS: "admin:pkg-test-token",
+      };
+      expect(await stack.redis.scriptExists(addJobs.sha1)).toEqual([0]);
+      const added = await importInFreshNode<{ statusCode: number; body: string }>(http, {
+        cwd: copy.dir,
+        env,
+        event: functionUrlEvent({
+          method: "POST",
+          path: "/queues/email/jobs",
+          headers: { authorization: "Bearer pkg-test-token" },
+          body: { name: "send", data: {} },
+        }),
+      });
+      expect(added.result.statusCode).toBe(202);
+      expect(await stack.redis.scriptExists(addJobs.sha1)).toEqual([1]);
+    } finally {
+      await stack.stop();
+    }
   });
 
   it("serve requests over TCP: the HTTP bundle with NIMBUSQ_REDIS_URL loads the ioredis shipped beside it", async () => {
