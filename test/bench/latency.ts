@@ -12,6 +12,7 @@
  *   until the next due job and starts workers; those wait for delayed jobs due within 5 s.
  */
 import { serve } from "@hono/node-server";
+import type { Redis } from "@upstash/redis";
 import { Queue as BullQueue, Worker as BullWorker } from "bullmq";
 import { type ActiveJob, Queue } from "../../core/index.ts";
 import { cappedWorkerKick, type WorkerKick } from "../../functions/config/workers-env.ts";
@@ -30,6 +31,8 @@ import {
   unique,
   waitUntil,
 } from "./common.ts";
+import { startDelayProxy } from "./delay-proxy.ts";
+import { type ProfiledEnqueueToStart, runProfiledEnqueueToStart } from "./latency-profiled.ts";
 import { runWakeLateness, type WakeLateness, wakePaths } from "./wake-lateness.ts";
 
 export interface Distribution {
@@ -53,6 +56,8 @@ export interface LatencyResult {
     /** Every command Redis ran per job in these runs (INFO commandstats), add to completion. */
     nimbusqBilledPerJob: number;
     bullmqBilledPerJob: number;
+    /** The same with a delay added to every network request on both sides (latency-profiled.ts). */
+    delayed?: ProfiledEnqueueToStart;
   };
   delayedLateness: {
     jobs: number;
@@ -191,11 +196,17 @@ export async function startStack(
   };
 }
 
-async function nimbusqEnqueueToStart(env: BenchEnv, count: number, warm: number) {
+/** A network profile: the REST server the stack uses, and a delay added to the POST (a TCP proxy). */
+export interface EnqueuePath {
+  redis: Redis;
+  postDelayMs: number;
+}
+
+export async function nimbusqEnqueueToStart(env: BenchEnv, count: number, warm: number, path?: EnqueuePath) {
   const queue = unique("lat-nq");
   const starts = new Map<number, number>();
   const stack = await startStack(
-    env,
+    path ? { ...env, fastRedis: path.redis } : env,
     queue,
     unique("p"),
     async (job) => {
@@ -206,11 +217,16 @@ async function nimbusqEnqueueToStart(env: BenchEnv, count: number, warm: number)
   const latencies: number[] = [];
   const posts: number[] = [];
   let before = 0;
+  const apiPort = Number(new URL(stack.apiUrl).port);
+  const proxy = path
+    ? await startDelayProxy({ host: "127.0.0.1", port: apiPort }, path.postDelayMs)
+    : undefined;
+  const apiUrl = proxy ? `http://127.0.0.1:${proxy.port}` : stack.apiUrl;
   try {
     for (let k = 0; k < warm + count; k++) {
       if (k === warm) before = await billedTotal(env.direct);
       const sent = performance.now();
-      const response = await fetch(`${stack.apiUrl}/queues/${queue}/jobs`, {
+      const response = await fetch(`${apiUrl}/queues/${queue}/jobs`, {
         method: "POST",
         headers: { authorization: `Bearer ${stack.apiToken}`, "content-type": "application/json" },
         body: JSON.stringify({ name: "lat", data: { k } }),
@@ -234,21 +250,27 @@ async function nimbusqEnqueueToStart(env: BenchEnv, count: number, warm: number)
       billedPerJob: billed / count,
     };
   } finally {
+    await proxy?.close();
     await stack.stop();
     await flush(env);
   }
 }
 
-async function bullmqEnqueueToStart(env: BenchEnv, count: number, warm: number) {
+export async function bullmqEnqueueToStart(
+  env: BenchEnv,
+  count: number,
+  warm: number,
+  connection: BenchEnv["connection"] = env.connection,
+) {
   const name = unique("lat-bq");
   const starts = new Map<number, number>();
-  const queue = new BullQueue(name, { connection: env.connection });
+  const queue = new BullQueue(name, { connection });
   const worker = new BullWorker(
     name,
     async (job) => {
       starts.set((job.data as { k: number }).k, performance.now());
     },
-    { connection: env.connection, concurrency: 50 },
+    { connection, concurrency: 50 },
   );
   let completed = 0;
   worker.on("completed", () => {
@@ -353,6 +375,9 @@ async function bullmqLateness(env: BenchEnv, plan: DelayedPlan) {
   }
 }
 
+/** The delay the profiled enqueue → start adds to each request: the throughput bench's 2 ms. */
+const profiledDelayMs = 2;
+
 export async function runLatency(env: BenchEnv): Promise<LatencyResult> {
   const quick = env.quick;
   const rounds = quick ? 1 : 3;
@@ -377,6 +402,7 @@ export async function runLatency(env: BenchEnv): Promise<LatencyResult> {
       `latency: enqueue→start round ${r + 1}: nimbusq p50 ${round(quantile(nimbusq.latencies, 0.5))} ms, BullMQ p50 ${round(quantile(bullmq.latencies, 0.5))} ms`,
     );
   }
+  const profiled = await runProfiledEnqueueToStart(env, profiledDelayMs);
   const plan: DelayedPlan = quick
     ? { jobs: 40, leadMs: 800, spanMs: 1000 }
     : { jobs: 1000, leadMs: 1500, spanMs: 10_000 };
@@ -417,6 +443,7 @@ export async function runLatency(env: BenchEnv): Promise<LatencyResult> {
       nimbusqInvocationsPerJob: round(invocationsPerJob, 2),
       nimbusqBilledPerJob: round(median(ourBilled), 2),
       bullmqBilledPerJob: round(median(theirBilled), 2),
+      delayed: profiled,
     },
     delayedLateness: {
       jobs: plan.jobs,
