@@ -2,8 +2,7 @@
 abortStagedJobs: One step of undoing a staged add that will not commit (a chunk was refused, or a call
 failed): unless the add committed, deletes its staging record first (so a late commit finds it
 partial and writes nothing), then up to `count` staged job hashes, and once none is left the rest of
-the staging. What an abort does not reach expires by itself. Safe to repeat. Unflagged: it builds
-the staged-dependencies keys from `stage`.
+the staging. What an abort does not reach expires by itself. Safe to repeat.
 
 KEYS
   replayGuard  the add's replay guard, <prefix>:nq-req:<queue>:<token> (set by its commit)
@@ -27,6 +26,9 @@ CODES
   committed  -1  the add committed
 EVENTS
   none
+GLOBAL LOCK
+  It deletes the staged hashes it reads from the stage's lists and builds each parent's
+  staged-dependencies key from `stage`: their keys are known only inside.
 ]]
 -- @include checkIntegerArgs
 

@@ -82,6 +82,11 @@ EVENTS
   with events 2: active, completed, failed, retries-exhausted, delayed, waiting prev active, drained, waiting prev delayed (promotion);
   with 1: completed, failed, retries-exhausted; waiting prev waiting-children on a released parent's
   queue and the dead-letter queue's added and waiting (or duplicated) at every level.
+GLOBAL LOCK
+  It promotes due delayed jobs, prunes finished sets and leases jobs it finds inside the call (and
+  grouped jobs from the groups' keys it reads), so their hashes and locks cannot be named before it
+  runs. The worker calls it only when promotion or pruning is owed, for groups, and as a drain's first
+  call; every call in between is ackAndLease, which declares all its keys.
 ]]
 -- @include cycleJobs
 return cycleJobs(true)

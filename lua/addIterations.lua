@@ -34,6 +34,9 @@ REPLY
     stale or ended, or the job exists)
 EVENTS
   added, then waiting or delayed, per iteration made; duplicated when the next iteration exists.
+GLOBAL LOCK
+  Each iteration's job id is made inside from the scheduler's hash (BullMQ's repeat:<id>:<millis>),
+  and the job's keys with it.
 ]]
 -- @include noteAttention
 -- @include everyNextMillis

@@ -60,6 +60,10 @@ EVENTS
   with events 2: added, waiting, delayed, waiting-children, duplicated, deduplicated, removed (dedup
   replace); with 1 or 0 none of them;
   waiting prev waiting-children on a parent's queue when a parent has nothing pending.
+GLOBAL LOCK
+  Ids come from {P}id, INCR'd inside, and a flow's parent and dependency keys and the deduplication
+  keys follow from the jobs as written. A lone add with a reserved or custom id goes through
+  handOffJobDeclared, which declares its keys.
 ]]
 -- @include checkIntegerArgs
 -- @include checkNewJobs

@@ -1,3 +1,4 @@
+#!lua flags=allow-key-locking
 --[[
 advanceEventCursors: Records, after a forward, the last event forwarded per events stream, while this
 sweeper still holds the lock (a sweeper that lost it must not move the cursor), and notes the queues

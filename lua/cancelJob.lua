@@ -45,6 +45,9 @@ OUTCOMES
   finished  4  the job had finished already (state: completed or failed); nothing changed
 EVENTS
   a job failed now: failed {jobId, failedReason, prev: its state}
+GLOBAL LOCK
+  Its parent's keys, its deduplication key and its group's keys are named by fields of the job's hash,
+  read inside.
 ]]
 -- @include checkIntegerArgs
 -- @include removeFromAnyState

@@ -1,3 +1,4 @@
+#!lua flags=allow-key-locking
 --[[
 changeDelay: Reschedules a delayed job to `delay` ms from now, as BullMQ's job.changeDelay: a new
 delayed score (its sequence taken before the job leaves its old one, as BullMQ does), `delay` stored,

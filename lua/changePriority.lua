@@ -26,6 +26,9 @@ CODES
   jobNotFound  -1  no such job
 EVENTS
   none
+GLOBAL LOCK
+  A grouped job's group keys are named by the gid in its hash, and a lifo placement reads the
+  neighbours' hashes: both known only inside.
 ]]
 -- @include checkIntegerArgs
 -- @include isQueuePausedOrMaxed

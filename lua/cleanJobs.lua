@@ -10,8 +10,7 @@ In a list, taking deleted entries out walks it from the nearer end to them (LREM
 a step deleting far from both ends stops when its work and that walk reach `cap` (after 30 units).
 
 KEYS
-  source  the structure: {P}wait, {P}paused, {P}active, {P}delayed, {P}prioritized, {P}completed or
-    {P}failed
+  source  the structure: {P}wait, paused, active, delayed, prioritized, completed or failed
   schedulers  {P}repeat
   events  {P}events
   replayGuard  nimbusq's replay guard for this step
@@ -35,7 +34,8 @@ REPLY
   deleted  int  how many jobs went
   ids  string...  their ids, when asked
 EVENTS
-  cleaned {count: total + deleted} once, from the step that finishes a clean (emit "1").
+  cleaned {count: total + deleted} once, from the step finishing a clean (emit "1").
+GLOBAL LOCK  It deletes the jobs it finds in the structure it walks, with their sub-keys.
 ]]
 -- @include replayedResult
 -- @include saveResult

@@ -2,7 +2,7 @@
 commitStagedJobs: Makes a staged add visible in one call: persists the staged hashes, moves every staged
 id into its queue's structures, merges staged dependencies into each parent's, decides the jobs with
 deduplication (they enter last), links existing children and deletes the staging. Before it no reader
-sees a job of the add; after it, all. Safe to replay. Unflagged: it builds keys from `stage`.
+sees a job of the add; after it, all. Safe to replay.
 
 KEYS
   replayGuard  the add's replay guard, <prefix>:nq-req:<queue>:<token>
@@ -63,6 +63,7 @@ EVENTS
   with events 2: deduplicated and removed (deduplication) for deferred jobs; waiting prev
   waiting-children for a parent left with nothing pending. The jobs' added, waiting, delayed,
   waiting-children and duplicated events follow in publishAddEvents calls.
+GLOBAL LOCK  It places the staged jobs it reads from `stage`'s lists, their parents and groups.
 ]]
 -- @include noteAttention
 -- @include checkIntegerArgs
@@ -75,8 +76,7 @@ EVENTS
 -- @include releaseParent
 -- @include copyGroupFields
 
-checkIntegerArgs("commitStagedJobs",
-  { "guardTtl", "now", "maxLenEvents", "events", "chunks", "persistFrom", "persistCustomFrom" })
+checkIntegerArgs("commitStagedJobs", { "guardTtl", "now", "maxLenEvents", "events", "chunks", "persistFrom", "persistCustomFrom" })
 local replayed = replayedResult(KEYS[KEY.replayGuard])
 if replayed then return replayed end
 local k = { stage = KEYS[KEY.stage], stagedKeys = KEYS[KEY.stagedKeys],

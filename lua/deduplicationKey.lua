@@ -1,3 +1,4 @@
+#!lua flags=allow-key-locking
 --[[
 deduplicationKey: Reads or deletes a deduplication window, as BullMQ's Queue.getDeduplicationJobId
 (GET) and Queue.removeDeduplicationKey (DEL, whichever job owns it; a stored `dn:` next job stays).

@@ -21,6 +21,8 @@ REPLY range  mode range
   schedulers  (id string, next int, fields hash)...
 EVENTS
   none
+GLOBAL LOCK
+  It reads the hashes of the schedulers it finds in the repeat ZSET.
 ]]
 local key, mode = KEYS[KEY.schedulers], ARGV[ARG.mode]
 if mode == "count" then return redis.call("ZCARD", key) end

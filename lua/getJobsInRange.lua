@@ -23,6 +23,8 @@ REPLY
   jobs  (jobId string, fields hash)...  a job whose hash is gone has no fields
 EVENTS
   none
+GLOBAL LOCK
+  It reads the hashes of the jobs it finds in the structures it lists.
 ]]
 local ascending = ARGV[ARG.ascending] == "1"
 local maxIds, maxBytes = tonumber(ARGV[ARG.maxIds]), tonumber(ARGV[ARG.maxBytes])

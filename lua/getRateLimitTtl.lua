@@ -1,3 +1,4 @@
+#!lua flags=allow-key-locking
 --[[
 getRateLimitTtl: How long the queue's rate limit still holds workers back, as BullMQ's
 Queue.getRateLimitTtl(maxJobs): with a max (given, else meta.max), the limiter's TTL once its count

@@ -8,9 +8,7 @@ snapshot, so the first check after the lease lapses recovers it; the invocation 
 running worker until the lease ends. Otherwise the job is added to wait as addJobs adds it.
 Handed over only when the queue is not paused, has no global concurrency, no rate limit (meta max,
 a limiter key, or workers that registered a limiter), fewer running workers than `maxWorkers`, and
-(unless lifo) nothing in wait ahead of it. Unflagged: the job's keys come from the ids reserved here
-(INCRBY of a block: the first id is this job's, the caller keeps the rest for handOffJobDeclared,
-which declares its keys and also takes the adds with a custom id).
+(unless lifo) nothing in wait ahead of it.
 
 KEYS
   replayGuard  nimbusq's replay guard for this call, <prefix>:nq-req:<queue>:<token>
@@ -53,6 +51,10 @@ OUTCOMES
   waiting  0  handed: added to wait
 EVENTS
   with events 2: added, waiting, and active prev waiting when handed over; with 1 or 0 none.
+GLOBAL LOCK
+  It reserves a block of ids with INCRBY {P}id (the first is this job's, the caller keeps the rest),
+  so the new job's hash and lock are named inside; the adds with an id of that block or a custom id
+  go through handOffJobDeclared, which declares them.
 ]]
 -- @include checkIntegerArgs
 -- @include handOffNew

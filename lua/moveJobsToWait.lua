@@ -26,6 +26,9 @@ REPLY
   moved  int  how many moved
 EVENTS
   waiting {jobId, prev: failed | completed | delayed} per job.
+GLOBAL LOCK
+  It moves the jobs it finds in the finished or delayed set, writing their hashes (and grouped ones
+  into the groups their gid names).
 ]]
 -- @include noteAttention
 -- @include eventsMaxLen

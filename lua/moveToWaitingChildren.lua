@@ -25,6 +25,9 @@ CODES
   childFailed  -9  a child failed (failParentOnFailure)
 EVENTS
   waiting-children {jobId, prev: active}
+GLOBAL LOCK
+  A grouped parent frees its group's slot: the group's keys are named by the gid in its hash, read
+  inside.
 ]]
 -- @include checkIntegerArgs
 -- @include holdsLock

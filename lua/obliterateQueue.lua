@@ -24,6 +24,8 @@ CODES
 EVENTS
   none on this queue (its stream is deleted at the end); a parent in another queue left with nothing
   pending goes to that queue's wait without an event, as in BullMQ.
+GLOBAL LOCK
+  It deletes every job it finds in the queue's structures with all its sub-keys.
 ]]
 -- @include replayedResult
 -- @include saveResult

@@ -1,3 +1,4 @@
+#!lua flags=allow-key-locking
 --[[
 pauseQueue: Pauses or resumes a queue as BullMQ 6 does: only meta.paused changes, jobs stay in wait.
 A resume first moves a legacy (5.x) paused list into wait, at most 20,000 entries a call, newest

@@ -28,6 +28,8 @@ CODES
   notInState  -3  the job is not delayed
 EVENTS
   waiting {jobId, prev: delayed}
+GLOBAL LOCK
+  A grouped job goes to its group, whose keys are named by the gid in its hash, read inside.
 ]]
 -- @include noteAttention
 -- @include pushReadyJob

@@ -1,3 +1,4 @@
+#!lua flags=allow-key-locking
 --[[
 publishAddEvents: Writes the add events of a committed staged add, in job order, a chunk per call: for a
 created job `added` then `waiting`, `delayed` or `waiting-children` as addJobs writes them, for a

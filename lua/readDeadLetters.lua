@@ -20,6 +20,8 @@ REPLY  letters whose hash is gone are left out
   letters  (id string, name string, data string)...
 EVENTS
   none
+GLOBAL LOCK
+  It reads the hashes of the dead letters it finds in the dead-letter queue's structures.
 ]]
 local key, idPrefix = KEYS[KEY.structure], ARGV[ARG.idPrefix]
 local offset, count = tonumber(ARGV[ARG.offset]), tonumber(ARGV[ARG.count])

@@ -19,6 +19,8 @@ REPLY
     turn), when its rate limit ends (ms, 0 for none)
 EVENTS
   none
+GLOBAL LOCK
+  It reads the keys of the groups it finds in the ring, the paused set and the running counts.
 ]]
 -- @include checkIntegerArgs
 -- @include decodeIds

@@ -21,6 +21,9 @@ REPLY
     failedSinceLastRead int)}...  one per queue: paused 0/1, oldestWaitingTimestamp in ms (0 for none)
 EVENTS
   none
+GLOBAL LOCK
+  It reads the timestamp of each queue's oldest waiting job, whose hash is named by the id it finds at
+  the end of wait.
 ]]
 local out = {}
 for g = 1, KEY_GROUP_COUNT do

@@ -26,6 +26,9 @@ REPLY moved
   ids  string...  the ids moved back to wait
 EVENTS
   waiting prev active, then stalled, per job.
+GLOBAL LOCK
+  It checks the locks and writes the hashes of the jobs it finds in the stalled set and the active
+  list.
 ]]
 -- @include noteAttention
 -- @include checkIntegerArgs

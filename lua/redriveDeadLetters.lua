@@ -41,6 +41,8 @@ REPLY
     skipped, "-" when it was dropped (its job was retried since)
 EVENTS
   removed {jobId, prev} on the dead-letter queue; added, waiting on the source queue.
+GLOBAL LOCK
+  It moves letters it reads back to the source queue their hashes name, into that queue's keys.
 ]]
 -- @include noteAttention
 -- @include loadQueueMeta

@@ -1,3 +1,4 @@
+#!lua flags=allow-key-locking
 --[[
 releaseLock: Releases a lock only if this token still holds it.
 

@@ -24,6 +24,9 @@ EVENTS
   removed {jobId, prev} for each job removed, children first, on each job's own queue, with BullMQ's
   state names (wait, paused, active, delayed, prioritized, completed, failed, waiting-children); waiting
   prev waiting-children for a parent left with nothing pending.
+GLOBAL LOCK
+  It walks the job's children from its dependencies set and its parent from its hash: their keys are
+  known only inside.
 ]]
 -- @include isSchedulerIteration
 -- @include isJobTreeLocked

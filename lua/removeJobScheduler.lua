@@ -14,6 +14,8 @@ REPLY
   removed  int  1 removed, 0 no such scheduler
 EVENTS
   removed {jobId, prev: delayed} for a removed iteration.
+GLOBAL LOCK
+  Its pending iteration's job id is made from the scheduler's hash, read inside.
 ]]
 -- @include removeJobKeys
 local id = ARGV[ARG.schedulerId]

@@ -32,6 +32,8 @@ CODES
   notInState  -3  the job is not in that state
 EVENTS
   waiting {jobId, prev: failed | completed}
+GLOBAL LOCK
+  Its parent's keys and its group's keys are named by fields of the job's hash, read inside.
 ]]
 -- @include noteAttention
 -- @include eventsMaxLen

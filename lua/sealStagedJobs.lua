@@ -20,6 +20,8 @@ CODES
   stagingGone  -30  the staging is gone or partial
 EVENTS
   none
+GLOBAL LOCK
+  It persists the staged hashes whose keys it reads from the stage's list.
 ]]
 -- @include checkIntegerArgs
 -- @include replayedResult

@@ -1,3 +1,4 @@
+#!lua flags=allow-key-locking
 --[[
 setRateLimit: Makes the queue's workers wait `ms` before leasing again (BullMQ's Queue.rateLimit and
 Worker.rateLimit): the limiter counter set out of reach, expiring after `ms`. With `ms` 0 it deletes

@@ -3,8 +3,7 @@ stageJobs: Stages one chunk of an add too large for one call (Queue.addBulk, Flo
 chunk's new jobs get their hashes at their final keys, with a TTL, and their ids go to the add's
 staging keys beside the queue (<prefix>:nq-req:<queue>:<token>:stage…), where no reader looks. No
 structure, event, parent or deduplication window changes until commitStagedJobs makes the whole add
-visible in one call; an abandoned staging expires by itself. Safe to replay. Unflagged: it builds each
-parent's staged-dependencies key from `stage`.
+visible in one call; an abandoned staging expires by itself. Safe to replay.
 
 KEYS
   replayGuard  this call's replay guard, <prefix>:nq-req:<queue>:<token>-s<chunk>
@@ -56,6 +55,9 @@ CODES
   idInFlight  -31  job `index`'s custom id is held by another add's staging
 EVENTS
   none (commitStagedJobs and publishAddEvents write them)
+GLOBAL LOCK
+  Ids come from {P}id, INCR'd inside, so the staged hashes are named inside, and each parent's
+  staged-dependencies key is built from `stage`.
 ]]
 -- @include checkIntegerArgs
 -- @include replayedResult

@@ -45,6 +45,9 @@ REPLY swept  one entry per queue; times in ms, 0 for none
     missing: schedulers due in the lookback without their iteration repeat:<id>:<millis>, with their hash
 EVENTS
   waiting prev delayed (promotion); waiting prev active and stalled (stalled jobs).
+GLOBAL LOCK
+  A pass promotes due delayed jobs, recovers stalled ones and makes scheduler iterations it finds
+  inside, each with its hash; it runs once a tick per prefix, not per job.
 ]]
 -- @include checkIntegerArgs
 -- @include sweepDelayed

@@ -1,3 +1,4 @@
+#!lua flags=allow-key-locking
 --[[
 trackWorker: Registers or unregisters a running worker invocation, so the sweeper invokes only as
 many workers as the backlog needs beyond those already running. A registration also records the

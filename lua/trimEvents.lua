@@ -1,3 +1,4 @@
+#!lua flags=allow-key-locking
 --[[
 trimEvents: Trims the queue's event stream to about `maxLength` entries (BullMQ's Queue.trimEvents:
 XTRIM MAXLEN ~, which removes whole stream nodes only).

@@ -1,3 +1,4 @@
+#!lua flags=allow-key-locking
 --[[
 updateJob: What a processor does to its own job while it runs: progress (with its event), a log
 line (trimmed to keepLogs) or new data. The job must still exist.

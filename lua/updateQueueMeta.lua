@@ -1,3 +1,4 @@
+#!lua flags=allow-key-locking
 --[[
 updateQueueMeta: Sets or removes queue-wide settings in meta, as BullMQ's Queue.setGlobalConcurrency,
 setGlobalRateLimit, removeGlobalConcurrency and removeGlobalRateLimit do (one HSET or HDEL).

@@ -45,6 +45,7 @@ CODES
   schedulerSlotsBusy  -11  32 `every` slots in a row are taken
 EVENTS
   added, then waiting or delayed, for the new iteration.
+GLOBAL LOCK  Its pending iteration's id (repeat:<id>:<millis>) and keys are made inside.
 ]]
 -- @include noteAttention
 -- @include everyNextMillis

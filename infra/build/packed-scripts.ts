@@ -10,9 +10,10 @@
  * the output (the name, keys and SHA stay in the bundle as they were).
  */
 import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
 import { brotliCompressSync, constants } from "node:zlib";
 import type { Plugin } from "esbuild";
-import * as generated from "../../core/redis/generated/scripts.ts";
+import { buildAllScripts } from "../lua-build/generate.ts";
 
 const generatedScripts = /[\\/]core[\\/]redis[\\/]generated[\\/]scripts\.ts$/;
 const packedModule = "nimbusq:packed-lua";
@@ -23,11 +24,16 @@ interface Script {
   source: string;
 }
 
+let built: Script[] | undefined;
+
+/** Every script as the Lua build makes it from lua/ (what core/redis/generated/scripts.ts holds). */
 function allScripts(): Script[] {
-  return (Object.values(generated) as unknown[]).filter(
-    (value): value is Script =>
-      typeof value === "object" && value !== null && "sha1" in value && "source" in value && "name" in value,
-  );
+  built ??= buildAllScripts(fileURLToPath(new URL("../../lua/", import.meta.url))).map((script) => ({
+    name: script.header.name,
+    sha1: script.sha1,
+    source: script.source,
+  }));
+  return built;
 }
 
 /** The scripts whose SHA-1 appears in a bundle's text, by name. */

@@ -18,6 +18,8 @@
  *     <name>  <negative number>  <meaning>
  *   EVENTS
  *     <free text>
+ *   GLOBAL LOCK  [<free text: why the script cannot declare every key it touches>]
+ *     [<more of it>]
  *   ]]
  *
  * A `repeated` section is a group of positions that repeats to the end of KEYS or ARGV (one group per
@@ -67,6 +69,8 @@ export interface ScriptHeader {
   codes: Code[];
   /** OUTCOMES: names for the positive values a reply field takes (created, duplicated…). */
   outcomes: Code[];
+  /** GLOBAL LOCK: why a script without `allow-key-locking` cannot declare every key it touches. */
+  globalLock: string;
 }
 
 const identifier = /^[a-z][A-Za-z0-9]*$/;
@@ -96,9 +100,18 @@ export function parseHeader(fileName: string, source: string): ScriptHeader {
     reply: [],
     codes: [],
     outcomes: [],
+    globalLock: "",
   };
-  let section: "purpose" | "keys" | "argv" | "returns" | "events" | "reply" | "codes" | "outcomes" =
-    "purpose";
+  let section:
+    | "purpose"
+    | "keys"
+    | "argv"
+    | "returns"
+    | "events"
+    | "globalLock"
+    | "reply"
+    | "codes"
+    | "outcomes" = "purpose";
   let items: HeaderItem[] = [];
   const forms: RawForm[] = [];
   for (const [index, line] of lines.slice(1).entries()) {
@@ -133,6 +146,13 @@ export function parseHeader(fileName: string, source: string): ScriptHeader {
       }
       continue;
     }
+    const lockMatch = /^GLOBAL LOCK(?: {2,}(.*))?$/.exec(line);
+    if (lockMatch) {
+      if (header.globalLock || section === "globalLock") throw new HeaderError(`${where}: GLOBAL LOCK twice`);
+      section = "globalLock";
+      if (lockMatch[1]) header.globalLock = `${lockMatch[1].trim()}\n`;
+      continue;
+    }
     if (line === "OUTCOMES") {
       if (header.outcomes.length > 0 || section === "outcomes")
         throw new HeaderError(`${where}: OUTCOMES twice`);
@@ -151,7 +171,7 @@ export function parseHeader(fileName: string, source: string): ScriptHeader {
       header.purpose += line.trim() ? ` ${line.trim()}` : "";
       continue;
     }
-    if (section === "returns" || section === "events") {
+    if (section === "returns" || section === "events" || section === "globalLock") {
       header[section] += `${line.trim()}\n`;
       continue;
     }
@@ -181,6 +201,7 @@ export function parseHeader(fileName: string, source: string): ScriptHeader {
   }
   header.returns = header.returns.trim();
   header.events = header.events.trim();
+  header.globalLock = header.globalLock.trim();
   if (!header.returns && forms.length === 0)
     throw new HeaderError(`${fileName}: header has no REPLY section (nor a RETURNS in prose)`);
   try {

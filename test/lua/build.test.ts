@@ -79,12 +79,51 @@ describe("the Lua build", () => {
       .map((script) => script.header.name);
     expect(flagged).toEqual([
       "ackAndLease",
+      "advanceEventCursors",
+      "changeDelay",
+      "deduplicationKey",
       "extendLeases",
+      "getRateLimitTtl",
       "handOffJobDeclared",
       "pauseGroup",
+      "pauseQueue",
+      "publishAddEvents",
       "rateLimitGroup",
       "releaseHandoff",
+      "releaseLock",
+      "setRateLimit",
+      "trackWorker",
+      "trimEvents",
+      "updateJob",
+      "updateQueueMeta",
     ]);
+  });
+
+  it("says in every unflagged script's header why it runs under Upstash's global lock", () => {
+    for (const script of buildAllScripts("lua")) {
+      const flagged = /^#!lua flags=[a-z,-]*allow-key-locking/.test(script.source);
+      expect(script.header.globalLock === "", script.header.name).toBe(flagged);
+    }
+  });
+
+  it("refuses an unflagged script without a GLOBAL LOCK section, and a flagged one with it", () => {
+    const dir = mkdtempSync(join(tmpdir(), "nq-lua-"));
+    try {
+      const header = "--[[\ndemo: A demo.\n\nKEYS\n  key  a key\nREPLY\n  value  int  one\nEVENTS\n  none\n";
+      writeFileSync(join(dir, "demo.lua"), `${header}]]\nreturn 1\n`);
+      expect(() => buildScript(dir, "demo.lua")).toThrow(/needs a GLOBAL LOCK section/);
+      writeFileSync(join(dir, "demo.lua"), `${header}GLOBAL LOCK\n  It reads keys it finds.\n]]\nreturn 1\n`);
+      expect(buildScript(dir, "demo.lua").header.globalLock).toBe("It reads keys it finds.");
+      writeFileSync(join(dir, "demo.lua"), `${header}GLOBAL LOCK  It reads keys it finds.\n]]\nreturn 1\n`);
+      expect(buildScript(dir, "demo.lua").header.globalLock).toBe("It reads keys it finds.");
+      writeFileSync(
+        join(dir, "demo.lua"),
+        `#!lua flags=allow-key-locking\n${header}GLOBAL LOCK\n  It reads keys it finds.\n]]\nreturn 1\n`,
+      );
+      expect(() => buildScript(dir, "demo.lua")).toThrow(/has no GLOBAL LOCK section/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("runs the read-only scripts whose keys are all declared under no-writes with key locking", () => {
@@ -135,7 +174,7 @@ describe("typed arguments", () => {
   it("refuses an argument without a type, and a checked integer typed as anything but int", () => {
     const dir = mkdtempSync(join(tmpdir(), "nq-lua-"));
     const build = (argv: string) => {
-      const header = `--[[\ndemo: Does a thing\n\nARGV\n${argv}\nREPLY\n  one  int  1\nEVENTS\n  none\n]]\n`;
+      const header = `--[[\ndemo: Does a thing\n\nARGV\n${argv}\nREPLY\n  one  int  1\nEVENTS\n  none\nGLOBAL LOCK\n  A demo.\n]]\n`;
       writeFileSync(join(dir, "demo.lua"), `${header}checkIntegerArgs("demo", { "now" })\nreturn 1\n`);
       return () => buildScript(dir, "demo.lua");
     };

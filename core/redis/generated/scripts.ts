@@ -2090,7 +2090,7 @@ export interface AbortStagedJobsArgs {
 }
 
 /**
- * One step of undoing a staged add that will not commit (a chunk was refused, or a call failed): unless the add committed, deletes its staging record first (so a late commit finds it partial and writes nothing), then up to `count` staged job hashes, and once none is left the rest of the staging. What an abort does not reach expires by itself. Safe to repeat. Unflagged: it builds the staged-dependencies keys from `stage`.
+ * One step of undoing a staged add that will not commit (a chunk was refused, or a call failed): unless the add committed, deletes its staging record first (so a late commit finds it partial and writes nothing), then up to `count` staged job hashes, and once none is left the rest of the staging. What an abort does not reach expires by itself. Safe to repeat.
  *
  * Reply: see decodeAbortStagedJobs.
  *
@@ -2978,12 +2978,13 @@ export interface AdvanceEventCursorsArgs {
  */
 export const advanceEventCursors: ScriptDef<AdvanceEventCursorsKeys, AdvanceEventCursorsArgs> = {
   name: "advanceEventCursors",
-  sha1: "17d0825edec51ff930e14bf70e380411925d2d45",
-  keyLocking: false,
+  sha1: "7fd3555088351e14b38d62d5125ddf8afd09861d",
+  keyLocking: true,
   keys: { fixed: ["lock","cursors","attention"] },
   argv: { fixed: ["token","again"], group: { name: "streams", fields: ["events","lastId"] } },
   source: /* @__PURE__ */ [
-    `-- nimbusq:advanceEventCursors (generated from lua/advanceEventCursors.lua; do not edit)
+    `#!lua flags=allow-key-locking
+-- nimbusq:advanceEventCursors (generated from lua/advanceEventCursors.lua; do not edit)
 local KEY = { lock = 1, cursors = 2, attention = 3 }
 local ARG = { token = 1, again = 2 }
 local ARG_GROUP = { first = 3, size = 2, events = 0, lastId = 1 }
@@ -3217,12 +3218,13 @@ export interface ChangeDelayArgs {
  */
 export const changeDelay: ScriptDef<ChangeDelayKeys, ChangeDelayArgs> = {
   name: "changeDelay",
-  sha1: "04f253a31284c9e2e5e06ae36dc49d467e9cc70e",
-  keyLocking: false,
+  sha1: "a27f380c7937bc6be8cb7a122e9bbf2a6d4d393d",
+  keyLocking: true,
   keys: { fixed: ["replayGuard","jobKey","delayed","meta","marker","events","attention"] },
   argv: { fixed: ["jobId","delay","now","guardTtl"] },
   source: /* @__PURE__ */ [
-    `-- nimbusq:changeDelay (generated from lua/changeDelay.lua; do not edit)
+    `#!lua flags=allow-key-locking
+-- nimbusq:changeDelay (generated from lua/changeDelay.lua; do not edit)
 local KEY = { replayGuard = 1, jobKey = 2, delayed = 3, meta = 4, marker = 5, events = 6, attention = 7 }
 local ARG = { jobId = 1, delay = 2, now = 3, guardTtl = 4 }
 `,
@@ -3391,7 +3393,7 @@ export function decodeChangePriority<F extends ChangePriorityReply["form"] = Cha
 }
 
 export interface CleanJobsKeys {
-  /** the structure: {P}wait, {P}paused, {P}active, {P}delayed, {P}prioritized, {P}completed or {P}failed */
+  /** the structure: {P}wait, paused, active, delayed, prioritized, completed or failed */
   source: string;
   /** {P}repeat */
   schedulers: string;
@@ -3433,7 +3435,7 @@ export interface CleanJobsArgs {
  *
  * Reply: see decodeCleanJobs.
  *
- * Events: cleaned {count: total + deleted} once, from the step that finishes a clean (emit "1").
+ * Events: cleaned {count: total + deleted} once, from the step finishing a clean (emit "1").
  */
 export const cleanJobs: ScriptDef<CleanJobsKeys, CleanJobsArgs> = {
   name: "cleanJobs",
@@ -3663,7 +3665,7 @@ export interface CommitStagedJobsArgs {
 }
 
 /**
- * Makes a staged add visible in one call: persists the staged hashes, moves every staged id into its queue's structures, merges staged dependencies into each parent's, decides the jobs with deduplication (they enter last), links existing children and deletes the staging. Before it no reader sees a job of the add; after it, all. Safe to replay. Unflagged: it builds keys from `stage`.
+ * Makes a staged add visible in one call: persists the staged hashes, moves every staged id into its queue's structures, merges staged dependencies into each parent's, decides the jobs with deduplication (they enter last), links existing children and deletes the staging. Before it no reader sees a job of the add; after it, all. Safe to replay.
  *
  * Reply: see decodeCommitStagedJobs.
  *
@@ -3673,7 +3675,7 @@ export interface CommitStagedJobsArgs {
  */
 export const commitStagedJobs: ScriptDef<CommitStagedJobsKeys, CommitStagedJobsArgs> = {
   name: "commitStagedJobs",
-  sha1: "dfbdd970965ae19ea595b23d1a0bb0381131983d",
+  sha1: "7ccbabf48ae540e8a9ba63130f92c6576d9c831b",
   keyLocking: false,
   keys: { fixed: ["replayGuard","stage","stagedKeys","stagedCustomKeys","parents","attention"], group: { name: "queues", fields: ["wait","prioritized","delayed","marker","waitingChildren","priorityCounter","events","stagedWait","stagedLifo","stagedPrioritized","stagedDelayed","stagedWaitingChildren"] } },
   argv: { fixed: ["guardTtl","now","maxLenEvents","events","chunks","persistFrom","persistCustomFrom"], group: { name: "deferred", fields: ["kind","queue","id","parentKey","parentField","parentPrefix","inBatch","dedupId","dedupTtl","dedupExtend","dedupReplace","placement","timestamp","delay","priority"] } },
@@ -3722,8 +3724,7 @@ local function groupArg(i, offset) return ARGV[8 + (i - 1) * 15 + offset] end
     include_setDelayedMarker_0,
     include_releaseParent_2,
     include_copyGroupFields_0,
-    `checkIntegerArgs("commitStagedJobs",
-  { "guardTtl", "now", "maxLenEvents", "events", "chunks", "persistFrom", "persistCustomFrom" })
+    `checkIntegerArgs("commitStagedJobs", { "guardTtl", "now", "maxLenEvents", "events", "chunks", "persistFrom", "persistCustomFrom" })
 local replayed = replayedResult(KEYS[KEY.replayGuard])
 if replayed then return replayed end
 local k = { stage = KEYS[KEY.stage], stagedKeys = KEYS[KEY.stagedKeys],
@@ -3881,12 +3882,13 @@ export interface DeduplicationKeyArgs {
  */
 export const deduplicationKey: ScriptDef<DeduplicationKeyKeys, DeduplicationKeyArgs> = {
   name: "deduplicationKey",
-  sha1: "0b08dec5efcf0e76c44894b433c17c0fdd84b09c",
-  keyLocking: false,
+  sha1: "d8142380700e54ecd4b28f9bdaac8428b3b0af6d",
+  keyLocking: true,
   keys: { fixed: ["key"] },
   argv: { fixed: ["remove"] },
   source: /* @__PURE__ */ [
-    `-- nimbusq:deduplicationKey (generated from lua/deduplicationKey.lua; do not edit)
+    `#!lua flags=allow-key-locking
+-- nimbusq:deduplicationKey (generated from lua/deduplicationKey.lua; do not edit)
 local KEY = { key = 1 }
 local ARG = { remove = 1 }
 `,
@@ -4610,12 +4612,13 @@ export interface GetRateLimitTtlArgs {
  */
 export const getRateLimitTtl: ScriptDef<GetRateLimitTtlKeys, GetRateLimitTtlArgs> = {
   name: "getRateLimitTtl",
-  sha1: "b8ff7024496ff56e1b77f7c820abca0b7923a610",
-  keyLocking: false,
+  sha1: "4a573cd2ea5ad291f1cacfb1f9bd66d320de5fa1",
+  keyLocking: true,
   keys: { fixed: ["limiter","meta"] },
   argv: { fixed: ["maxJobs"] },
   source: /* @__PURE__ */ [
-    `-- nimbusq:getRateLimitTtl (generated from lua/getRateLimitTtl.lua; do not edit)
+    `#!lua flags=allow-key-locking
+-- nimbusq:getRateLimitTtl (generated from lua/getRateLimitTtl.lua; do not edit)
 local KEY = { limiter = 1, meta = 2 }
 local ARG = { maxJobs = 1 }
 `,
@@ -4712,7 +4715,7 @@ export interface HandOffJobArgs {
 }
 
 /**
- * Adds one job for a caller about to start a worker invocation (Queue's `handoff`: the HTTP API's and the producers' single adds with a worker function to kick) and, when a worker may start it at once, leases it to that invocation in the same call: the job goes straight to active with its lock (token, lease), processedOn and ats = 1 as a lease writes them, `nq:ho` marking the lease as handed over (the stalled check then moves it back without counting a stall), and its id in the stalled snapshot, so the first check after the lease lapses recovers it; the invocation is registered as a running worker until the lease ends. Otherwise the job is added to wait as addJobs adds it. Handed over only when the queue is not paused, has no global concurrency, no rate limit (meta max, a limiter key, or workers that registered a limiter), fewer running workers than `maxWorkers`, and (unless lifo) nothing in wait ahead of it. Unflagged: the job's keys come from the ids reserved here (INCRBY of a block: the first id is this job's, the caller keeps the rest for handOffJobDeclared, which declares its keys and also takes the adds with a custom id).
+ * Adds one job for a caller about to start a worker invocation (Queue's `handoff`: the HTTP API's and the producers' single adds with a worker function to kick) and, when a worker may start it at once, leases it to that invocation in the same call: the job goes straight to active with its lock (token, lease), processedOn and ats = 1 as a lease writes them, `nq:ho` marking the lease as handed over (the stalled check then moves it back without counting a stall), and its id in the stalled snapshot, so the first check after the lease lapses recovers it; the invocation is registered as a running worker until the lease ends. Otherwise the job is added to wait as addJobs adds it. Handed over only when the queue is not paused, has no global concurrency, no rate limit (meta max, a limiter key, or workers that registered a limiter), fewer running workers than `maxWorkers`, and (unless lifo) nothing in wait ahead of it.
  *
  * Reply: see decodeHandOffJob.
  *
@@ -5371,12 +5374,13 @@ export interface PauseQueueArgs {
  */
 export const pauseQueue: ScriptDef<PauseQueueKeys, PauseQueueArgs> = {
   name: "pauseQueue",
-  sha1: "21826708931bf55ab8ef977d59841867185e22f5",
-  keyLocking: false,
+  sha1: "d70ee8413d64e6b2a4b477f0d685672623a0657b",
+  keyLocking: true,
   keys: { fixed: ["meta","marker","events","wait","legacyPaused","prioritized","delayed","attention"] },
   argv: { fixed: ["pause"] },
   source: /* @__PURE__ */ [
-    `-- nimbusq:pauseQueue (generated from lua/pauseQueue.lua; do not edit)
+    `#!lua flags=allow-key-locking
+-- nimbusq:pauseQueue (generated from lua/pauseQueue.lua; do not edit)
 local KEY = { meta = 1, marker = 2, events = 3, wait = 4, legacyPaused = 5, prioritized = 6, delayed = 7, attention = 8 }
 local ARG = { pause = 1 }
 `,
@@ -5588,12 +5592,13 @@ export interface PublishAddEventsArgs {
  */
 export const publishAddEvents: ScriptDef<PublishAddEventsKeys, PublishAddEventsArgs> = {
   name: "publishAddEvents",
-  sha1: "0ccc10224e46facf4f55a067c15b195eab896c1d",
-  keyLocking: false,
+  sha1: "45d0b7944b769a891d4370f848c53313d8e0ee0c",
+  keyLocking: true,
   keys: { fixed: ["replayGuard"], group: { name: "queues", fields: ["events"] } },
   argv: { fixed: ["guardTtl","maxLenEvents"], group: { name: "jobs", fields: ["queue","id","outcome","name","placement","due"] } },
   source: /* @__PURE__ */ [
-    `-- nimbusq:publishAddEvents (generated from lua/publishAddEvents.lua; do not edit)
+    `#!lua flags=allow-key-locking
+-- nimbusq:publishAddEvents (generated from lua/publishAddEvents.lua; do not edit)
 local KEY = { replayGuard = 1 }
 local KEY_GROUP = { first = 2, size = 1, events = 0 }
 local KEY_GROUP_COUNT = (#KEYS - 1) / 1
@@ -6387,12 +6392,13 @@ export interface ReleaseLockArgs {
  */
 export const releaseLock: ScriptDef<ReleaseLockKeys, ReleaseLockArgs> = {
   name: "releaseLock",
-  sha1: "1397f4c3add70e7c4262cc57ba6d6ccb834bce53",
-  keyLocking: false,
+  sha1: "aefcffeafd81193fa5ace6d3596d9f7c3d78c128",
+  keyLocking: true,
   keys: { fixed: ["lock"] },
   argv: { fixed: ["token"] },
   source: /* @__PURE__ */ [
-    `-- nimbusq:releaseLock (generated from lua/releaseLock.lua; do not edit)
+    `#!lua flags=allow-key-locking
+-- nimbusq:releaseLock (generated from lua/releaseLock.lua; do not edit)
 local KEY = { lock = 1 }
 local ARG = { token = 1 }
 `,
@@ -6800,12 +6806,13 @@ export interface SetRateLimitArgs {
  */
 export const setRateLimit: ScriptDef<SetRateLimitKeys, SetRateLimitArgs> = {
   name: "setRateLimit",
-  sha1: "6dcba582b7f852afd2948a9851ef2a5edd3cebeb",
-  keyLocking: false,
+  sha1: "cabbb8b790cd5b92eb57153ef03ab44ea4fbf68c",
+  keyLocking: true,
   keys: { fixed: ["limiter"] },
   argv: { fixed: ["ms"] },
   source: /* @__PURE__ */ [
-    `-- nimbusq:setRateLimit (generated from lua/setRateLimit.lua; do not edit)
+    `#!lua flags=allow-key-locking
+-- nimbusq:setRateLimit (generated from lua/setRateLimit.lua; do not edit)
 local KEY = { limiter = 1 }
 local ARG = { ms = 1 }
 `,
@@ -6922,7 +6929,7 @@ export interface StageJobsArgs {
 }
 
 /**
- * Stages one chunk of an add too large for one call (Queue.addBulk, FlowProducer trees): the chunk's new jobs get their hashes at their final keys, with a TTL, and their ids go to the add's staging keys beside the queue (<prefix>:nq-req:<queue>:<token>:stage…), where no reader looks. No structure, event, parent or deduplication window changes until commitStagedJobs makes the whole add visible in one call; an abandoned staging expires by itself. Safe to replay. Unflagged: it builds each parent's staged-dependencies key from `stage`.
+ * Stages one chunk of an add too large for one call (Queue.addBulk, FlowProducer trees): the chunk's new jobs get their hashes at their final keys, with a TTL, and their ids go to the add's staging keys beside the queue (<prefix>:nq-req:<queue>:<token>:stage…), where no reader looks. No structure, event, parent or deduplication window changes until commitStagedJobs makes the whole add visible in one call; an abandoned staging expires by itself. Safe to replay.
  *
  * Reply: see decodeStageJobs.
  *
@@ -7270,12 +7277,13 @@ export interface TrackWorkerArgs {
  */
 export const trackWorker: ScriptDef<TrackWorkerKeys, TrackWorkerArgs> = {
   name: "trackWorker",
-  sha1: "6fe3e55f5b54965e7da82c7ef262ea02e2b7aff5",
-  keyLocking: false,
+  sha1: "656cc9e7565615f369405f428385a44fc3d5a210",
+  keyLocking: true,
   keys: { fixed: ["workers","meta"] },
   argv: { fixed: ["invocation","expiresAt","batchSize","concurrency","leaseMs","limited","events","maxLenEvents"] },
   source: /* @__PURE__ */ [
-    `-- nimbusq:trackWorker (generated from lua/trackWorker.lua; do not edit)
+    `#!lua flags=allow-key-locking
+-- nimbusq:trackWorker (generated from lua/trackWorker.lua; do not edit)
 local KEY = { workers = 1, meta = 2 }
 local ARG = { invocation = 1, expiresAt = 2, batchSize = 3, concurrency = 4, leaseMs = 5, limited = 6, events = 7, maxLenEvents = 8 }
 `,
@@ -7341,12 +7349,13 @@ export interface TrimEventsArgs {
  */
 export const trimEvents: ScriptDef<TrimEventsKeys, TrimEventsArgs> = {
   name: "trimEvents",
-  sha1: "559a54aa04df2b5746b12c2b02767089e69092fa",
-  keyLocking: false,
+  sha1: "6259bca7bf215ea4fdb5628f51e465794fc8a0eb",
+  keyLocking: true,
   keys: { fixed: ["events"] },
   argv: { fixed: ["maxLength"] },
   source: /* @__PURE__ */ [
-    `-- nimbusq:trimEvents (generated from lua/trimEvents.lua; do not edit)
+    `#!lua flags=allow-key-locking
+-- nimbusq:trimEvents (generated from lua/trimEvents.lua; do not edit)
 local KEY = { events = 1 }
 local ARG = { maxLength = 1 }
 `,
@@ -7404,12 +7413,13 @@ export interface UpdateJobArgs {
  */
 export const updateJob: ScriptDef<UpdateJobKeys, UpdateJobArgs> = {
   name: "updateJob",
-  sha1: "a7e7c326364dd006595f291554f5db553e0e648a",
-  keyLocking: false,
+  sha1: "75dbf95ec295f2ffed55dc0927daf35896215680",
+  keyLocking: true,
   keys: { fixed: ["job","logs","events","meta"] },
   argv: { fixed: ["jobId","kind","value","keepLogs","events"] },
   source: /* @__PURE__ */ [
-    `-- nimbusq:updateJob (generated from lua/updateJob.lua; do not edit)
+    `#!lua flags=allow-key-locking
+-- nimbusq:updateJob (generated from lua/updateJob.lua; do not edit)
 local KEY = { job = 1, logs = 2, events = 3, meta = 4 }
 local ARG = { jobId = 1, kind = 2, value = 3, keepLogs = 4, events = 5 }
 `,
@@ -7488,12 +7498,13 @@ export interface UpdateQueueMetaArgs {
  */
 export const updateQueueMeta: ScriptDef<UpdateQueueMetaKeys, UpdateQueueMetaArgs> = {
   name: "updateQueueMeta",
-  sha1: "8387810fd1593d30a62b2fb2ffa6709902a7861f",
-  keyLocking: false,
+  sha1: "72cabc500ebfd0c8c45f404ce95f0e00eb6cd8a8",
+  keyLocking: true,
   keys: { fixed: ["meta"] },
   argv: { fixed: ["remove"], group: { name: "fields", fields: ["field","value"] } },
   source: /* @__PURE__ */ [
-    `-- nimbusq:updateQueueMeta (generated from lua/updateQueueMeta.lua; do not edit)
+    `#!lua flags=allow-key-locking
+-- nimbusq:updateQueueMeta (generated from lua/updateQueueMeta.lua; do not edit)
 local KEY = { meta = 1 }
 local ARG = { remove = 1 }
 local ARG_GROUP = { first = 2, size = 2, field = 0, value = 1 }
