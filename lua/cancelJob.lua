@@ -7,8 +7,7 @@ with "nq-") gets the lock marked `<token>|cancel|<reason>`, TTL kept: the holder
 extension reads the mark, aborts the job's signal and fails the job with the reason. A lock another
 kind of worker holds (BullMQ's) is left alone. Either way the job's `nq:cancel` field records the
 reason, so a nimbusq worker that leases the job later (after a crash, a retry or a stall) fails it at
-once without running it; retries clear the field. Runs under the global lock: failing a waiting job
-touches the keys of its state, its parent and its deduplication id, found in its hash.
+once without running it; retries clear the field.
 
 KEYS
   job  the job's hash, {P}<id>
@@ -46,8 +45,9 @@ OUTCOMES
 EVENTS
   a job failed now: failed {jobId, failedReason, prev: its state}
 GLOBAL LOCK
-  Its parent's keys, its deduplication key and its group's keys are named by fields of the job's hash,
-  read inside.
+  It finds the job in whichever state holds it (each state's key built from the queue prefix); its
+  parent's, deduplication and group keys are named by fields of its hash, and removeOnFail prunes
+  the failed jobs it finds.
 ]]
 -- @include checkIntegerArgs
 -- @include removeFromAnyState

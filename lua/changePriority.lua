@@ -27,8 +27,8 @@ CODES
 EVENTS
   none
 GLOBAL LOCK
-  A grouped job's group keys are named by the gid in its hash, and a lifo placement reads the
-  neighbours' hashes: both known only inside.
+  A job leaving wait is found from the nearer end of the list, whose end jobs' hashes it reads, and
+  a grouped job's group keys are named by the gid in its hash: both known only inside.
 ]]
 -- @include checkIntegerArgs
 -- @include isQueuePausedOrMaxed

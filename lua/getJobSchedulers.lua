@@ -1,7 +1,6 @@
 --[[
 getJobSchedulers: Reads job schedulers with the millis of their pending iteration: one by id, a range of
 the `repeat` ZSET by next run, or just how many there are.
-Not flagged for key locking: the scheduler hashes it reads are named by ids it finds in the set.
 
 KEYS
   schedulers  {P}repeat

@@ -4,7 +4,6 @@ order, with their hashes, from the given index of the first structure on, until 
 page is full — `maxIds` jobs read or `maxBytes` bytes of hashes answered, whichever comes first (at
 least one job), so a call over a large range holds Redis briefly. For lists "ascending" starts at the
 right end (processing order); for sets at the lowest score.
-Not flagged for key locking: the job hashes it reads are named by ids it finds in the ranges.
 
 KEYS repeated structures
   key  {P}wait, {P}active or one of the job ZSETs

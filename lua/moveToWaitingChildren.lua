@@ -26,8 +26,8 @@ CODES
 EVENTS
   waiting-children {jobId, prev: active}
 GLOBAL LOCK
-  A grouped parent frees its group's slot: the group's keys are named by the gid in its hash, read
-  inside.
+  It reads the job's hash (named from its lock's key), and a grouped parent frees its group's slot,
+  whose keys are named by the gid in that hash.
 ]]
 -- @include checkIntegerArgs
 -- @include holdsLock

@@ -2,7 +2,6 @@
 readDeadLetters: Reads one page of a dead-letter queue's wait list, failed or completed set, oldest
 first, and returns the dead letters of one source queue (ids starting with idPrefix) with their name
 and data. Read-only.
-Not flagged for key locking: the dead letters it reads are named by ids it finds in the structure.
 
 KEYS
   structure  the dead-letter queue's {P}wait, {P}failed or {P}completed

@@ -1,7 +1,6 @@
 --[[
 readGroups: Reads the queue's groups (BullMQ Pro's group getters): the given ones, or every group that
-has ready jobs, is paused, rate-limited or has jobs running, sorted by id, from `start` to `stop`. Builds each group's
-key from its id, so it is not flagged for key locking.
+has ready jobs, is paused, rate-limited or has jobs running, sorted by id, from `start` to `stop`.
 
 KEYS
   ring  {P}nq:groups

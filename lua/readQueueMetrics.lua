@@ -4,7 +4,7 @@ counts, whether it is paused, its dead-letter queue's depth, when its oldest wai
 and the jobs nimbusq workers completed and failed since the last read (counted by the worker calls
 in {P}nq:counts, which this read creates and resets). Eight reads per queue when idle, plus two when
 jobs wait (the oldest's id and timestamp) and one when the counters moved or are new (the reset).
-Not flagged no-writes: it moves the finish counters it reports; nor for key locking: it reads the oldest waiting job, named by an id it finds.
+Not flagged no-writes: it moves the finish counters it reports.
 
 KEYS repeated queues
   wait  {P}wait

@@ -15,7 +15,8 @@ REPLY
 EVENTS
   removed {jobId, prev: delayed} for a removed iteration.
 GLOBAL LOCK
-  Its pending iteration's job id is made from the scheduler's hash, read inside.
+  Its pending iteration's job id is made from the scheduler's score in {P}repeat, read inside, and
+  that job's keys with it.
 ]]
 -- @include removeJobKeys
 local id = ARGV[ARG.schedulerId]

@@ -2,7 +2,9 @@
  * The HTTP API as one Hono app: the same object serves Lambda (`httpHandler`), Node
  * (`serve({ fetch: app.fetch })` from `@hono/node-server`) and tests (`app.request()`).
  */
-import { Hono } from "hono/tiny";
+import type { Hono } from "hono";
+import { HonoBase } from "hono/hono-base";
+import { RegExpRouter } from "hono/router/reg-exp-router";
 import { mount } from "./api-route.ts";
 import type { AppEnv } from "./app-env.ts";
 import { addCancelRoute } from "./cancel-route.ts";
@@ -59,7 +61,9 @@ function refuseOtherMethods(app: Hono<AppEnv>, settings: HttpSettings): void {
 export function createHttpApp(options: HttpOptions): Hono<AppEnv> {
   const settings = resolveHttpOptions(options);
   const access = queueAccess(settings);
-  const app = new Hono<AppEnv>();
+  // RegExpRouter alone: strict paths (a trailing slash is another path) as Hono's default router,
+  // without the TrieRouter the default carries for route shapes this API never uses.
+  const app: Hono<AppEnv> = new HonoBase<AppEnv>({ router: new RegExpRouter() });
   app.onError((error, c) => errorResponse(c, error, settings.log));
   app.notFound((c) =>
     c.json(

@@ -14,7 +14,7 @@ const httpModules = /[\\/]functions[\\/]http[\\/][\w-]+\.ts$/;
 const documentWriters = /[\\/]openapi[\w-]*\.ts$/;
 const docProperties = new Set(["summary", "description", "example"]);
 
-/** `source` with every `summary:` and `description:` property of an object literal set to "". */
+/** `source` with every `summary:`, `description:` and `example:` property of an object literal set to "". */
 export function withoutDocText(source: string, fileName: string): { text: string; emptied: number } {
   const file = ts.createSourceFile(fileName, source, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
   const edits: { start: number; end: number }[] = [];

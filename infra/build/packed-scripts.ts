@@ -2,18 +2,20 @@
  * The Lua scripts of a Lambda bundle, packed. A script's source is sent only when Redis answers
  * EVALSHA with NOSCRIPT (a new or flushed server; runScript then sends EVAL), so the bundle need not
  * carry it as text: this plugin rewrites core/redis/generated/scripts.ts so that each script's
- * `source` is a getter reading a table of the sources of the scripts the bundle calls (JSON, brotli,
- * base64: ~25 KB for the HTTP function's 38 scripts, ~100 KB as text). The table is unpacked on the
- * first NOSCRIPT (node:zlib taken then with process.getBuiltinModule), never at import, and kept.
+ * `source` is a getter over a table of the sources of the scripts the bundle calls (pack-json.ts:
+ * ~25 KB for the HTTP function's 38 scripts, ~170 KB as text), unpacked at the first NOSCRIPT; and its
+ * KEYS/ARGV layouts and reply shape are getters over a smaller table, unpacked at the first script
+ * call. Neither is unpacked at import. node:zlib is taken then with `process.getBuiltinModule` (Node
+ * 20.16+, 22.3+: Lambda's nodejs22.x), synchronously, as a getter must.
  *
  * Which scripts a bundle calls is learnt from a first build: a script is called when its SHA-1 is in
- * the output (the name, keys and SHA stay in the bundle as they were).
+ * the output (each definition keeps its name, SHA-1 and key-locking flag as text).
  */
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { brotliCompressSync, constants } from "node:zlib";
 import type { Plugin } from "esbuild";
 import { buildAllScripts } from "../lua-build/generate.ts";
+import { packJson } from "./pack-json.ts";
 
 const generatedScripts = /[\\/]core[\\/]redis[\\/]generated[\\/]scripts\.ts$/;
 const packedModule = "nimbusq:packed-lua";
@@ -44,7 +46,7 @@ export function scriptsIn(bundleText: string): string[] {
     .sort();
 }
 
-/** The sources of these scripts as a table by name (JSON, brotli, base64). */
+/** The sources of these scripts as a packed table by name. */
 export function packSources(names: readonly string[]): string {
   const byName = new Map(allScripts().map((script) => [script.name, script.source]));
   const table: Record<string, string> = {};
@@ -53,20 +55,7 @@ export function packSources(names: readonly string[]): string {
     if (source === undefined) throw new Error(`packed scripts: no script named ${name}`);
     table[name] = source;
   }
-  const json = Buffer.from(JSON.stringify(table), "utf8");
-  return brotliCompressSync(json, {
-    params: {
-      [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY,
-      [constants.BROTLI_PARAM_LGWIN]: constants.BROTLI_MAX_WINDOW_BITS,
-      [constants.BROTLI_PARAM_SIZE_HINT]: json.byteLength,
-    },
-  }).toString("base64");
-}
-
-/** Reads a table packSources wrote (what the bundle does on its first NOSCRIPT). */
-export function unpackSources(packed: string): Record<string, string> {
-  const { brotliDecompressSync } = process.getBuiltinModule("node:zlib");
-  return JSON.parse(brotliDecompressSync(Buffer.from(packed, "base64")).toString("utf8"));
+  return packJson(table);
 }
 
 // One script definition as the generator writes it, and one reply shape.
@@ -119,18 +108,6 @@ export function withPackedSources(text: string): PackedModule {
   return { text: `import { packedReply, packedScript } from "${packedModule}";\n${rewritten}`, shapes };
 }
 
-/** A packed table (JSON, brotli, base64) of these values. */
-function pack(table: unknown): string {
-  const json = Buffer.from(JSON.stringify(table), "utf8");
-  return brotliCompressSync(json, {
-    params: {
-      [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY,
-      [constants.BROTLI_PARAM_LGWIN]: constants.BROTLI_MAX_WINDOW_BITS,
-      [constants.BROTLI_PARAM_SIZE_HINT]: json.byteLength,
-    },
-  }).toString("base64");
-}
-
 /** Object text as the generator writes it (JavaScript literals of JSON values), read back. */
 function literal(text: string): unknown {
   return Function(`"use strict"; return (${text});`)();
@@ -152,7 +129,7 @@ function tableModule(names: readonly string[], shapes: PackedModule["shapes"]): 
     '  JSON.parse(process.getBuiltinModule("node:zlib").brotliDecompressSync(Buffer.from(packed, "base64")).toString("utf8"));',
     "let shapes, sources;",
     "function shapeOf(name) {",
-    `  shapes ??= unpack(${JSON.stringify(pack(shapeTable))});`,
+    `  shapes ??= unpack(${JSON.stringify(packJson(shapeTable))});`,
     "  const shape = shapes[name];",
     '  if (shape === undefined) throw new Error("nimbusq: the bundle carries no script " + name);',
     "  return shape;",

@@ -7,8 +7,8 @@
  */
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { brotliCompressSync, constants } from "node:zlib";
 import type { Plugin } from "esbuild";
+import { packJson } from "./pack-json.ts";
 
 const servedDocument = /[\\/]functions[\\/]http[\\/]served-document\.ts$/;
 
@@ -16,14 +16,7 @@ const servedDocument = /[\\/]functions[\\/]http[\\/]served-document\.ts$/;
 async function packedDocument(servedPath: string): Promise<string> {
   const url = pathToFileURL(join(dirname(servedPath), "openapi.ts")).href;
   const { openApiDocument } = (await import(url)) as { openApiDocument: () => unknown };
-  const json = Buffer.from(JSON.stringify(openApiDocument()), "utf8");
-  const packed = brotliCompressSync(json, {
-    params: {
-      [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY,
-      [constants.BROTLI_PARAM_SIZE_HINT]: json.byteLength,
-    },
-  });
-  return packed.toString("base64");
+  return packJson(openApiDocument());
 }
 
 export const prebuiltOpenApi: Plugin = {

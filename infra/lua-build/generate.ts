@@ -73,9 +73,9 @@ export function buildScript(luaDir: string, fileName: string): BuiltScript {
   const raw = file.slice(shebang.length);
   const header = parseHeader(fileName, raw);
   if (header.reply.length === 0) throw new HeaderError(`${fileName}: header has no REPLY section`);
-  // Upstash runs a script without `allow-key-locking` under its global lock (nothing else runs
-  // meanwhile, and keys built inside are read from disk under it): such a script says why it cannot
-  // declare its keys, and a flagged one has nothing to explain.
+  // Upstash runs a script without `allow-key-locking` under its global lock: nothing else runs
+  // meanwhile, and (its key-locking page) keys built inside are read from disk under that lock. Such
+  // a script says why it cannot declare its keys; a flagged one has nothing to explain.
   const keyLocking = /allow-key-locking/.test(shebang);
   if (!keyLocking && !header.globalLock)
     throw new HeaderError(

@@ -10,7 +10,12 @@ import { createRedis } from "../../core/index.ts";
 import { startRestServer } from "../../infra/rest-server/server.ts";
 import { type BenchEnv, round } from "./common.ts";
 import { startDelayProxy } from "./delay-proxy.ts";
-import { bullmqEnqueueToStart, type Distribution, distribution, nimbusqEnqueueToStart } from "./latency.ts";
+import {
+  bullmqEnqueueToStart,
+  type Distribution,
+  distribution,
+  nimbusqEnqueueToStart,
+} from "./latency-stack.ts";
 
 export interface ProfiledEnqueueToStart {
   delayMs: number;

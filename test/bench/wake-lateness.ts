@@ -10,7 +10,7 @@ import { Queue } from "../../core/index.ts";
 import { sqsProducer } from "../../functions/producers/index.ts";
 import { lambdaContext, sqsEvent } from "../support/aws-events.ts";
 import { type BenchEnv, flush, sleep, unique, waitUntil } from "./common.ts";
-import { type BenchStack, type Distribution, distribution, startStack } from "./latency.ts";
+import { type BenchStack, type Distribution, distribution, startStack } from "./latency-stack.ts";
 
 export type WakePath = "queue-wake" | "http" | "producer";
 export const wakePaths: WakePath[] = ["queue-wake", "http", "producer"];

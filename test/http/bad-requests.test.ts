@@ -296,6 +296,9 @@ const cases: Case[] = [
   ["DELETE on a queue", "DELETE", "/queues/q", {}, 405, "method_not_allowed"],
   ["GET on pause", "GET", "/queues/q/pause", {}, 405, "method_not_allowed"],
   ["PATCH on a job", "PATCH", "/queues/q/jobs/1", json({}), 405, "method_not_allowed"],
+  // Strict paths, as Hono's default router: a trailing slash is another path, and none is served.
+  ["a POST to jobs/ (trailing slash)", "POST", "/queues/q/jobs/", json({ name: "a" }), 404, "not_found"],
+  ["a GET of a queue/ (trailing slash)", "GET", "/queues/q/", {}, 404, "not_found"],
 ];
 
 describe("bad requests", () => {

@@ -3061,7 +3061,7 @@ export interface CancelJobArgs {
 }
 
 /**
- * Cancels a job from anywhere (queue.cancelJob). A job that waits (wait, paused, prioritized, delayed, waiting-children) or whose lease lapsed ends failed at once with the reason: a final failure (no retry, no retries-exhausted event, no dead letter) with its removeOnFail, parent and deduplication handled as a worker's final failure. A running job whose lock a nimbusq worker holds (its token starts with "nq-") gets the lock marked `<token>|cancel|<reason>`, TTL kept: the holder's next lease extension reads the mark, aborts the job's signal and fails the job with the reason. A lock another kind of worker holds (BullMQ's) is left alone. Either way the job's `nq:cancel` field records the reason, so a nimbusq worker that leases the job later (after a crash, a retry or a stall) fails it at once without running it; retries clear the field. Runs under the global lock: failing a waiting job touches the keys of its state, its parent and its deduplication id, found in its hash.
+ * Cancels a job from anywhere (queue.cancelJob). A job that waits (wait, paused, prioritized, delayed, waiting-children) or whose lease lapsed ends failed at once with the reason: a final failure (no retry, no retries-exhausted event, no dead letter) with its removeOnFail, parent and deduplication handled as a worker's final failure. A running job whose lock a nimbusq worker holds (its token starts with "nq-") gets the lock marked `<token>|cancel|<reason>`, TTL kept: the holder's next lease extension reads the mark, aborts the job's signal and fails the job with the reason. A lock another kind of worker holds (BullMQ's) is left alone. Either way the job's `nq:cancel` field records the reason, so a nimbusq worker that leases the job later (after a crash, a retry or a stall) fails it at once without running it; retries clear the field.
  *
  * Reply: see decodeCancelJob.
  *
@@ -4220,7 +4220,7 @@ export interface GetJobSchedulersArgs {
 }
 
 /**
- * Reads job schedulers with the millis of their pending iteration: one by id, a range of the `repeat` ZSET by next run, or just how many there are. Not flagged for key locking: the scheduler hashes it reads are named by ids it finds in the set.
+ * Reads job schedulers with the millis of their pending iteration: one by id, a range of the `repeat` ZSET by next run, or just how many there are.
  *
  * Reply: see decodeGetJobSchedulers.
  *
@@ -4440,7 +4440,7 @@ export interface GetJobsInRangeArgs {
 }
 
 /**
- * One page of Queue.getJobs: lists jobs of the named structures, each in BullMQ's getJobs order, with their hashes, from the given index of the first structure on, until the ranges end or the page is full — `maxIds` jobs read or `maxBytes` bytes of hashes answered, whichever comes first (at least one job), so a call over a large range holds Redis briefly. For lists "ascending" starts at the right end (processing order); for sets at the lowest score. Not flagged for key locking: the job hashes it reads are named by ids it finds in the ranges.
+ * One page of Queue.getJobs: lists jobs of the named structures, each in BullMQ's getJobs order, with their hashes, from the given index of the first structure on, until the ranges end or the page is full — `maxIds` jobs read or `maxBytes` bytes of hashes answered, whichever comes first (at least one job), so a call over a large range holds Redis briefly. For lists "ascending" starts at the right end (processing order); for sets at the lowest score.
  *
  * Reply: see decodeGetJobsInRange.
  *
@@ -5784,7 +5784,7 @@ export interface ReadDeadLettersArgs {
 }
 
 /**
- * Reads one page of a dead-letter queue's wait list, failed or completed set, oldest first, and returns the dead letters of one source queue (ids starting with idPrefix) with their name and data. Read-only. Not flagged for key locking: the dead letters it reads are named by ids it finds in the structure.
+ * Reads one page of a dead-letter queue's wait list, failed or completed set, oldest first, and returns the dead letters of one source queue (ids starting with idPrefix) with their name and data. Read-only.
  *
  * Reply: see decodeReadDeadLetters.
  *
@@ -5874,7 +5874,7 @@ export interface ReadGroupsArgs {
 }
 
 /**
- * Reads the queue's groups (BullMQ Pro's group getters): the given ones, or every group that has ready jobs, is paused, rate-limited or has jobs running, sorted by id, from `start` to `stop`. Builds each group's key from its id, so it is not flagged for key locking.
+ * Reads the queue's groups (BullMQ Pro's group getters): the given ones, or every group that has ready jobs, is paused, rate-limited or has jobs running, sorted by id, from `start` to `stop`.
  *
  * Reply: see decodeReadGroups.
  *
@@ -5963,7 +5963,7 @@ export interface ReadQueueMetricsKeys {
 export type ReadQueueMetricsArgs = Record<string, never>;
 
 /**
- * The sweeper's metrics read, one call for every queue of a pass: each queue's counts, whether it is paused, its dead-letter queue's depth, when its oldest waiting job was added, and the jobs nimbusq workers completed and failed since the last read (counted by the worker calls in {P}nq:counts, which this read creates and resets). Eight reads per queue when idle, plus two when jobs wait (the oldest's id and timestamp) and one when the counters moved or are new (the reset). Not flagged no-writes: it moves the finish counters it reports; nor for key locking: it reads the oldest waiting job, named by an id it finds.
+ * The sweeper's metrics read, one call for every queue of a pass: each queue's counts, whether it is paused, its dead-letter queue's depth, when its oldest waiting job was added, and the jobs nimbusq workers completed and failed since the last read (counted by the worker calls in {P}nq:counts, which this read creates and resets). Eight reads per queue when idle, plus two when jobs wait (the oldest's id and timestamp) and one when the counters moved or are new (the reset). Not flagged no-writes: it moves the finish counters it reports.
  *
  * Reply: see decodeReadQueueMetrics.
  *
