@@ -7,6 +7,8 @@
  *   the due time (timestamp + delay). nimbusq relies on one sweeper tick in loop mode, which sleeps
  *   until the next due job and starts workers; those wait for delayed jobs due within 5 s.
  */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { Queue as BullQueue, Worker as BullWorker } from "bullmq";
 import { Queue } from "../../core/index.ts";
 import {
@@ -37,6 +39,8 @@ export interface LatencyResult {
     nimbusq: Distribution;
     /** The POST's own round trip (answered after the add and the kick). */
     nimbusqHttpAdd: Distribution;
+    /** One bare loopback HTTP request (Node's fetch to a server that answers at once): the floor of a hop. */
+    bareFetch?: Distribution;
     bullmq: Distribution;
     rounds: number;
     perRound: number;
@@ -138,6 +142,27 @@ async function bullmqLateness(env: BenchEnv, plan: DelayedPlan) {
   }
 }
 
+/** Round trips of one bare loopback request (Node's fetch; the server answers at once), after a warm-up. */
+async function bareFetchRoundTrips(count: number): Promise<number[]> {
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on("end", () => response.end("ok"));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  const samples: number[] = [];
+  try {
+    for (let i = 0; i < count + 50; i++) {
+      const sent = performance.now();
+      await (await fetch(`http://127.0.0.1:${port}/`, { method: "POST", body: "{}" })).text();
+      if (i >= 50) samples.push(performance.now() - sent);
+    }
+  } finally {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+  return samples;
+}
+
 /** The delay the profiled enqueue → start adds to each request: the throughput bench's 2 ms. */
 const profiledDelayMs = 2;
 
@@ -166,6 +191,7 @@ export async function runLatency(env: BenchEnv): Promise<LatencyResult> {
     );
   }
   const profiled = await runProfiledEnqueueToStart(env, profiledDelayMs);
+  const bareFetch = await bareFetchRoundTrips(quick ? 50 : 500);
   const plan: DelayedPlan = quick
     ? { jobs: 40, leadMs: 800, spanMs: 1000 }
     : { jobs: 1000, leadMs: 1500, spanMs: 10_000 };
@@ -200,6 +226,7 @@ export async function runLatency(env: BenchEnv): Promise<LatencyResult> {
     enqueueToStart: {
       nimbusq: distribution(ours),
       nimbusqHttpAdd: distribution(posts),
+      bareFetch: distribution(bareFetch),
       bullmq: distribution(theirs),
       rounds,
       perRound,
