@@ -271,6 +271,20 @@ describe("osls package (offline, no AWS credentials)", () => {
   });
 });
 
+/** POSTs one job to the HTTP bundle in a fresh node process, as a function URL would. */
+function postJob(http: string, env: Record<string, string>, token: string) {
+  return importInFreshNode<{ statusCode: number; body: string }>(http, {
+    cwd: copy.dir,
+    env,
+    event: functionUrlEvent({
+      method: "POST",
+      path: "/queues/email/jobs",
+      headers: { authorization: `Bearer ${token}` },
+      body: { name: "send", data: {} },
+    }),
+  });
+}
+
 describe("the bundles", () => {
   // Plain values win over the `…_PARAM` names, so nothing here needs SSM (or the SDK).
   const dummyRedis = {
@@ -400,16 +414,7 @@ describe("the bundles", () => {
         NIMBUSQ_API_TOKENS: "admin:pkg-test-token",
       };
       expect(await stack.redis.scriptExists(addJobs.sha1)).toEqual([0]);
-      const added = await importInFreshNode<{ statusCode: number; body: string }>(http, {
-        cwd: copy.dir,
-        env,
-        event: functionUrlEvent({
-          method: "POST",
-          path: "/queues/email/jobs",
-          headers: { authorization: "Bearer pkg-test-token" },
-          body: { name: "send", data: {} },
-        }),
-      });
+      const added = await postJob(http, env, "pkg-test-token");
       expect(added.result.statusCode).toBe(202);
       expect(await stack.redis.scriptExists(addJobs.sha1)).toEqual([1]);
     } finally {
@@ -429,16 +434,7 @@ describe("the bundles", () => {
     };
     delete env.UPSTASH_REDIS_REST_URL;
     delete env.UPSTASH_REDIS_REST_TOKEN_PARAM;
-    const added = await importInFreshNode<{ statusCode: number; body: string }>(http, {
-      cwd: copy.dir,
-      env,
-      event: functionUrlEvent({
-        method: "POST",
-        path: "/queues/email/jobs",
-        headers: { authorization: "Bearer pkg-tcp-token" },
-        body: { name: "send", data: {} },
-      }),
-    });
+    const added = await postJob(http, env, "pkg-tcp-token");
     expect(added.result.statusCode).toBe(202);
     const { id } = JSON.parse(added.result.body) as { id: string };
     const job = await new Queue("email", { redis: sharedRedis(), prefix }).getJob(id);
