@@ -14,7 +14,8 @@
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Plugin } from "esbuild";
-import { buildAllScripts } from "../lua-build/generate.ts";
+import { buildAllScripts, layoutOf } from "../lua-build/generate.ts";
+import { replyShape } from "../lua-build/reply-type.ts";
 import { packJson } from "./pack-json.ts";
 
 const generatedScripts = /[\\/]core[\\/]redis[\\/]generated[\\/]scripts\.ts$/;
@@ -24,18 +25,37 @@ interface Script {
   name: string;
   sha1: string;
   source: string;
+  /** What the generated definition and decoder hold beside the source: the KEYS and ARGV layouts, the reply shape. */
+  shape: [keys: unknown, argv: unknown, reply: unknown];
 }
 
 let built: Script[] | undefined;
 
 /** Every script as the Lua build makes it from lua/ (what core/redis/generated/scripts.ts holds). */
 function allScripts(): Script[] {
-  built ??= buildAllScripts(fileURLToPath(new URL("../../lua/", import.meta.url))).map((script) => ({
-    name: script.header.name,
-    sha1: script.sha1,
-    source: script.source,
-  }));
+  built ??= buildAllScripts(fileURLToPath(new URL("../../lua/", import.meta.url))).map(
+    ({ header, sha1, source }) => ({
+      name: header.name,
+      sha1,
+      source,
+      shape: [
+        layoutOf(header.keys),
+        layoutOf(header.argv),
+        replyShape(header.name, header.reply, header.codes),
+      ],
+    }),
+  );
   return built;
+}
+
+/** The named scripts, refusing a name the Lua build does not know. */
+function scriptsNamed(names: readonly string[]): Script[] {
+  const byName = new Map(allScripts().map((script) => [script.name, script]));
+  return names.map((name) => {
+    const script = byName.get(name);
+    if (!script) throw new Error(`packed scripts: no script named ${name}`);
+    return script;
+  });
 }
 
 /** The scripts whose SHA-1 appears in a bundle's text, by name. */
@@ -48,82 +68,55 @@ export function scriptsIn(bundleText: string): string[] {
 
 /** The sources of these scripts as a packed table by name. */
 export function packSources(names: readonly string[]): string {
-  const byName = new Map(allScripts().map((script) => [script.name, script.source]));
-  const table: Record<string, string> = {};
-  for (const name of names) {
-    const source = byName.get(name);
-    if (source === undefined) throw new Error(`packed scripts: no script named ${name}`);
-    table[name] = source;
-  }
-  return packJson(table);
+  return packJson(Object.fromEntries(scriptsNamed(names).map((script) => [script.name, script.source])));
 }
 
 // One script definition as the generator writes it, and one reply shape.
 const definition =
-  /export const (\w+): ScriptDef<(\w+), (\w+)> = \{\n {2}name: "(\w+)",\n {2}sha1: "([0-9a-f]{40})",\n {2}keyLocking: (true|false),\n {2}keys: (.*),\n {2}argv: (.*),\n {2}source: \/\* @__PURE__ \*\/ \[\n[\s\S]*?\n {2}\]\.join\(""\),\n\};\n/g;
-const replyShape = /^const (\w+)Reply: ReplySpec = (\{.*\});$/gm;
+  /export const (\w+): ScriptDef<(\w+), (\w+)> = \{\n {2}name: "(\w+)",\n {2}sha1: "([0-9a-f]{40})",\n {2}keyLocking: (true|false),\n {2}keys: .*,\n {2}argv: .*,\n {2}source: \/\* @__PURE__ \*\/ \[\n[\s\S]*?\n {2}\]\.join\(""\),\n\};\n/g;
+const replyDefinition = /^const (\w+)Reply: ReplySpec = (\{.*\});$/gm;
 
-/** What the rewritten module reads from the packed tables. */
-export interface PackedModule {
-  /** generated/scripts.ts with every definition's layouts, reply shape and source read from the tables. */
-  text: string;
-  /** Each script's layouts and reply shape, by name (JavaScript object text, as the generator wrote them). */
-  shapes: Map<string, { keys: string; argv: string; reply?: string }>;
-}
-
-/** Rewrites generated/scripts.ts to read from the packed tables; refuses a layout it does not know. */
-export function withPackedSources(text: string): PackedModule {
-  const shapes: PackedModule["shapes"] = new Map();
-  let rewritten = text.replace(
-    definition,
-    (
-      _m,
-      constName: string,
-      keysType: string,
-      argsType: string,
-      name: string,
-      sha1: string,
-      locking,
-      keys,
-      argv,
-    ) => {
-      shapes.set(name, { keys, argv });
-      const args = [JSON.stringify(name), JSON.stringify(sha1), locking].join(", ");
-      return `export const ${constName}: ScriptDef<${keysType}, ${argsType}> = /* @__PURE__ */ packedScript(${args});\n`;
-    },
-  );
+/**
+ * generated/scripts.ts with every definition's layouts, reply shape and source read from the packed
+ * tables; refuses a module whose layout it does not know (every script rewritten, each reply shape too).
+ */
+export function withPackedSources(text: string): string {
+  const rewritten = new Set<string>();
   let replies = 0;
-  rewritten = rewritten.replace(replyShape, (_m, name: string, spec: string) => {
-    const shape = shapes.get(name);
-    if (!shape) throw new Error(`packed scripts: a reply shape for an unknown script ${name}`);
-    shape.reply = spec;
-    replies += 1;
-    return `const ${name}Reply: ReplySpec = /* @__PURE__ */ packedReply(${JSON.stringify(name)});`;
-  });
+  const out = text
+    .replace(
+      definition,
+      (_m, constName: string, keysType: string, argsType: string, name: string, sha1, locking) => {
+        rewritten.add(name);
+        const args = [JSON.stringify(name), JSON.stringify(sha1), locking].join(", ");
+        return `export const ${constName}: ScriptDef<${keysType}, ${argsType}> = /* @__PURE__ */ packedScript(${args});\n`;
+      },
+    )
+    .replace(replyDefinition, (_m, name: string) => {
+      if (!rewritten.has(name))
+        throw new Error(`packed scripts: a reply shape for an unknown script ${name}`);
+      replies += 1;
+      return `const ${name}Reply: ReplySpec = /* @__PURE__ */ packedReply(${JSON.stringify(name)});`;
+    });
   const expected = allScripts().length;
-  if (shapes.size !== expected || replies !== expected)
+  if (rewritten.size !== expected || replies !== expected)
     throw new Error(
-      `packed scripts: rewrote ${shapes.size} definitions and ${replies} reply shapes of ${expected}; has the generator changed?`,
+      `packed scripts: rewrote ${rewritten.size} definitions and ${replies} reply shapes of ${expected}; has the generator changed?`,
     );
-  return { text: `import { packedReply, packedScript } from "${packedModule}";\n${rewritten}`, shapes };
-}
-
-/** Object text as the generator writes it (JavaScript literals of JSON values), read back. */
-function literal(text: string): unknown {
-  return Function(`"use strict"; return (${text});`)();
+  return `import { packedReply, packedScript } from "${packedModule}";\n${out}`;
 }
 
 /**
  * The virtual module: the scripts' layouts and reply shapes (unpacked at the first script call, a few
  * KB) and their sources (unpacked at the first NOSCRIPT), for the scripts in `names` only.
  */
-function tableModule(names: readonly string[], shapes: PackedModule["shapes"]): string {
-  const shapeTable: Record<string, unknown> = {};
-  for (const name of names) {
-    const shape = shapes.get(name);
-    if (!shape) throw new Error(`packed scripts: no script named ${name}`);
-    shapeTable[name] = [literal(shape.keys), literal(shape.argv), literal(shape.reply ?? "null")];
-  }
+/** The layouts and reply shapes of these scripts by name, as the packed table holds them. */
+export function scriptShapes(names: readonly string[]): Record<string, Script["shape"]> {
+  return Object.fromEntries(scriptsNamed(names).map((script) => [script.name, script.shape]));
+}
+
+function tableModule(names: readonly string[]): string {
+  const shapeTable = scriptShapes(names);
   return [
     "const unpack = (packed) =>",
     '  JSON.parse(process.getBuiltinModule("node:zlib").brotliDecompressSync(Buffer.from(packed, "base64")).toString("utf8"));',
@@ -154,7 +147,6 @@ function tableModule(names: readonly string[], shapes: PackedModule["shapes"]): 
 
 /** Swaps the scripts' layouts, reply shapes and sources for packed tables holding those of `names`. */
 export function packedScripts(names: readonly string[]): Plugin {
-  let shapes: PackedModule["shapes"] | undefined;
   return {
     name: "packed-scripts",
     setup(pluginBuild) {
@@ -164,14 +156,13 @@ export function packedScripts(names: readonly string[]): Plugin {
       }));
       pluginBuild.onLoad({ filter: generatedScripts }, async (args) => {
         const { readFile } = await import("node:fs/promises");
-        const rewritten = withPackedSources(await readFile(args.path, "utf8"));
-        shapes = rewritten.shapes;
-        return { contents: rewritten.text, loader: "ts", resolveDir: dirname(args.path) };
+        const contents = withPackedSources(await readFile(args.path, "utf8"));
+        return { contents, loader: "ts", resolveDir: dirname(args.path) };
       });
-      pluginBuild.onLoad({ filter: /.*/, namespace: "packed-lua" }, () => {
-        if (!shapes) throw new Error("packed scripts: the table was asked for before the scripts module");
-        return { contents: tableModule(names, shapes), loader: "js" };
-      });
+      pluginBuild.onLoad({ filter: /.*/, namespace: "packed-lua" }, () => ({
+        contents: tableModule(names),
+        loader: "js",
+      }));
     },
   };
 }

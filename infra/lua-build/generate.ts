@@ -188,11 +188,17 @@ function shape(typeName: string, section: HeaderSection, valueType: (item: Heade
   return `${groupType}export interface ${typeName} {\n${parts.join("\n")}\n}`;
 }
 
+/** The KEYS or ARGV layout core/redis/scripts.ts flattens named values by (its ScriptLayout). */
+export function layoutOf(section: HeaderSection) {
+  const fixed = section.fixed.map((item) => item.name);
+  if (!section.group) return { fixed };
+  return { fixed, group: { name: section.group.name, fields: section.group.items.map((item) => item.name) } };
+}
+
 function layout(section: HeaderSection): string {
-  const fixed = JSON.stringify(section.fixed.map((item) => item.name));
-  if (!section.group) return `{ fixed: ${fixed} }`;
-  const fields = JSON.stringify(section.group.items.map((item) => item.name));
-  return `{ fixed: ${fixed}, group: { name: "${section.group.name}", fields: ${fields} } }`;
+  const { fixed, group } = layoutOf(section);
+  if (!group) return `{ fixed: ${JSON.stringify(fixed)} }`;
+  return `{ fixed: ${JSON.stringify(fixed)}, group: { name: "${group.name}", fields: ${JSON.stringify(group.fields)} } }`;
 }
 
 const banner =

@@ -244,8 +244,14 @@ export function replyType(typeName: string, forms: Form[], codeType: string): st
   return `export type ${typeName} =\n${members.join("\n")};`;
 }
 
-/** The shape core/redis/reply.ts checks at run time, as a TypeScript object literal. */
-export function replySpec(script: string, forms: Form[], codes: Code[]): string {
+/** The shape core/redis/reply.ts checks at run time (its ReplySpec). */
+export function replyShape(script: string, forms: Form[], codes: Code[]) {
   const shapes = forms.map(({ name, fields }) => ({ ...(name ? { name } : {}), fields }));
-  return `{ script: "${script}", codes: ${JSON.stringify(codes.map((code) => code.value))}, forms: ${JSON.stringify(shapes)} }`;
+  return { script, codes: codes.map((code) => code.value), forms: shapes };
+}
+
+/** replyShape as a TypeScript object literal. */
+export function replySpec(script: string, forms: Form[], codes: Code[]): string {
+  const shape = replyShape(script, forms, codes);
+  return `{ script: "${script}", codes: ${JSON.stringify(shape.codes)}, forms: ${JSON.stringify(shape.forms)} }`;
 }

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import * as generated from "../../core/redis/generated/scripts.ts";
 import { withoutDocText } from "../../infra/build/doc-text.ts";
-import { packSources, withPackedSources } from "../../infra/build/packed-scripts.ts";
+import { packSources, scriptShapes, withPackedSources } from "../../infra/build/packed-scripts.ts";
 
 const scripts = (Object.values(generated) as unknown[]).filter(
   (value): value is { name: string; sha1: string; source: string; keys: unknown; argv: unknown } =>
@@ -33,17 +33,24 @@ describe("packed scripts", () => {
     }
   });
 
-  it("rewrite every definition and reply shape of the generated module, keeping each layout", () => {
-    const { text, shapes } = withPackedSources(generatedText);
-    expect(shapes.size).toBe(scripts.length);
+  it("rewrite every definition and reply shape of the generated module, and pack the layouts it held", () => {
+    const text = withPackedSources(generatedText);
     // The include parts stay, unused: esbuild leaves them out of the bundle.
     expect(text).not.toContain('].join("")');
     expect(text).not.toMatch(/^const \w+Reply: ReplySpec = \{/m);
+    const shapes = scriptShapes(scripts.map((script) => script.name));
     for (const script of scripts) {
-      const shape = shapes.get(script.name);
-      expect(Function(`return (${shape?.keys})`)(), script.name).toEqual(script.keys);
-      expect(Function(`return (${shape?.argv})`)(), script.name).toEqual(script.argv);
-      expect(shape?.reply, script.name).toMatch(new RegExp(`^\\{ script: "${script.name}"`));
+      const [keys, argv, reply] = shapes[script.name] ?? [];
+      expect({ keys, argv }, script.name).toEqual({ keys: script.keys, argv: script.argv });
+      const written = new RegExp(
+        `^const ${script.name}Reply: ReplySpec = \\{ script: "${script.name}", codes: (.*), forms: (.*) \\};$`,
+        "m",
+      ).exec(generatedText);
+      expect(reply, script.name).toEqual({
+        script: script.name,
+        codes: JSON.parse(written?.[1] ?? "null"),
+        forms: JSON.parse(written?.[2] ?? "null"),
+      });
     }
   });
 
